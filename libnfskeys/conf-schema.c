@@ -1,0 +1,55 @@
+/* The configuration vocabulary: which sections and keys nfskeys knows, so that a typo is
+ * warned about instead of silently ignored.  Each area keeps its own block; "*" accepts
+ * any key (tables such as [Static]). */
+#include <strings.h>
+
+#include "libnfskeys-private.h"
+
+struct conf_key {
+	const char *section;
+	const char *key;
+};
+
+static const struct conf_key schema[] = {
+	/* core */
+	{ "General", "Verbosity" },
+	{ "General", "Plugin-Dir" },
+	{ "General", "State-Dir" },
+	{ "General", "Runtime-Dir" },
+
+	/* credentials (cred area) */
+	{ "Cred", "*" },
+
+	/* idmap area: idmapd.conf vocabulary */
+	{ "General", "Domain" },
+	{ "General", "Local-Realms" },
+	{ "Mapping", "*" },
+	{ "Translation", "*" },
+	{ "Static", "*" },
+	{ "Regex", "*" },
+	{ "LDAP", "*" },
+	{ "SID", "*" },
+	{ "Idmap", "*" },
+	{ "Idmapd", "*" },
+
+	/* attr area */
+	{ "Attr", "*" },
+	{ "Attrd", "*" },
+
+	/* writeback area */
+	{ "Writeback", "*" },
+};
+
+int conf_schema_check(const char *section, const char *key)
+{
+	bool section_known = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schema); i++) {
+		if (!strcaseeq(schema[i].section, section))
+			continue;
+		section_known = true;
+		if (!key || streq(schema[i].key, "*") || strcaseeq(schema[i].key, key))
+			return 1;
+	}
+	return section_known ? 0 : -1;
+}

@@ -1,0 +1,142 @@
+/* Secret buffers: page-locked where the process may lock memory, always wiped with
+ * explicit_bzero() before the memory is returned. */
+#include <sys/mman.h>
+#include <termios.h>
+
+#include "libnfskeys-private.h"
+
+struct nfskeys_secret {
+	size_t capacity;
+	size_t len;
+	bool locked;
+	unsigned char data[];
+};
+
+_public_ int nfskeys_secret_new(size_t capacity, struct nfskeys_secret **ret_secret)
+{
+	struct nfskeys_secret *s;
+
+	if (!ret_secret || capacity == 0 || capacity > 16 * 1024 * 1024)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s) + capacity + 1);
+	if (!s)
+		return -ENOMEM;
+	s->capacity = capacity;
+	/* mlock can fail under RLIMIT_MEMLOCK; the wipe on free still happens. */
+	s->locked = mlock(s, sizeof(*s) + capacity + 1) == 0;
+	*ret_secret = s;
+	return 0;
+}
+
+_public_ struct nfskeys_secret *nfskeys_secret_free(struct nfskeys_secret *secret)
+{
+	size_t total;
+
+	if (!secret)
+		return NULL;
+	total = sizeof(*secret) + secret->capacity + 1;
+	explicit_bzero(secret->data, secret->capacity + 1);
+	if (secret->locked)
+		munlock(secret, total);
+	explicit_bzero(secret, sizeof(*secret));
+	free(secret);
+	return NULL;
+}
+
+_public_ void *nfskeys_secret_data(struct nfskeys_secret *secret)
+{
+	return secret ? secret->data : NULL;
+}
+
+_public_ size_t nfskeys_secret_len(const struct nfskeys_secret *secret)
+{
+	return secret ? secret->len : 0;
+}
+
+_public_ size_t nfskeys_secret_capacity(const struct nfskeys_secret *secret)
+{
+	return secret ? secret->capacity : 0;
+}
+
+_public_ int nfskeys_secret_set_len(struct nfskeys_secret *secret, size_t len)
+{
+	if (!secret || len > secret->capacity)
+		return -EINVAL;
+	if (len < secret->len)
+		explicit_bzero(secret->data + len, secret->len - len);
+	secret->len = len;
+	secret->data[len] = '\0';
+	return 0;
+}
+
+/* Read bytes up to a newline or EOF into s; at most max bytes are kept, one more is read
+ * to tell "too long" apart from "exactly max". */
+static int read_line(int fd, struct nfskeys_secret *s, size_t max)
+{
+	size_t n = 0;
+
+	for (;;) {
+		unsigned char c;
+		ssize_t k = read(fd, &c, 1);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return negerrno();
+		}
+		if (k == 0 || c == '\n')
+			break;
+		if (n >= max) {
+			/* Drain the rest of the line so it does not reach the next reader. */
+			while ((k = read(fd, &c, 1)) > 0 && c != '\n')
+				;
+			explicit_bzero(&c, sizeof(c));
+			nfskeys_secret_set_len(s, 0);
+			return -EMSGSIZE;
+		}
+		s->data[n++] = c;
+		explicit_bzero(&c, sizeof(c));
+	}
+	if (n > 0 && s->data[n - 1] == '\r')
+		n--;
+	return nfskeys_secret_set_len(s, n);
+}
+
+_public_ int nfskeys_secret_read_password(int fd, const char *prompt, size_t max,
+					  struct nfskeys_secret **ret_secret)
+{
+	struct nfskeys_secret *s = NULL;
+	struct termios old, noecho;
+	bool tty;
+	int r;
+
+	if (fd < 0 || max == 0 || !ret_secret)
+		return -EINVAL;
+	r = nfskeys_secret_new(max + 1, &s);
+	if (r < 0)
+		return r;
+
+	tty = isatty(fd) && tcgetattr(fd, &old) == 0;
+	if (tty) {
+		noecho = old;
+		noecho.c_lflag &= ~(tcflag_t)ECHO;
+		noecho.c_lflag |= ECHONL;
+		if (prompt)
+			fprintf(stderr, "%s", prompt);
+		if (tcsetattr(fd, TCSAFLUSH, &noecho) < 0) {
+			nfskeys_secret_free(s);
+			return negerrno();
+		}
+	}
+	r = read_line(fd, s, max);
+	if (tty)
+		tcsetattr(fd, TCSAFLUSH, &old);
+	if (r >= 0 && s->len == 0)
+		r = -ENODATA;
+	if (r < 0) {
+		nfskeys_secret_free(s);
+		return r;
+	}
+	*ret_secret = s;
+	return 0;
+}

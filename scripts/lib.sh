@@ -1,0 +1,46 @@
+# Shared by scripts/check and scripts/quickstart: the Debian packages nfskeys needs and
+# an idempotent installer (apt-get update once, only when something is missing).
+
+# Build dependencies, test services and reference tools, one per line.
+NFSKEYS_PACKAGES="
+autoconf automake libtool pkg-config make gcc clang libclang-rt-14-dev
+libkeyutils-dev keyutils libtirpc-dev rpcsvc-proto libkrb5-dev libssl-dev
+libsqlite3-dev sqlite3 libldap2-dev libmount-dev libcmocka-dev libsystemd-dev libfuse3-dev
+krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
+cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev
+python3 valgrind gnuplot-nox hyperfine
+"
+
+ensure_packages() {
+	missing=
+	for p in $NFSKEYS_PACKAGES; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+			missing="$missing $p"
+		fi
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing packages:$missing (run as root, or install them)" >&2
+		return 1
+	fi
+	echo "==> installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq || return 1
+	# slapd must not ask for an admin password on a fresh machine.
+	echo "slapd slapd/no_configuration boolean true" | debconf-set-selections 2>/dev/null || true
+	apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confdef \
+		-o Dpkg::Options::=--force-confold $missing
+}
+
+# Configure and build in $1 with extra configure arguments after it.
+build_tree() {
+	dir=$1; shift
+	[ -x "$SRCDIR/configure" ] || (cd "$SRCDIR" && ./autogen.sh >/dev/null)
+	mkdir -p "$dir"
+	if [ ! -f "$dir/Makefile" ] || [ "$SRCDIR/configure" -nt "$dir/Makefile" ] ||
+	   [ "$(cat "$dir/.configure-args" 2>/dev/null)" != "$*" ]; then
+		(cd "$dir" && "$SRCDIR/configure" -q "$@") || return 1
+		echo "$*" >"$dir/.configure-args"
+	fi
+	make -C "$dir" -j"$(nproc)" -s >/dev/null || make -C "$dir" -j1
+}

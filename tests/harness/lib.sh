@@ -1,0 +1,74 @@
+# Shared shell helpers for integration tests: TAP output, a private temp dir removed on
+# exit, and paths into the build tree.  Source it:  . "$top_srcdir/tests/harness/lib.sh"
+set -u
+
+: "${top_srcdir:?run through make check (top_srcdir unset)}"
+: "${top_builddir:?run through make check (top_builddir unset)}"
+
+TAP_N=0
+TAP_FAILED=0
+TAP_PLANNED=
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/nfskeys-test.XXXXXX")
+T_CLEANUPS=
+
+# Register a command to run at exit (in reverse order of registration).
+t_on_exit() { T_CLEANUPS="$*
+$T_CLEANUPS"; }
+
+t_exit_handler() {
+	rc=$?
+	printf '%s\n' "$T_CLEANUPS" | while IFS= read -r c; do
+		[ -n "$c" ] && eval "$c" >/dev/null 2>&1
+	done
+	rm -rf "$T_TMP"
+	if [ -z "$TAP_PLANNED" ]; then echo "1..$TAP_N"; fi
+	exit $rc
+}
+trap t_exit_handler EXIT
+trap 'exit 130' INT TERM
+
+plan() { TAP_PLANNED=$1; echo "1..$1"; }
+ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; }
+not_ok() { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; }
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+skip_all() { echo "1..0 # SKIP $*"; TAP_PLANNED=0; exit 0; }
+diag() { printf '# %s\n' "$@"; }
+
+# check DESCRIPTION COMMAND...: ok when COMMAND exits 0
+check() {
+	d=$1; shift
+	if "$@" >"$T_TMP/.out" 2>&1; then ok "$d"; else not_ok "$d"; sed 's/^/# /' "$T_TMP/.out"; fi
+}
+
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else
+		not_ok "$1"; diag "expected: $2" "actual:   $3"; fi
+}
+
+# check_contains DESCRIPTION NEEDLE HAYSTACK
+check_contains() {
+	case "$3" in
+	*"$2"*) ok "$1" ;;
+	*) not_ok "$1"; diag "expected to contain: $2" "actual: $3" ;;
+	esac
+}
+
+# A free TCP port on 127.0.0.1.
+t_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Wait up to $2 seconds (default 10) for the command in $1 to succeed.
+t_wait_for() {
+	n=$(( ${2:-10} * 10 ))
+	while [ $n -gt 0 ]; do
+		if eval "$1" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1; n=$((n - 1))
+	done
+	return 1
+}
+
+t_is_asan() { [ "${NFSKEYS_ASAN:-no}" = yes ]; }
+
+NFSKEYS="$top_builddir/tools/nfskeys"

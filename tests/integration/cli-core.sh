@@ -1,0 +1,29 @@
+#!/bin/sh
+# The nfskeys CLI: help, version, exit codes, config errors and keys list (no payloads).
+. "$top_srcdir/tests/harness/lib.sh"
+plan 10
+
+out=$("$NFSKEYS" --help); check_contains "--help lists the keys command" "keys" "$out"
+out=$("$NFSKEYS" --version); check_eq "--version" "nfskeys $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$out"
+"$NFSKEYS" frobnicate >/dev/null 2>&1; check_eq "unknown command exits 2" 2 $?
+"$NFSKEYS" >/dev/null 2>&1; check_eq "no command exits 2" 2 $?
+
+printf '[General]\nbroken line\n' >"$T_TMP/bad.conf"
+err=$("$NFSKEYS" -c "$T_TMP/bad.conf" keys 2>&1); rc=$?
+check_eq "malformed config exits 3" 3 "$rc"
+check_contains "malformed config names file and line" "$T_TMP/bad.conf:2:" "$err"
+
+printf '[General]\n' >"$T_TMP/ok.conf"
+export NFSKEYS_CONF="$T_TMP/ok.conf"
+secret="pw-$$-never-shown"
+printf 'tester:%s\0' "$secret" | keyctl padd logon "cifs:a:192.0.2.77" @s >/dev/null
+keyctl add user "nfskeys-unrelated" x @s >/dev/null
+out=$("$NFSKEYS" keys list)
+check_contains "keys list shows the cifs logon key" "cifs:a:192.0.2.77" "$out"
+case "$out" in *"$secret"*|*nfskeys-unrelated*) not_ok "keys list hides payloads and unrelated keys" ;;
+*) ok "keys list hides payloads and unrelated keys" ;; esac
+out=$("$NFSKEYS" keys list --all)
+check_contains "keys list --all shows other keys" "nfskeys-unrelated" "$out"
+out=$("$NFSKEYS" keys list --json)
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:a:192.0.2.77" and k["type"]=="logon" for k in d)' 2>/dev/null
+check_eq "keys list --json is valid JSON with the key" 0 $?

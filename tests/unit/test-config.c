@@ -1,0 +1,259 @@
+/* Configuration loading: the main file, conf.d drop-in order, typed getters, warnings
+ * for unknown keys and errors for malformed lines, all through a real temp directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "macros.h"
+#include "nfskeys.h"
+
+static char dir[64];
+static char logbuf[4096];
+
+static void capture(void *userdata, int priority, const char *file, int line, const char *fn,
+		    const char *format, va_list args)
+{
+	size_t n = strlen(logbuf);
+	n += (size_t)snprintf(logbuf + n, sizeof(logbuf) - n, "<%d>", priority);
+	if (n < sizeof(logbuf))
+		n += (size_t)vsnprintf(logbuf + n, sizeof(logbuf) - n, format, args);
+	if (n < sizeof(logbuf) - 1)
+		strcat(logbuf, "\n");
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	char path[128];
+
+	strcpy(dir, "/tmp/nfskeys-test-config.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/conf.d", dir);
+	mkdir(path, 0755);
+	logbuf[0] = '\0';
+	unsetenv("NFSKEYS_CONF");
+	unsetenv("NFSKEYS_LOG");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+static struct nfskeys_ctx *load(int expect)
+{
+	struct nfskeys_ctx *ctx = NULL;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	assert_int_equal(nfskeys_ctx_new_full(path, capture, NULL, &ctx), expect);
+	if (expect == 0)
+		assert_non_null(ctx);
+	else
+		assert_null(ctx);
+	return ctx;
+}
+
+static void test_valid(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	bool b = false;
+	int64_t i = 0;
+
+	write_file("nfskeys.conf", "[General]\nDomain = example.com\nVerbosity = 3\n"
+				   "[Mapping]\nNobody-User = nobody\nflag = yes\n");
+	ctx = load(0);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "example.com");
+	/* names compare case-insensitively */
+	assert_string_equal(nfskeys_conf_get(ctx, "general", "DOMAIN"), "example.com");
+	assert_null(nfskeys_conf_get(ctx, "General", "Local-Realms"));
+	assert_int_equal(nfskeys_conf_get_int(ctx, "General", "Verbosity", 0, 7, &i), 0);
+	assert_int_equal(i, 3);
+	assert_int_equal(nfskeys_conf_get_int(ctx, "General", "Verbosity", 0, 2, &i), -ERANGE);
+	assert_int_equal(nfskeys_conf_get_int(ctx, "General", "Domain", 0, 2, &i), -EINVAL);
+	assert_int_equal(nfskeys_conf_get_int(ctx, "General", "Missing", 0, 2, &i), -ENOENT);
+	assert_int_equal(nfskeys_conf_get_bool(ctx, "Mapping", "flag", &b), 0);
+	assert_true(b);
+	assert_int_equal(nfskeys_conf_get_bool(ctx, "Mapping", "Nobody-User", &b), -EINVAL);
+	assert_string_equal(logbuf, "");
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_malformed(void **state)
+{
+	char expect[256];
+
+	write_file("nfskeys.conf", "[General]\nDomain = example.com\nthis is not valid\n");
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect),
+		 "<3>%s/nfskeys.conf:3: expected 'key = value', '[section]' or a comment\n", dir);
+	assert_string_equal(logbuf, expect);
+}
+
+static void test_malformed_dropin(void **state)
+{
+	char expect[256];
+
+	write_file("nfskeys.conf", "[General]\nDomain = a\n");
+	write_file("conf.d/10-bad.conf", "[General\n");
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect),
+		 "<3>%s/conf.d/10-bad.conf:1: section header without closing ']'\n", dir);
+	assert_string_equal(logbuf, expect);
+}
+
+static void test_dropin_order(void **state)
+{
+	struct nfskeys_ctx *ctx;
+
+	write_file("nfskeys.conf", "[General]\nDomain = main\nLocal-Realms = MAIN\n");
+	write_file("conf.d/20-b.conf", "[General]\nDomain = twenty\n");
+	write_file("conf.d/10-a.conf", "[General]\nDomain = ten\nLocal-Realms = TEN\n");
+	write_file("conf.d/30-c.conf.disabled", "[General]\nDomain = ignored\n");
+	write_file("conf.d/.hidden.conf", "[General]\nDomain = hidden\n");
+	ctx = load(0);
+	/* lexical order: main, 10-a, 20-b; later wins; non-.conf and dot files ignored */
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "twenty");
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Local-Realms"), "TEN");
+	nfskeys_ctx_unref(ctx);
+}
+
+static int collect(void *userdata, const char *key, const char *value)
+{
+	char *buf = userdata;
+	strcat(buf, key);
+	strcat(buf, "=");
+	strcat(buf, value);
+	strcat(buf, ";");
+	return 0;
+}
+
+static void test_foreach(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char buf[256] = "";
+
+	write_file("nfskeys.conf", "[Static]\nalice@A = alice\nbob@A = bob\n[General]\nDomain=x\n");
+	write_file("conf.d/50.conf", "[Static]\nalice@A = alice2\ncarol@A = carol\n");
+	ctx = load(0);
+	assert_int_equal(nfskeys_conf_foreach(ctx, "Static", collect, buf), 0);
+	assert_string_equal(buf, "alice@A=alice2;bob@A=bob;carol@A=carol;");
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_unknown_warned(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char expect[512];
+
+	write_file("nfskeys.conf", "[General]\nDomian = typo\n[Nonsense]\nx = 1\n");
+	ctx = load(0);
+	/* warnings are below the default LOG_ERR threshold: raise it and reload */
+	nfskeys_ctx_unref(ctx);
+	assert_string_equal(logbuf, "");
+	setenv("NFSKEYS_LOG", "warning", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	snprintf(expect, sizeof(expect),
+		 "<4>%s/nfskeys.conf:2: unknown key 'Domian' in [General], ignored\n"
+		 "<4>%s/nfskeys.conf:3: unknown section [Nonsense], ignored\n",
+		 dir, dir);
+	assert_string_equal(logbuf, expect);
+	assert_null(nfskeys_conf_get(ctx, "Nonsense", "x"));
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_missing_explicit(void **state)
+{
+	load(-ENOENT);
+	assert_non_null(strstr(logbuf, "configuration file not found"));
+}
+
+static void test_env_override(void **state)
+{
+	struct nfskeys_ctx *ctx = NULL;
+	char path[128];
+
+	write_file("nfskeys.conf", "[General]\nDomain = fromenv\n");
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	setenv("NFSKEYS_CONF", path, 1);
+	assert_int_equal(nfskeys_ctx_new_full(NULL, capture, NULL, &ctx), 0);
+	unsetenv("NFSKEYS_CONF");
+	assert_string_equal(nfskeys_ctx_get_conf_path(ctx), path);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "fromenv");
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_ref_unref(void **state)
+{
+	struct nfskeys_ctx *ctx;
+
+	write_file("nfskeys.conf", "[General]\nDomain = x\n");
+	ctx = load(0);
+	assert_ptr_equal(nfskeys_ctx_ref(ctx), ctx);
+	assert_null(nfskeys_ctx_unref(ctx));
+	/* still alive after one unref */
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "x");
+	assert_null(nfskeys_ctx_unref(ctx));
+	assert_null(nfskeys_ctx_unref(NULL));
+	assert_null(nfskeys_ctx_ref(NULL));
+	assert_int_equal(nfskeys_ctx_new(NULL, NULL), -EINVAL);
+}
+
+static void test_log_priority(void **state)
+{
+	struct nfskeys_ctx *ctx;
+
+	write_file("nfskeys.conf", "[General]\n");
+	setenv("NFSKEYS_LOG", "debug", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_DEBUG);
+	logbuf[0] = '\0';
+	nfskeys_ctx_set_log_priority(ctx, LOG_WARNING);
+	nfskeys_ctx_log(ctx, LOG_INFO, __FILE__, __LINE__, __func__, "dropped %d", 1);
+	nfskeys_ctx_log(ctx, LOG_WARNING, __FILE__, __LINE__, __func__, "kept %d", 2);
+	assert_string_equal(logbuf, "<4>kept 2\n");
+	nfskeys_ctx_unref(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_valid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_dropin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropin_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_warned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_explicit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ref_unref, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_priority, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

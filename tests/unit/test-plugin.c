@@ -1,0 +1,96 @@
+/* The plugin loader: loads good plugins, refuses ABI, kind and entry-point mismatches and
+ * bad names, and caches per context. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "libnfskeys-private.h"
+#include "plugin.h"
+
+struct testplug_ops {
+	uint32_t size;
+	int (*answer)(void);
+};
+
+static void quiet(void *u, int p, const char *f, int l, const char *fn, const char *fmt,
+		  va_list ap)
+{
+}
+
+static struct nfskeys_ctx *new_ctx(void)
+{
+	struct nfskeys_ctx *ctx = NULL;
+
+	setenv("NFSKEYS_PLUGIN_DIR", TEST_PLUGIN_DIR, 1);
+	assert_int_equal(nfskeys_ctx_new_full("/dev/null", quiet, NULL, &ctx), 0);
+	return ctx;
+}
+
+static void test_good(void **state)
+{
+	struct nfskeys_ctx *ctx = new_ctx();
+	const struct nfskeys_plugin *p = NULL, *p2 = NULL;
+
+	assert_int_equal(plugin_load(ctx, "testplug-good", NFSKEYS_PLUGIN_CRED,
+				     sizeof(struct testplug_ops), &p),
+			 0);
+	assert_string_equal(p->name, "testplug-good");
+	assert_int_equal(((const struct testplug_ops *)p->ops)->answer(), 42);
+	/* second load returns the cached one */
+	assert_int_equal(plugin_load(ctx, "testplug-good", NFSKEYS_PLUGIN_CRED,
+				     sizeof(struct testplug_ops), &p2),
+			 0);
+	assert_ptr_equal(p, p2);
+	/* asking for a larger ops table than it has is refused */
+	assert_int_equal(plugin_load(ctx, "testplug-good", NFSKEYS_PLUGIN_CRED,
+				     sizeof(struct testplug_ops) + 8, &p2),
+			 -EPROTO);
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_refused(void **state)
+{
+	struct nfskeys_ctx *ctx = new_ctx();
+	const struct nfskeys_plugin *p = NULL;
+
+	assert_int_equal(plugin_load(ctx, "testplug-badabi", NFSKEYS_PLUGIN_CRED, 8, &p), -EPROTO);
+	assert_int_equal(plugin_load(ctx, "testplug-badkind", NFSKEYS_PLUGIN_CRED, 8, &p), -EPROTO);
+	assert_int_equal(plugin_load(ctx, "testplug-noentry", NFSKEYS_PLUGIN_CRED, 8, &p), -EPROTO);
+	assert_int_equal(plugin_load(ctx, "no-such-plugin", NFSKEYS_PLUGIN_CRED, 8, &p), -ENOENT);
+	/* names that could escape the plugin directory */
+	assert_int_equal(plugin_load(ctx, "../unit/testplug-good", NFSKEYS_PLUGIN_CRED, 8, &p),
+			 -EINVAL);
+	assert_int_equal(plugin_load(ctx, "/tmp/x", NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
+	assert_int_equal(plugin_load(ctx, "", NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
+	assert_null(p);
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_list(void **state)
+{
+	char **names = NULL;
+	size_t n = 0;
+	bool good = false, badkind = false;
+
+	setenv("NFSKEYS_PLUGIN_DIR", TEST_PLUGIN_DIR, 1);
+	assert_int_equal(plugin_list(NFSKEYS_PLUGIN_CRED, &names, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		good |= streq(names[i], "testplug-good");
+		badkind |= streq(names[i], "testplug-badkind");
+		free(names[i]);
+	}
+	free(names);
+	assert_true(good);
+	assert_false(badkind);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_list),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

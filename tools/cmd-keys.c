@@ -1,0 +1,134 @@
+/* nfskeys keys: list the network-filesystem keys the caller holds.  Shows type,
+ * description and expiry, never payloads. */
+#include <getopt.h>
+#include <keyutils.h>
+#include <time.h>
+
+#include "nfskeys-tool.h"
+
+/* Is this a key nfskeys or a network filesystem puts into keyrings? */
+static bool key_is_ours(const struct nfskeys_key_info *k)
+{
+	if (streq(k->type, "logon"))
+		return startswith(k->description, "cifs:");
+	if (streq(k->type, "rxrpc") || streq(k->type, "rxrpc_s"))
+		return startswith(k->description, "afs@");
+	if (streq(k->type, "id_resolver") || streq(k->type, "cifs.idmap") ||
+	    streq(k->type, "cifs.spnego") || streq(k->type, "dns_resolver"))
+		return true;
+	if (streq(k->type, "keyring"))
+		return startswith(k->description, "_krb") || startswith(k->description, "krb_ccache");
+	return false;
+}
+
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+struct list_state {
+	bool all, json;
+	unsigned shown;
+	int32_t seen[256];
+	unsigned nseen;
+};
+
+static void show_keyring(struct list_state *st, const char *where, int32_t ring, int depth)
+{
+	_cleanup_free_ int32_t *serials = NULL;
+	size_t n = 0;
+
+	if (depth > 4 || nfskeys_keyring_list(ring, &serials, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct nfskeys_key_info k;
+		char expiry[64] = "never";
+		bool dup = false;
+
+		for (unsigned j = 0; j < st->nseen; j++)
+			dup |= st->seen[j] == serials[i];
+		if (dup || nfskeys_key_describe(serials[i], &k) < 0)
+			continue;
+		if (st->nseen < ARRAY_SIZE(st->seen))
+			st->seen[st->nseen++] = serials[i];
+		if (streq(k.type, "keyring"))
+			show_keyring(st, where, serials[i], depth + 1);
+		if (!st->all && !key_is_ours(&k))
+			continue;
+		if (k.expiry > 0) {
+			time_t t = (time_t)k.expiry;
+			struct tm tm;
+			strftime(expiry, sizeof(expiry), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+		}
+		if (st->json) {
+			printf("%s{\"keyring\":\"%s\",\"serial\":%d,\"type\":", st->shown ? "," : "",
+			       where, k.serial);
+			print_json_string(k.type);
+			printf(",\"description\":");
+			print_json_string(k.description);
+			printf(",\"uid\":%u,\"perm\":\"%08x\",\"expiry\":%lld}", (unsigned)k.uid,
+			       k.perm, (long long)k.expiry);
+		} else {
+			if (st->shown == 0)
+				printf("%-8s %-10s %-12s %-20s %s\n", "KEYRING", "SERIAL", "TYPE",
+				       "EXPIRES", "DESCRIPTION");
+			printf("%-8s %-10d %-12s %-20s %s\n", where, k.serial, k.type, expiry,
+			       k.description);
+		}
+		st->shown++;
+	}
+}
+
+int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct list_state st = { 0 };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ajh", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'a':
+			st.all = true;
+			break;
+		case 'j':
+			st.json = true;
+			break;
+		case 'h':
+			printf("Usage: nfskeys keys [list] [--all] [--json]\n\n"
+			       "List network-filesystem keys (CIFS logon, AFS rxrpc, ID-mapping and\n"
+			       "Kerberos cache keyrings) in the session and user keyrings.\n"
+			       "Payloads are never shown.\n\n"
+			       "  -a, --all    list every key, not only network-filesystem ones\n"
+			       "  -j, --json   print a JSON array\n");
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc && !streq(argv[optind], "list"))
+		return tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
+	if (st.json)
+		putchar('[');
+	show_keyring(&st, "session", KEY_SPEC_SESSION_KEYRING, 0);
+	show_keyring(&st, "user", KEY_SPEC_USER_KEYRING, 0);
+	if (st.json)
+		printf("]\n");
+	else if (st.shown == 0)
+		printf("No network-filesystem keys in the session or user keyring.\n");
+	return EXIT_OK;
+}

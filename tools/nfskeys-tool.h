@@ -1,0 +1,30 @@
+/* The nfskeys multi-call tool: the command table and what each command file provides. */
+#pragma once
+
+#include "macros.h"
+#include "nfskeys.h"
+
+struct nfskeys_cmd {
+	const char *name;
+	/* argv[0] is the command name; ctx is loaded unless the command sets no_ctx. */
+	int (*fn)(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+	const char *help;
+	bool no_ctx;
+};
+
+/* Exit codes (documented in nfskeys(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,  /* the operation failed */
+	EXIT_USAGE = 2, /* bad command line */
+	EXIT_CONFIG = 3 /* configuration could not be loaded */
+};
+
+int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* -- credential commands -- */
+/* -- end credential commands -- */
+/* -- idmap commands -- */
+/* -- end idmap commands -- */
+
+/* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
+int tool_error(const char *fmt, ...) _printf_(1, 2);

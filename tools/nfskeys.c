@@ -1,0 +1,125 @@
+/* nfskeys: the command-line front end of libnfskeys.  Each command lives in its own
+ * file; this one holds the table, global options and dispatch. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <syslog.h>
+
+#include "nfskeys-tool.h"
+
+static int cmd_help(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+static int cmd_version(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+
+static const struct nfskeys_cmd commands[] = {
+	{ "help", cmd_help, "Show this help", true },
+	{ "version", cmd_version, "Show the version", true },
+	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings" },
+	/* -- credential commands -- */
+	/* -- end credential commands -- */
+	/* -- idmap commands -- */
+	/* -- end idmap commands -- */
+};
+
+int tool_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("nfskeys: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_FAIL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nfskeys [OPTIONS] COMMAND [ARGS...]\n"
+		"\n"
+		"Keys, identity mapping and credentials for NFS, CIFS/SMB and AFS.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE   configuration file (default %s/nfskeys/nfskeys.conf)\n"
+		"  -v, --verbose       more messages (repeat for debug)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n"
+		"\n"
+		"Commands:\n",
+		SYSCONFDIR);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nRun 'nfskeys COMMAND --help' for a command's options. See nfskeys(1).\n");
+}
+
+static int cmd_help(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	usage(stdout);
+	return EXIT_OK;
+}
+
+static int cmd_version(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	printf("nfskeys %s\n", PACKAGE_VERSION);
+	return EXIT_OK;
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	struct nfskeys_ctx *ctx = NULL;
+	const char *config = NULL;
+	const struct nfskeys_cmd *cmd = NULL;
+	int verbose = 0, c, r;
+
+	while ((c = getopt_long(argc, argv, "+c:vhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			return cmd_version(NULL, 0, NULL);
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(commands[i].name, argv[optind]))
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "nfskeys: unknown command '%s' (see 'nfskeys help')\n",
+			argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!cmd->no_ctx) {
+		r = nfskeys_ctx_new(config, &ctx);
+		if (r < 0) {
+			fprintf(stderr, "nfskeys: cannot load configuration: %s\n", strerror(-r));
+			return EXIT_CONFIG;
+		}
+		if (verbose)
+			nfskeys_ctx_set_log_priority(ctx, verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	}
+	argc -= optind;
+	argv += optind;
+	optind = 0; /* reset getopt for the command */
+	r = cmd->fn(ctx, argc, argv);
+	nfskeys_ctx_unref(ctx);
+	return r;
+}
