@@ -6,6 +6,113 @@
 extern "C" {
 #endif
 
+/* One backing device (server/export) and one task dirtying data on it. */
+struct nfskeys_wb_dev;
+struct nfskeys_wb_task;
+
+/* What a completion reports: a WRITE reply (data reached the device, or the server's
+ * cache when the device is NFSKEYS_WB_UNSTABLE) or a COMMIT reply (unstable data made
+ * stable, and so clean). */
+enum nfskeys_wb_kind {
+	NFSKEYS_WB_WRITE = 0,
+	NFSKEYS_WB_COMMIT = 1,
+};
+
+/* Throttling policies, all behind the same calls. */
+enum nfskeys_wb_policy {
+	NFSKEYS_WB_KARA2011 = 0, /* waiters share completions equally every 100 ms */
+	NFSKEYS_WB_WU2011 = 1,   /* Linux 3.2: bandwidth estimation + position control */
+	NFSKEYS_WB_NFSKEYS = 2,  /* ours: smoothed, completion-driven, bounded pauses */
+	_NFSKEYS_WB_POLICY_MAX,
+};
+
+/* Device flag: WRITE completions leave the data unstable (still counted as dirty)
+ * until a COMMIT completion; without it a WRITE completion cleans the data. */
+#define NFSKEYS_WB_UNSTABLE 0x1u
+
+/* Throttle flag: do not sleep; return 1 and the time to wait instead. */
+#define NFSKEYS_WB_NOSLEEP 0x1u
+
+/* Time source and wake-up for waiting tasks.  now() returns monotonic nanoseconds;
+ * wake() is called (with the device lock held: it must not call back into the
+ * library) when a task waiting in NOSLEEP mode should call nfskeys_wb_task_poll()
+ * before its deadline.  A NULL clock means CLOCK_MONOTONIC and real sleeping. */
+struct nfskeys_wb_clock {
+	uint64_t (*now)(void *userdata);
+	void (*wake)(void *userdata, void *task_userdata);
+	void *userdata;
+};
+
+/* A snapshot of a device's state (bytes, bytes/s, ns). */
+struct nfskeys_wb_stats {
+	uint64_t limit;       /* the dirty limit */
+	uint64_t dirty;       /* dirtied and not yet clean: dirty + writeback + unstable */
+	uint64_t unstable;    /* written but not committed (UNSTABLE devices) */
+	uint64_t dirtied;     /* total reported through nfskeys_wb_throttle() */
+	uint64_t written;     /* total WRITE completions */
+	uint64_t committed;   /* total COMMIT completions */
+	uint64_t completions; /* number of completions reported */
+	uint64_t latency_avg; /* mean completion latency */
+	uint64_t bandwidth;   /* the policy's write bandwidth estimate */
+	uint64_t setpoint;    /* the dirty level the policy steers to (total dirty) */
+	uint32_t waiters;     /* tasks currently throttled */
+	uint32_t tasks;       /* tasks registered */
+};
+
+/* Policy names: "kara2011", "wu2011", "nfskeys".  -EINVAL for anything else. */
+int nfskeys_wb_policy_from_name(const char *name);
+const char *nfskeys_wb_policy_to_name(int policy);
+
+/* Create a device with a policy and a dirty limit in bytes (>= 1 MiB).  flags:
+ * NFSKEYS_WB_UNSTABLE.  clock NULL: real time.  Free with nfskeys_wb_dev_free() after
+ * its tasks are freed (-EBUSY otherwise). */
+int nfskeys_wb_dev_new(const char *name, int policy, uint64_t dirty_limit, unsigned flags,
+		       const struct nfskeys_wb_clock *clock, struct nfskeys_wb_dev **ret_dev);
+/* Free a device; NULL-safe; returns NULL.  Tasks still registered are freed too. */
+struct nfskeys_wb_dev *nfskeys_wb_dev_free(struct nfskeys_wb_dev *dev);
+
+/* The device called name in ctx, created on first use from configuration
+ * [Writeback] Policy (default nfskeys) and Dirty-Limit (bytes with K/M/G suffix,
+ * default 256M), in real time.  The ctx owns it (freed at the last unref); flags only
+ * apply at creation.  -EINVAL with a logged reason for malformed configuration. */
+int nfskeys_wb_dev_get(struct nfskeys_ctx *ctx, const char *name, unsigned flags,
+		       struct nfskeys_wb_dev **ret_dev);
+
+const char *nfskeys_wb_dev_get_name(const struct nfskeys_wb_dev *dev);
+int nfskeys_wb_dev_get_policy(const struct nfskeys_wb_dev *dev);
+
+/* Change the dirty limit (bytes, >= 1 MiB), e.g. from an attrd dirty_limit attribute;
+ * takes effect at the next throttle decision. */
+int nfskeys_wb_dev_set_limit(struct nfskeys_wb_dev *dev, uint64_t dirty_limit);
+uint64_t nfskeys_wb_dev_get_limit(const struct nfskeys_wb_dev *dev);
+
+int nfskeys_wb_dev_get_stats(struct nfskeys_wb_dev *dev, struct nfskeys_wb_stats *ret_stats);
+
+/* The completion-reporting hook: bytes completed by a WRITE or COMMIT reply after
+ * latency_ns.  Safe from any thread, lock-free unless tasks are waiting for it. */
+void nfskeys_wb_complete(struct nfskeys_wb_dev *dev, uint64_t bytes, enum nfskeys_wb_kind kind,
+			 uint64_t latency_ns);
+
+/* Register a task (a thread or process dirtying data on dev); userdata is passed to
+ * the clock's wake().  One task is used by one thread at a time. */
+int nfskeys_wb_task_new(struct nfskeys_wb_dev *dev, void *userdata,
+			struct nfskeys_wb_task **ret_task);
+/* Unregister; NULL-safe; returns NULL.  A waiting task is dequeued first. */
+struct nfskeys_wb_task *nfskeys_wb_task_free(struct nfskeys_wb_task *task);
+
+/* The throttle call: the task has just dirtied bytes.  Returns 0 when the task may go
+ * on; *ret_pause_ns (optional) is the time it slept.  With NFSKEYS_WB_NOSLEEP it may
+ * return 1 instead: wait up to *ret_pause_ns (or until the clock's wake() names the
+ * task) and then call nfskeys_wb_task_poll().  -EBUSY while the task is waiting. */
+int nfskeys_wb_throttle(struct nfskeys_wb_task *task, uint64_t bytes, unsigned flags,
+			uint64_t *ret_pause_ns);
+/* For a task told to wait: 0 when it may go on, 1 to wait again up to *ret_pause_ns.
+ * -EINVAL when the task is not waiting. */
+int nfskeys_wb_task_poll(struct nfskeys_wb_task *task, uint64_t *ret_pause_ns);
+/* Bytes the task may dirty before its next throttle decision (its poll interval);
+ * calls below it return at once without taking a lock. */
+uint64_t nfskeys_wb_task_get_ratelimit(const struct nfskeys_wb_task *task);
+
 #ifdef __cplusplus
 }
 #endif
