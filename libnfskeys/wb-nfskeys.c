@@ -11,7 +11,7 @@
 #define NK_TAU (0.4)                      /* bandwidth EWMA time constant, s */
 #define NK_SLOTS 100                      /* 10 s of unstable peaks */
 #define NK_MAX_SLEEP (20 * WB_NSEC_PER_MSEC)
-#define NK_TARGET_PAUSE (0.010)           /* chunk = share of the rate for 10 ms */
+#define NK_TARGET_PAUSE (0.005)           /* chunk = share of the rate for 5 ms */
 #define NK_MIN_CHUNK (4 * 1024ull)
 #define NK_MAX_CHUNK (1024 * 1024ull)
 #define NK_ACTIVE (500 * WB_NSEC_PER_MSEC)
@@ -20,7 +20,8 @@ struct nk_state {
 	uint64_t tick_time;
 	uint64_t written_at_tick;
 	double bw;         /* bytes/s */
-	bool stalled;
+	double pending, pending_el; /* the last window's sample, applied one window late */
+	bool stalled, prev_stalled;
 	uint64_t peak[NK_SLOTS];
 	unsigned slot;
 	double tokens;
@@ -64,14 +65,22 @@ static void nk_estimate(struct nfskeys_wb_dev *dev, struct nk_state *st, uint64_
 	el = now - st->tick_time;
 	written = wb_load(&dev->written);
 	dw = written - st->written_at_tick;
+	/* A window is used one period late, and only when neither it nor its neighbours
+	 * were stalled: the windows a stall begins or ends in are partial and would drag
+	 * the estimate down. */
 	if (dw > 0) {
-		double sample = (double)dw * WB_NSEC_PER_SEC / (double)el;
-		double t = (double)el / WB_NSEC_PER_SEC, a = t / (t + NK_TAU);
+		if (st->pending > 0 && !st->prev_stalled) {
+			double t = st->pending_el, a = t / (t + NK_TAU);
 
-		st->bw = st->bw > 0 ? st->bw + (sample - st->bw) * a : sample;
+			st->bw = st->bw > 0 ? st->bw + (st->pending - st->bw) * a : st->pending;
+		}
+		st->prev_stalled = st->stalled;
+		st->pending = (double)dw * WB_NSEC_PER_SEC / (double)el;
+		st->pending_el = (double)el / WB_NSEC_PER_SEC;
 		st->stalled = false;
 	} else if (wb_dirty(dev) > unst) {
 		st->stalled = true; /* data waits but nothing completes: hold the estimate */
+		st->pending = 0;
 	}
 	for (struct nfskeys_wb_task *t = dev->tasks; t; t = t->next)
 		if (t->last_active + NK_ACTIVE >= now)

@@ -384,8 +384,6 @@ static void on_poll(struct sim *s, struct simtask *t, uint32_t gen, uint64_t wsi
 	t->waiting = false;
 	t->gen++;
 	record_pause(s, s->now - t->wait_start);
-	if (getenv("WBSIM_DEBUG") && s->now - t->wait_start > 15 * MS)
-		fprintf(stderr, "%.3f task %d pause %.1f\n", (double)s->now / NS, t->id, (double)(s->now - t->wait_start) / MS);
 	task_go(s, t, wsize);
 }
 

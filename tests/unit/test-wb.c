@@ -1,0 +1,627 @@
+/* Writeback: the completion hook (accounting, concurrency), the throttle call (fast path,
+ * NOSLEEP protocol, errors), each policy's invariants on a simulated clock, the ctx
+ * registry with configuration, and a wall-clock run with real threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "macros.h"
+#include "nfskeys.h"
+
+#define MS 1000000ull
+#define MiB (1024ull * 1024)
+
+struct fake_clock {
+	uint64_t now;
+	int wakes;
+	void *last;
+};
+
+static uint64_t fake_now(void *userdata)
+{
+	return ((struct fake_clock *)userdata)->now;
+}
+
+static void fake_wake(void *userdata, void *task_userdata)
+{
+	struct fake_clock *c = userdata;
+
+	c->wakes++;
+	c->last = task_userdata;
+}
+
+static struct nfskeys_wb_dev *fake_dev(struct fake_clock *c, int policy, uint64_t limit,
+				       unsigned flags)
+{
+	struct nfskeys_wb_clock clk = { fake_now, fake_wake, c };
+	struct nfskeys_wb_dev *dev = NULL;
+
+	assert_int_equal(nfskeys_wb_dev_new("test", policy, limit, flags, &clk, &dev), 0);
+	return dev;
+}
+
+static void test_args(void **state)
+{
+	struct fake_clock c = { 0 };
+	struct nfskeys_wb_clock clk = { fake_now, fake_wake, &c }, noclk = { NULL, NULL, NULL };
+	struct nfskeys_wb_dev *dev = NULL;
+	struct nfskeys_wb_task *task = NULL;
+
+	assert_int_equal(nfskeys_wb_policy_from_name("kara2011"), NFSKEYS_WB_KARA2011);
+	assert_int_equal(nfskeys_wb_policy_from_name("WU2011"), NFSKEYS_WB_WU2011);
+	assert_int_equal(nfskeys_wb_policy_from_name("nfskeys"), NFSKEYS_WB_NFSKEYS);
+	assert_int_equal(nfskeys_wb_policy_from_name("cfq"), -EINVAL);
+	assert_int_equal(nfskeys_wb_policy_from_name(NULL), -EINVAL);
+	assert_string_equal(nfskeys_wb_policy_to_name(NFSKEYS_WB_WU2011), "wu2011");
+	assert_null(nfskeys_wb_policy_to_name(7));
+
+	assert_int_equal(nfskeys_wb_dev_new("d", 9, 64 * MiB, 0, &clk, &dev), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_new("d", 0, 1000, 0, &clk, &dev), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_new("d", 0, 64 * MiB, 0x80, &clk, &dev), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_new("", 0, 64 * MiB, 0, &clk, &dev), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_new("d", 0, 64 * MiB, 0, &noclk, &dev), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_new("d", 0, 64 * MiB, 0, &clk, NULL), -EINVAL);
+	assert_null(dev);
+
+	dev = fake_dev(&c, NFSKEYS_WB_NFSKEYS, 64 * MiB, 0);
+	assert_string_equal(nfskeys_wb_dev_get_name(dev), "test");
+	assert_int_equal(nfskeys_wb_dev_get_policy(dev), NFSKEYS_WB_NFSKEYS);
+	assert_int_equal(nfskeys_wb_dev_set_limit(dev, 10), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_set_limit(dev, 32 * MiB), 0);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 32 * MiB);
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, NULL), -EINVAL);
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &task), 0);
+	assert_int_equal(nfskeys_wb_throttle(NULL, 1, 0, NULL), -EINVAL);
+	assert_int_equal(nfskeys_wb_throttle(task, 1, 0x40, NULL), -EINVAL);
+	/* a simulated clock cannot sleep for real */
+	assert_int_equal(nfskeys_wb_throttle(task, 1, 0, NULL), -EOPNOTSUPP);
+	/* poll without a wait */
+	assert_int_equal(nfskeys_wb_task_poll(task, NULL), -EINVAL);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, NULL), -EINVAL);
+	nfskeys_wb_complete(NULL, 1, NFSKEYS_WB_WRITE, 0); /* ignored, no crash */
+	assert_null(nfskeys_wb_task_free(task));
+	assert_null(nfskeys_wb_task_free(NULL));
+	assert_null(nfskeys_wb_dev_free(dev));
+	assert_null(nfskeys_wb_dev_free(NULL));
+}
+
+static void test_hook_accounting(void **state)
+{
+	struct fake_clock c = { 0 };
+	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_KARA2011, 64 * MiB, NFSKEYS_WB_UNSTABLE);
+	struct nfskeys_wb_dev *disk = fake_dev(&c, NFSKEYS_WB_KARA2011, 64 * MiB, 0);
+	struct nfskeys_wb_task *t = NULL, *u = NULL;
+	struct nfskeys_wb_stats st;
+	uint64_t pause = 99;
+
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &t), 0);
+	assert_int_equal(nfskeys_wb_task_new(disk, NULL, &u), 0);
+	/* 1 MiB dirtied, below the limit: no wait */
+	assert_int_equal(nfskeys_wb_throttle(t, MiB, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	assert_int_equal(pause, 0);
+	assert_int_equal(nfskeys_wb_throttle(u, MiB, NFSKEYS_WB_NOSLEEP, &pause), 0);
+
+	/* unstable device: a WRITE leaves the data dirty (unstable) until the COMMIT */
+	nfskeys_wb_complete(dev, 512 * 1024, NFSKEYS_WB_WRITE, 2 * MS);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &st), 0);
+	assert_int_equal(st.dirtied, MiB);
+	assert_int_equal(st.written, 512 * 1024);
+	assert_int_equal(st.dirty, MiB);
+	assert_int_equal(st.unstable, 512 * 1024);
+	nfskeys_wb_complete(dev, 512 * 1024, NFSKEYS_WB_COMMIT, 4 * MS);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &st), 0);
+	assert_int_equal(st.dirty, 512 * 1024);
+	assert_int_equal(st.unstable, 0);
+	assert_int_equal(st.completions, 2);
+	assert_int_equal(st.latency_avg, 3 * MS);
+	assert_int_equal(st.tasks, 1);
+
+	/* stable device: the WRITE cleans */
+	nfskeys_wb_complete(disk, 512 * 1024, NFSKEYS_WB_WRITE, 0);
+	assert_int_equal(nfskeys_wb_dev_get_stats(disk, &st), 0);
+	assert_int_equal(st.dirty, 512 * 1024);
+	assert_int_equal(st.unstable, 0);
+
+	nfskeys_wb_task_free(t);
+	nfskeys_wb_task_free(u);
+	nfskeys_wb_dev_free(dev);
+	nfskeys_wb_dev_free(disk);
+}
+
+struct hammer {
+	struct nfskeys_wb_dev *dev;
+	int kind;
+};
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (int i = 0; i < 200000; i++)
+		nfskeys_wb_complete(h->dev, 3, h->kind, 1);
+	return NULL;
+}
+
+/* Concurrent completions from four threads lose nothing. */
+static void test_hook_threads(void **state)
+{
+	struct nfskeys_wb_dev *dev = NULL;
+	struct nfskeys_wb_stats st;
+	pthread_t th[4];
+	struct hammer h[4];
+
+	assert_int_equal(nfskeys_wb_dev_new("t", NFSKEYS_WB_NFSKEYS, 64 * MiB, NFSKEYS_WB_UNSTABLE,
+					    NULL, &dev), 0);
+	for (int i = 0; i < 4; i++) {
+		h[i] = (struct hammer){ dev, i % 2 ? NFSKEYS_WB_COMMIT : NFSKEYS_WB_WRITE };
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_fn, &h[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &st), 0);
+	assert_int_equal(st.written, 2 * 200000 * 3);
+	assert_int_equal(st.committed, 2 * 200000 * 3);
+	assert_int_equal(st.completions, 4 * 200000);
+	nfskeys_wb_dev_free(dev);
+}
+
+/* Below its ratelimit a task never reaches the policy; at it, the policy decides. */
+static void test_fast_path(void **state)
+{
+	struct fake_clock c = { 0 };
+	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_KARA2011, 8 * MiB, 0);
+	struct nfskeys_wb_task *t = NULL, *u = NULL;
+	uint64_t rl, pause;
+
+	assert_int_equal(nfskeys_wb_task_new(dev, &c, &t), 0);
+	assert_int_equal(nfskeys_wb_task_new(dev, &c, &u), 0);
+	rl = nfskeys_wb_task_get_ratelimit(t);
+	assert_true(rl >= 4096);
+	/* u pushes the device over its limit and has to wait */
+	assert_int_equal(nfskeys_wb_throttle(u, 16 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	assert_true(pause > 0 && pause <= 100 * MS);
+	assert_int_equal(nfskeys_wb_throttle(u, 1, NFSKEYS_WB_NOSLEEP, &pause), -EBUSY);
+	/* over the limit, yet below its (now lowered) ratelimit t is not asked to wait */
+	rl = nfskeys_wb_task_get_ratelimit(t);
+	assert_int_equal(rl, 8 * 4096);
+	assert_int_equal(nfskeys_wb_throttle(t, rl - 1, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	assert_int_equal(pause, 0);
+	/* at the ratelimit it is */
+	assert_int_equal(nfskeys_wb_throttle(t, 1, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	nfskeys_wb_task_free(u); /* a waiting task can be freed */
+	nfskeys_wb_task_free(t);
+	nfskeys_wb_dev_free(dev);
+}
+
+/* kara2011: waiters above the limit share each 100 ms period's completions equally. */
+static void test_kara_shares(void **state)
+{
+	struct fake_clock c = { 0 };
+	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_KARA2011, 4 * MiB, 0);
+	struct nfskeys_wb_task *t[4];
+	uint64_t pause;
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(nfskeys_wb_task_new(dev, &t[i], &t[i]), 0);
+	/* 2 + 2 MiB fit the limit, the next 2 + 2 do not: t2, t3 wait for 2 MiB each */
+	assert_int_equal(nfskeys_wb_throttle(t[0], 2 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	assert_int_equal(nfskeys_wb_throttle(t[1], 2 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	assert_int_equal(nfskeys_wb_throttle(t[2], 2 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	assert_int_equal(pause, 100 * MS);
+	assert_int_equal(nfskeys_wb_throttle(t[3], 2 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	/* t0, t1 dirty 128 KiB more and wait for that much */
+	assert_int_equal(nfskeys_wb_throttle(t[0], 128 * 1024, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	assert_int_equal(nfskeys_wb_throttle(t[1], 128 * 1024, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	/* 512 KiB complete: 128 KiB each, which satisfies t0 and t1 only */
+	nfskeys_wb_complete(dev, 512 * 1024, NFSKEYS_WB_WRITE, 0);
+	c.now = 50 * MS; /* nothing is shared before the period ends */
+	assert_int_equal(nfskeys_wb_task_poll(t[0], &pause), 1);
+	assert_int_equal(pause, 50 * MS);
+	c.now = 100 * MS;
+	assert_int_equal(nfskeys_wb_task_poll(t[0], &pause), 0);
+	assert_int_equal(nfskeys_wb_task_poll(t[1], &pause), 0);
+	assert_int_equal(nfskeys_wb_task_poll(t[2], &pause), 1);
+	assert_int_equal(nfskeys_wb_task_poll(t[3], &pause), 1);
+	assert_int_equal(pause, 100 * MS); /* until the next period */
+	/* back under the limit: everybody goes at the next period */
+	nfskeys_wb_complete(dev, 4 * MiB, NFSKEYS_WB_WRITE, 0);
+	c.now = 200 * MS;
+	assert_int_equal(nfskeys_wb_task_poll(t[2], &pause), 0);
+	assert_int_equal(nfskeys_wb_task_poll(t[3], &pause), 0);
+	for (int i = 0; i < 4; i++)
+		nfskeys_wb_task_free(t[i]);
+	nfskeys_wb_dev_free(dev);
+}
+
+/* wu2011: pauses never exceed MAX_PAUSE (200 ms); at the limit the task keeps sleeping
+ * in max_pause steps until completions bring dirty down. */
+static void test_wu_pause_cap(void **state)
+{
+	struct fake_clock c = { 0 };
+	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_WU2011, 16 * MiB, 0);
+	struct nfskeys_wb_task *t = NULL;
+	struct nfskeys_wb_stats st;
+	uint64_t pause = 0;
+	int r, loops = 0;
+
+	assert_int_equal(nfskeys_wb_task_new(dev, &c, &t), 0);
+	/* free run below (thresh + bg) / 2 = 12 MiB */
+	assert_int_equal(nfskeys_wb_throttle(t, 8 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	/* over the limit with nothing completing: sleeps of at most 200 ms, repeatedly */
+	r = nfskeys_wb_throttle(t, 10 * MiB, NFSKEYS_WB_NOSLEEP, &pause);
+	assert_int_equal(r, 1);
+	while (r == 1 && loops < 20) {
+		assert_true(pause > 0 && pause <= 200 * MS);
+		c.now += pause;
+		r = nfskeys_wb_task_poll(t, &pause);
+		loops++;
+	}
+	assert_int_equal(r, 1); /* still blocked: the device is stalled */
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &st), 0);
+	assert_int_equal(st.setpoint, 14 * MiB); /* (freerun 12 + limit 16) / 2 */
+	/* completions bring dirty under the freerun ceiling: released */
+	nfskeys_wb_complete(dev, 10 * MiB, NFSKEYS_WB_WRITE, 0);
+	c.now += pause;
+	assert_int_equal(nfskeys_wb_task_poll(t, &pause), 0);
+	nfskeys_wb_task_free(t);
+	nfskeys_wb_dev_free(dev);
+}
+
+/* A steady fake device for the policy tests: completes up to bw bytes/s of what is
+ * dirty as the clock advances (unless stalled). */
+struct fake_dev {
+	struct fake_clock c;
+	struct nfskeys_wb_dev *dev;
+	double bw;
+	bool stalled;
+	uint64_t max_dirty;
+	int r;
+	uint64_t pause;
+};
+
+static void fake_advance(struct fake_dev *f, uint64_t dt)
+{
+	struct nfskeys_wb_stats st;
+
+	for (uint64_t step; dt > 0; dt -= step) {
+		step = MIN(dt, MS);
+		f->c.now += step;
+		if (f->stalled)
+			continue;
+		assert_int_equal(nfskeys_wb_dev_get_stats(f->dev, &st), 0);
+		nfskeys_wb_complete(f->dev, MIN(st.dirty, (uint64_t)(f->bw * step / 1e9)),
+				    NFSKEYS_WB_WRITE, step);
+	}
+}
+
+/* One task dirtying for `secs` of fake time; returns how many times it was let go.  A
+ * task still waiting when the time is up goes on waiting in the next call. */
+static int fake_run(struct fake_dev *f, struct nfskeys_wb_task *t, double secs, uint64_t max_sleep)
+{
+	uint64_t end = f->c.now + (uint64_t)(secs * 1e9);
+	struct nfskeys_wb_stats st;
+	int gos = 0;
+
+	while (f->c.now < end) {
+		if (f->r != 1) {
+			f->r = nfskeys_wb_throttle(t, nfskeys_wb_task_get_ratelimit(t),
+						   NFSKEYS_WB_NOSLEEP, &f->pause);
+			assert_true(f->r == 0 || f->r == 1);
+			assert_int_equal(nfskeys_wb_dev_get_stats(f->dev, &st), 0);
+			f->max_dirty = MAX(f->max_dirty, st.dirty);
+			fake_advance(f, 20000); /* 20 us to dirty a chunk */
+		}
+		while (f->r == 1 && f->c.now < end) {
+			assert_true(f->pause <= max_sleep);
+			fake_advance(f, MAX(f->pause, 1000ull));
+			f->r = nfskeys_wb_task_poll(t, &f->pause);
+		}
+		if (f->r == 0)
+			gos++;
+	}
+	return gos;
+}
+
+/* nfskeys: sleeps are short (<= 20 ms), the limit holds through a server stall, the
+ * task ends up blocked during it, and the first completion wakes it through wake(). */
+static void test_nfskeys_stall_and_wake(void **state)
+{
+	struct fake_dev f = { .bw = 100e6 };
+	struct nfskeys_wb_clock clk = { fake_now, fake_wake, &f.c };
+	struct nfskeys_wb_task *t = NULL;
+	struct nfskeys_wb_stats st;
+	uint64_t pause, bw;
+
+	assert_int_equal(nfskeys_wb_dev_new("t", NFSKEYS_WB_NFSKEYS, 8 * MiB, 0, &clk, &f.dev), 0);
+	assert_int_equal(nfskeys_wb_task_new(f.dev, &f.c, &t), 0);
+	assert_true(fake_run(&f, t, 2.0, 20 * MS) > 100);
+	assert_int_equal(nfskeys_wb_dev_get_stats(f.dev, &st), 0);
+	print_message("# bandwidth estimate %.1f MB/s\n", st.bandwidth / 1e6);
+	assert_true(st.bandwidth > 80e6 && st.bandwidth < 120e6);
+	bw = st.bandwidth;
+	/* the server stops answering for 2 s */
+	f.stalled = true;
+	fake_run(&f, t, 1.0, 20 * MS);
+	assert_int_equal(fake_run(&f, t, 1.0, 20 * MS), 0); /* blocked for the second half */
+	assert_true(f.max_dirty <= 8 * MiB);
+	assert_int_equal(nfskeys_wb_dev_get_stats(f.dev, &st), 0);
+	assert_true(st.dirty > 6 * MiB); /* it filled up towards the limit */
+	assert_int_equal(st.waiters, 1);
+	/* the estimate is held through the stall (one full window may land late) */
+	assert_true(st.bandwidth > bw * 0.95 && st.bandwidth < bw * 1.05);
+	/* the device comes back: the hook itself wakes the waiter */
+	f.c.wakes = 0;
+	f.c.now += MS;
+	nfskeys_wb_complete(f.dev, 2 * MiB, NFSKEYS_WB_WRITE, 0);
+	assert_true(f.c.wakes >= 1);
+	assert_ptr_equal(f.c.last, &f.c);
+	assert_int_equal(nfskeys_wb_task_poll(t, &pause), 0);
+	nfskeys_wb_task_free(t);
+	nfskeys_wb_dev_free(f.dev);
+}
+
+/* Fairness: equal writers through the same policy get equal shares (round-robin over the
+ * fake device), for every policy. */
+static void test_equal_shares(void **state)
+{
+	for (int p = 0; p < _NFSKEYS_WB_POLICY_MAX; p++) {
+		struct fake_dev f = { .bw = 100e6 };
+		struct nfskeys_wb_clock clk = { fake_now, fake_wake, &f.c };
+		struct nfskeys_wb_task *t[4];
+		uint64_t bytes[4] = { 0 }, pause[4] = { 0 }, until[4] = { 0 };
+		int r[4] = { 0 };
+		double sum = 0, sumsq = 0;
+
+		assert_int_equal(nfskeys_wb_dev_new("t", p, 16 * MiB, 0, &clk, &f.dev), 0);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(nfskeys_wb_task_new(f.dev, &f.c, &t[i]), 0);
+		/* 3 s of fake time in 50 us steps; each task writes 16 KiB per step when free */
+		for (int step = 0; step < 60000; step++) {
+			for (int i = 0; i < 4; i++) {
+				if (r[i] == 1) {
+					if (f.c.now < until[i])
+						continue;
+					r[i] = nfskeys_wb_task_poll(t[i], &pause[i]);
+				} else {
+					r[i] = nfskeys_wb_throttle(t[i], 16384, NFSKEYS_WB_NOSLEEP,
+								   &pause[i]);
+					if (step >= 20000)
+						bytes[i] += 16384;
+				}
+				until[i] = f.c.now + pause[i];
+			}
+			fake_advance(&f, 50000);
+		}
+		for (int i = 0; i < 4; i++) {
+			sum += (double)bytes[i];
+			sumsq += (double)bytes[i] * (double)bytes[i];
+		}
+		print_message("# %s: Jain %.4f over %.0f MB\n", nfskeys_wb_policy_to_name(p),
+			      sum * sum / (4 * sumsq), sum / 1e6);
+		assert_true(sum * sum / (4 * sumsq) >= 0.99);
+		assert_true(sum > 0.8 * 100e6 * 2); /* most of the device's 2 s of bandwidth */
+		for (int i = 0; i < 4; i++)
+			nfskeys_wb_task_free(t[i]);
+		nfskeys_wb_dev_free(f.dev);
+	}
+}
+
+/* Advance the fake clock through a wait until the task may go. */
+static void wait_go(struct fake_clock *c, struct nfskeys_wb_task *t, int r, uint64_t pause)
+{
+	for (int i = 0; r == 1 && i < 1000; i++) {
+		c->now += pause;
+		r = nfskeys_wb_task_poll(t, &pause);
+	}
+	assert_int_equal(r, 0);
+}
+
+/* A lowered limit applies to the next decision of every policy. */
+static void test_limit_change(void **state)
+{
+	for (int p = 0; p < _NFSKEYS_WB_POLICY_MAX; p++) {
+		struct fake_clock c = { 0 };
+		struct nfskeys_wb_dev *dev = fake_dev(&c, p, 64 * MiB, 0);
+		struct nfskeys_wb_task *t = NULL;
+		uint64_t pause = 0;
+		int r;
+
+		assert_int_equal(nfskeys_wb_task_new(dev, &c, &t), 0);
+		r = nfskeys_wb_throttle(t, 20 * MiB, NFSKEYS_WB_NOSLEEP, &pause);
+		wait_go(&c, t, r, pause);
+		c.now += 10 * MS;
+		assert_int_equal(nfskeys_wb_dev_set_limit(dev, 16 * MiB), 0);
+		assert_int_equal(nfskeys_wb_throttle(t, 1 * MiB, NFSKEYS_WB_NOSLEEP, &pause), 1);
+		nfskeys_wb_task_free(t);
+		nfskeys_wb_dev_free(dev);
+	}
+}
+
+static void test_ctx_registry(void **state)
+{
+	char dir[] = "/tmp/nfskeys-wb.XXXXXX", path[256];
+	struct nfskeys_ctx *ctx = NULL;
+	struct nfskeys_wb_dev *a = NULL, *b = NULL;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("[Writeback]\nPolicy = wu2011\nDirty-Limit = 64M\n", f);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "srv:/export", NFSKEYS_WB_UNSTABLE, &a), 0);
+	assert_int_equal(nfskeys_wb_dev_get_policy(a), NFSKEYS_WB_WU2011);
+	assert_int_equal(nfskeys_wb_dev_get_limit(a), 64 * MiB);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "srv:/export", 0, &b), 0);
+	assert_ptr_equal(a, b);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "other", 0, &b), 0);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "", 0, &b), -EINVAL);
+	nfskeys_ctx_unref(ctx); /* frees the devices */
+
+	f = fopen(path, "we");
+	fputs("[Writeback]\nPolicy = fifo\n", f);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
+	nfskeys_ctx_set_log_priority(ctx, 0); /* keep the expected error quiet */
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "x", 0, &b), -EINVAL);
+	nfskeys_ctx_unref(ctx);
+
+	f = fopen(path, "we");
+	fputs("[Writeback]\nDirty-Limit = 12Q\n", f);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
+	nfskeys_ctx_set_log_priority(ctx, 0);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "x", 0, &b), -EINVAL);
+	nfskeys_ctx_unref(ctx);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- wall clock */
+
+struct rt {
+	struct nfskeys_wb_dev *dev;
+	atomic_bool stop;
+	atomic_ullong max_dirty;
+	uint64_t pauses[4][20000];
+	size_t npauses[4];
+	uint64_t bytes[4];
+	int id;
+};
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A simulated 100 MB/s device: completes 256 KiB every 2.5 ms of what was dirtied. */
+static void *rt_device(void *arg)
+{
+	struct rt *rt = arg;
+	uint64_t done = 0, next = mono();
+
+	while (!atomic_load(&rt->stop)) {
+		struct nfskeys_wb_stats st;
+		uint64_t n;
+		struct timespec ts;
+
+		nfskeys_wb_dev_get_stats(rt->dev, &st);
+		if (st.dirty > atomic_load(&rt->max_dirty))
+			atomic_store(&rt->max_dirty, st.dirty);
+		n = MIN(st.dirtied - done, 256 * 1024ull);
+		if (n) {
+			nfskeys_wb_complete(rt->dev, n, NFSKEYS_WB_WRITE, 2500000);
+			done += n;
+		}
+		next += 2500000;
+		ts.tv_sec = (time_t)(next / 1000000000ull);
+		ts.tv_nsec = (long)(next % 1000000000ull);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	return NULL;
+}
+
+struct rt_writer {
+	struct rt *rt;
+	int id;
+};
+
+static void *rt_writer(void *arg)
+{
+	struct rt_writer *w = arg;
+	struct rt *rt = w->rt;
+	struct nfskeys_wb_task *t = NULL;
+
+	assert_int_equal(nfskeys_wb_task_new(rt->dev, NULL, &t), 0);
+	while (!atomic_load(&rt->stop)) {
+		uint64_t pause = 0;
+
+		assert_int_equal(nfskeys_wb_throttle(t, 16384, 0, &pause), 0);
+		rt->bytes[w->id] += 16384;
+		if (pause && rt->npauses[w->id] < 20000)
+			rt->pauses[w->id][rt->npauses[w->id]++] = pause;
+	}
+	nfskeys_wb_task_free(t);
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Real threads through the real throttle call: the pauses the policy promises hold in
+ * real time, the limit holds and the writers get the device's bandwidth. */
+static void test_wall_clock(void **state)
+{
+	static struct rt rt;
+	static uint64_t all[80000];
+	pthread_t dev_th, wth[4];
+	struct rt_writer w[4];
+	size_t n = 0;
+	uint64_t total = 0, p99, t0, el;
+
+	memset(&rt, 0, sizeof(rt));
+	assert_int_equal(nfskeys_wb_dev_new("rt", NFSKEYS_WB_NFSKEYS, 16 * MiB, 0, NULL, &rt.dev), 0);
+	t0 = mono();
+	assert_int_equal(pthread_create(&dev_th, NULL, rt_device, &rt), 0);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct rt_writer){ &rt, i };
+		assert_int_equal(pthread_create(&wth[i], NULL, rt_writer, &w[i]), 0);
+	}
+	usleep(1500 * 1000);
+	atomic_store(&rt.stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(wth[i], NULL);
+	pthread_join(dev_th, NULL);
+	el = mono() - t0;
+	for (int i = 0; i < 4; i++) {
+		memcpy(all + n, rt.pauses[i], rt.npauses[i] * sizeof(uint64_t));
+		n += rt.npauses[i];
+		total += rt.bytes[i];
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	p99 = n ? all[(n * 99) / 100] : 0;
+	print_message("# wall clock: %zu pauses, p50 %.1f ms, p99 %.1f ms, max %.1f ms, "
+		      "%.1f MB/s, max dirty %.1f MiB\n",
+		      n, n ? all[n / 2] / 1e6 : 0, p99 / 1e6, n ? all[n - 1] / 1e6 : 0,
+		      total / (el / 1e9) / 1e6, atomic_load(&rt.max_dirty) / 1048576.0);
+	assert_true(n > 100);
+	/* a loaded 2-core machine adds scheduling delay: allow 50 ms at p99 */
+	assert_true(p99 <= 50 * MS);
+	assert_true(atomic_load(&rt.max_dirty) <= 16 * MiB);
+	/* the writers got most of the 100 MB/s device (16 MiB of it buffered) */
+	assert_true((double)total / ((double)el / 1e9) > 60e6);
+	nfskeys_wb_dev_free(rt.dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_hook_accounting),
+		cmocka_unit_test(test_hook_threads),
+		cmocka_unit_test(test_fast_path),
+		cmocka_unit_test(test_kara_shares),
+		cmocka_unit_test(test_wu_pause_cap),
+		cmocka_unit_test(test_nfskeys_stall_and_wake),
+		cmocka_unit_test(test_equal_shares),
+		cmocka_unit_test(test_limit_change),
+		cmocka_unit_test(test_ctx_registry),
+		cmocka_unit_test(test_wall_clock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
