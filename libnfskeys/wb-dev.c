@@ -2,6 +2,7 @@
  * its lock-free fast path, real-time sleeping, and the per-context device registry
  * configured from [Writeback].  The policies (wb-*.c) make the decisions. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -59,9 +60,10 @@ _public_ int nfskeys_wb_dev_new(const char *name, int policy, uint64_t dirty_lim
 		return -EINVAL;
 	if (clock && !clock->now)
 		return -EINVAL;
-	dev = calloc(1, sizeof(*dev));
+	dev = aligned_alloc(_Alignof(struct nfskeys_wb_dev), sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	memset(dev, 0, sizeof(*dev));
 	dev->name = strdup(name);
 	dev->policy = policies[policy];
 	dev->priv = dev->policy->priv_size ? calloc(1, dev->policy->priv_size) : NULL;
@@ -137,11 +139,11 @@ _public_ int nfskeys_wb_dev_get_stats(struct nfskeys_wb_dev *dev, struct nfskeys
 	s.dirty = wb_dirty(dev);
 	s.unstable = wb_unstable(dev);
 	s.dirtied = wb_load(&dev->dirtied);
-	s.written = wb_load(&dev->written);
-	s.committed = wb_load(&dev->committed);
-	n = wb_load(&dev->ncompletions);
+	s.written = wb_written(dev);
+	s.committed = wb_committed(dev);
+	n = wb_shard_sum(dev, offsetof(struct wb_shard, ncompletions));
 	s.completions = n;
-	s.latency_avg = n ? wb_load(&dev->latency_sum) / n : 0;
+	s.latency_avg = n ? wb_shard_sum(dev, offsetof(struct wb_shard, latency_sum)) / n : 0;
 	s.bandwidth = dev->policy->bandwidth ? dev->policy->bandwidth(dev) : 0;
 	s.setpoint = dev->policy->setpoint ? dev->policy->setpoint(dev) : dev->limit;
 	s.waiters = __atomic_load_n(&dev->nwaiters, __ATOMIC_RELAXED);
@@ -151,16 +153,30 @@ _public_ int nfskeys_wb_dev_get_stats(struct nfskeys_wb_dev *dev, struct nfskeys
 	return 0;
 }
 
+/* Each thread adds into its own shard of the counters, picked once per thread. */
+static unsigned shard_next;
+static __thread unsigned shard_mine = UINT32_MAX;
+
+static inline struct wb_shard *my_shard(struct nfskeys_wb_dev *dev)
+{
+	if (_unlikely_(shard_mine == UINT32_MAX))
+		shard_mine = __atomic_fetch_add(&shard_next, 1, __ATOMIC_RELAXED) % WB_SHARDS;
+	return &dev->shard[shard_mine];
+}
+
 _public_ void nfskeys_wb_complete(struct nfskeys_wb_dev *dev, uint64_t bytes,
 				  enum nfskeys_wb_kind kind, uint64_t latency_ns)
 {
+	struct wb_shard *sh;
+
 	if (_unlikely_(!dev))
 		return;
-	__atomic_fetch_add(kind == NFSKEYS_WB_COMMIT ? &dev->committed : &dev->written, bytes,
+	sh = my_shard(dev);
+	__atomic_fetch_add(kind == NFSKEYS_WB_COMMIT ? &sh->committed : &sh->written, bytes,
 			   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&dev->ncompletions, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sh->ncompletions, 1, __ATOMIC_RELAXED);
 	if (latency_ns)
-		__atomic_fetch_add(&dev->latency_sum, latency_ns, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sh->latency_sum, latency_ns, __ATOMIC_RELAXED);
 	/* Waiters only: the uncontended hook stays two atomic adds and a load. */
 	if (__atomic_load_n(&dev->nwaiters, __ATOMIC_ACQUIRE) == 0 || !dev->policy->complete)
 		return;

@@ -41,7 +41,7 @@ static void kara_tick(struct nfskeys_wb_dev *dev, uint64_t now)
 
 	if (now < st->next_tick)
 		return;
-	written = wb_load(&dev->written);
+	written = wb_written(dev);
 	credit = written - st->written_at_tick;
 	st->bw = credit * WB_NSEC_PER_SEC / (KARA_PERIOD + (now - st->next_tick));
 	st->written_at_tick = written;

@@ -63,7 +63,7 @@ static void nk_estimate(struct nfskeys_wb_dev *dev, struct nk_state *st, uint64_
 	if (now < st->tick_time + NK_TICK)
 		return;
 	el = now - st->tick_time;
-	written = wb_load(&dev->written);
+	written = wb_written(dev);
 	dw = written - st->written_at_tick;
 	/* A window is used one period late, and only when neither it nor its neighbours
 	 * were stalled: the windows a stall begins or ends in are partial and would drag

@@ -49,6 +49,12 @@ struct nfskeys_wb_task {
 
 struct wb_policy;
 
+#define WB_SHARDS 8
+
+struct wb_shard {
+	uint64_t written, committed, ncompletions, latency_sum;
+} __attribute__((aligned(64)));
+
 struct nfskeys_wb_dev {
 	char *name;
 	int policy_id;
@@ -57,8 +63,10 @@ struct nfskeys_wb_dev {
 	struct nfskeys_wb_clock clock;
 	bool real_time;
 	pthread_mutex_t lock;
-	/* written by the hook without the lock */
-	uint64_t dirtied, written, committed, ncompletions, latency_sum;
+	/* written without the lock: by the throttle call, and by the hook into the
+	 * calling thread's shard (so two threads completing do not share a cache line) */
+	uint64_t dirtied;
+	struct wb_shard shard[WB_SHARDS];
 	uint32_t nwaiters;
 	uint64_t ratelimit_cap; /* 0 or a device-wide cap on task ratelimits */
 	/* 0, or bytes the device may accumulate over all tasks before the task that
@@ -100,10 +108,22 @@ static inline uint64_t wb_load(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
+static inline uint64_t wb_shard_sum(const struct nfskeys_wb_dev *dev, size_t offset)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < WB_SHARDS; i++)
+		sum += wb_load((const uint64_t *)((const char *)&dev->shard[i] + offset));
+	return sum;
+}
+
+#define wb_written(dev) wb_shard_sum(dev, offsetof(struct wb_shard, written))
+#define wb_committed(dev) wb_shard_sum(dev, offsetof(struct wb_shard, committed))
+
 /* Cleaned bytes: COMMITs on an unstable device, WRITEs otherwise. */
 static inline uint64_t wb_cleaned(const struct nfskeys_wb_dev *dev)
 {
-	return (dev->flags & NFSKEYS_WB_UNSTABLE) ? wb_load(&dev->committed) : wb_load(&dev->written);
+	return (dev->flags & NFSKEYS_WB_UNSTABLE) ? wb_committed(dev) : wb_written(dev);
 }
 
 /* Dirty in the kernel's sense: dirty + writeback + unstable. */
@@ -120,8 +140,8 @@ static inline uint64_t wb_unstable(const struct nfskeys_wb_dev *dev)
 
 	if (!(dev->flags & NFSKEYS_WB_UNSTABLE))
 		return 0;
-	w = wb_load(&dev->written);
-	c = wb_load(&dev->committed);
+	w = wb_written(dev);
+	c = wb_committed(dev);
 	return w > c ? w - c : 0;
 }
 

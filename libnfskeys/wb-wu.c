@@ -199,7 +199,7 @@ static void update_bandwidth(struct nfskeys_wb_dev *dev, struct wu_state *st, ui
 	if (elapsed < BANDWIDTH_INTERVAL)
 		return;
 	dirtied = (unsigned long)(wb_load(&dev->dirtied) / WB_PAGE);
-	written = (unsigned long)(wb_load(&dev->written) / WB_PAGE);
+	written = (unsigned long)(wb_written(dev) / WB_PAGE);
 	/* skip quiet periods (over 1 s idle before this throttle began) */
 	if (elapsed > HZ && st->bw_time_stamp < start_time)
 		goto snapshot;
