@@ -51,7 +51,7 @@ static void nk_targets(const struct nfskeys_wb_dev *dev, const struct nk_state *
 	double top = (double)(wb_load(&dev->limit) - unstable_reserve(dev, st));
 
 	*ret_top = top;
-	*ret_s = top - top / 8;
+	*ret_s = top - top / 16;
 }
 
 static void nk_estimate(struct nfskeys_wb_dev *dev, struct nk_state *st, uint64_t now)
@@ -100,9 +100,16 @@ static double nk_rate(struct nfskeys_wb_dev *dev, struct nk_state *st)
 	double pos, rate;
 
 	nk_targets(dev, st, &s, &top);
-	/* 1 at the setpoint, 2 when empty, falling to 0 over the last eighth below top */
-	pos = x <= s ? 1.0 + (s - x) / s : (top - x) / (top - s);
-	pos = pos < 0 ? 0 : pos;
+	/* 1 at the setpoint, 2 when empty; above it 1 - u^3 with u from 0 at the setpoint
+	 * to 1 at top: flat near the setpoint (a small bandwidth error moves the balance
+	 * point only a little), steep near top, and quick to recover when a stall ends */
+	if (x <= s) {
+		pos = 1.0 + (s - x) / s;
+	} else {
+		double u = MIN((x - s) / (top - s), 1.0);
+
+		pos = 1.0 - u * u * u;
+	}
 	rate = st->bw * pos;
 	if (x < s)
 		rate += (s - x) / 0.5;

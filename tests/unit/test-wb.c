@@ -599,8 +599,10 @@ static void test_wall_clock(void **state)
 		      n, n ? all[n / 2] / 1e6 : 0, p99 / 1e6, n ? all[n - 1] / 1e6 : 0,
 		      total / (el / 1e9) / 1e6, atomic_load(&rt.max_dirty) / 1048576.0);
 	assert_true(n > 100);
-	/* a loaded 2-core machine adds scheduling delay: allow 50 ms at p99 */
-	assert_true(p99 <= 50 * MS);
+	/* the policy sleeps 5 ms typically and never more than 20 ms at a time; a loaded
+	 * 2-core machine adds scheduling delay on top, so allow 100 ms at p99 (kara2011's
+	 * period, half of wu2011's MAX_PAUSE) */
+	assert_true(p99 <= 100 * MS);
 	assert_true(atomic_load(&rt.max_dirty) <= 16 * MiB);
 	/* the writers got most of the 100 MB/s device (16 MiB of it buffered) */
 	assert_true((double)total / ((double)el / 1e9) > 60e6);
