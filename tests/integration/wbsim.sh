@@ -4,7 +4,7 @@
 # nfskeys meets (p99 pause on NFS bursts and stalls, fairness and utilization on equal
 # writers, overshoot) plus each baseline's own invariants.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 14
+plan 17
 
 WBSIM="$top_builddir/tools/wbsim"
 
@@ -15,6 +15,12 @@ check_eq "unknown scenario is a usage error (2)" "2" "$rc"
 check_contains "unknown scenario named" "unknown scenario 'nosuch'" "$(cat "$T_TMP/err")"
 "$WBSIM" --seed 12x >/dev/null 2>"$T_TMP/err"; rc=$?
 check_eq "bad seed is a usage error" "2" "$rc"
+
+check_eq "--version" "wbsim $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$("$WBSIM" --version)"
+"$WBSIM" --plot png >/dev/null 2>"$T_TMP/err"; rc=$?
+check_eq "--plot without --csv is a usage error" "2" "$rc"
+"$WBSIM" --policy kara2011,lifo >/dev/null 2>"$T_TMP/err"; rc=$?
+check_contains "unknown policy named" "unknown policy 'lifo'" "$(cat "$T_TMP/err")"
 
 # determinism
 S="equal-10,nfs-burst,stall"
