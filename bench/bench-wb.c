@@ -71,7 +71,8 @@ static void *hammer(void *arg)
 		;
 	t0 = mono();
 	for (long i = 0; i < h->n; i++)
-		nfskeys_wb_complete(h->dev, 4096, (i & 7) ? NFSKEYS_WB_WRITE : NFSKEYS_WB_COMMIT, 1000);
+		nfskeys_wb_complete(h->dev, 4096, (i & 7) ? NFSKEYS_WB_WRITE : NFSKEYS_WB_COMMIT,
+				    1000);
 	h->ns = (double)(mono() - t0) / (double)h->n;
 	return NULL;
 }

@@ -373,7 +373,8 @@ _public_ int nfskeys_wb_throttle(struct nfskeys_wb_task *task, uint64_t bytes, u
 	if (task->nr_dirtied < nfskeys_wb_task_get_ratelimit(task)) {
 		uint64_t shared = wb_load(&dev->shared_ratelimit);
 
-		if (!shared || __atomic_add_fetch(&dev->shared_count, bytes, __ATOMIC_RELAXED) < shared) {
+		if (!shared ||
+		    __atomic_add_fetch(&dev->shared_count, bytes, __ATOMIC_RELAXED) < shared) {
 			if (ret_pause_ns)
 				*ret_pause_ns = 0;
 			return 0;
@@ -495,7 +496,8 @@ _public_ int nfskeys_wb_dev_get(struct nfskeys_ctx *ctx, const char *name, unsig
 	if (v) {
 		policy = nfskeys_wb_policy_from_name(v);
 		if (policy < 0) {
-			log_err(ctx, "[Writeback] Policy: unknown policy '%s' (kara2011, wu2011 or nfskeys)", v);
+			log_err(ctx, "[Writeback] Policy: unknown policy '%s' "
+				"(kara2011, wu2011 or nfskeys)", v);
 			return -EINVAL;
 		}
 	}

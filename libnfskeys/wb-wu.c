@@ -103,7 +103,8 @@ static long long pos_ratio(const struct wu_state *st, unsigned long thresh, unsi
 	return pos;
 }
 
-static void update_write_bandwidth(struct wu_state *st, unsigned long elapsed, unsigned long written)
+static void update_write_bandwidth(struct wu_state *st, unsigned long elapsed,
+				   unsigned long written)
 {
 	unsigned long avg = st->avg_write_bandwidth;
 	unsigned long old = st->write_bandwidth;
@@ -161,7 +162,8 @@ static void update_dirty_ratelimit(struct wu_state *st, unsigned long thresh,
 					  (unsigned long long)pos) >> RATELIMIT_CALC_SHIFT);
 	task_ratelimit++;
 	/* N tasks each at task_ratelimit give dirty_rate: write_bw/N is the balance */
-	balanced = (unsigned long)((unsigned long long)task_ratelimit * write_bw / (dirty_rate | 1));
+	balanced = (unsigned long)((unsigned long long)task_ratelimit * write_bw /
+				   (dirty_rate | 1));
 
 	/* follow balanced only when the position error points the same way, in steps
 	 * bounded by |task_ratelimit - dirty_ratelimit| */

@@ -55,15 +55,24 @@ struct scenario {
 };
 
 static const struct scenario scenarios[] = {
-	{ "equal-1", "1 writer, steady 100 MB/s device", DEV_DISK, 8, 2, 1, 1e9, 0, 0, 0, 0, 0, true },
-	{ "equal-10", "10 equal writers, steady device", DEV_DISK, 8, 2, 10, 1e9, 0, 0, 0, 0, 0, true },
-	{ "equal-100", "100 equal writers, steady device", DEV_DISK, 8, 2, 100, 1e9, 0, 0, 0, 0, 0, false },
-	{ "equal-1000", "1000 equal writers, steady device", DEV_DISK, 8, 2, 1000, 1e9, 0, 0, 0, 0, 0, false },
-	{ "mixed", "4 heavy, 4 at 20 MB/s, 4 at 2 MB/s", DEV_DISK, 8, 2, 4, 1e9, 4, 4, 0, 0, 0, false },
-	{ "nfs-burst", "10 writers, NFS WRITEs + COMMIT every 0.5-1 s", DEV_NFS, 10, 3, 10, 1e9, 0, 0, 0, 0, 0, true },
-	{ "stall", "10 writers, NFS, server stall of 2 s at 5 s", DEV_NFS, 12, 3, 10, 1e9, 0, 0, 5, 0, 0, true },
-	{ "halve", "10 writers, dirty limit halved at 5 s", DEV_DISK, 10, 2, 10, 1e9, 0, 0, 0, 5, 0, false },
-	{ "short", "2 writers + short-lived ones (10/s, 1-8 MiB)", DEV_DISK, 8, 2, 2, 1e9, 0, 0, 0, 0, 10, false },
+	{ "equal-1", "1 writer, steady 100 MB/s device",
+	  DEV_DISK, 8, 2, 1, 1e9, 0, 0, 0, 0, 0, true },
+	{ "equal-10", "10 equal writers, steady device",
+	  DEV_DISK, 8, 2, 10, 1e9, 0, 0, 0, 0, 0, true },
+	{ "equal-100", "100 equal writers, steady device",
+	  DEV_DISK, 8, 2, 100, 1e9, 0, 0, 0, 0, 0, false },
+	{ "equal-1000", "1000 equal writers, steady device",
+	  DEV_DISK, 8, 2, 1000, 1e9, 0, 0, 0, 0, 0, false },
+	{ "mixed", "4 heavy, 4 at 20 MB/s, 4 at 2 MB/s",
+	  DEV_DISK, 8, 2, 4, 1e9, 4, 4, 0, 0, 0, false },
+	{ "nfs-burst", "10 writers, NFS WRITEs + COMMIT every 0.5-1 s",
+	  DEV_NFS, 10, 3, 10, 1e9, 0, 0, 0, 0, 0, true },
+	{ "stall", "10 writers, NFS, server stall of 2 s at 5 s",
+	  DEV_NFS, 12, 3, 10, 1e9, 0, 0, 5, 0, 0, true },
+	{ "halve", "10 writers, dirty limit halved at 5 s",
+	  DEV_DISK, 10, 2, 10, 1e9, 0, 0, 0, 5, 0, false },
+	{ "short", "2 writers + short-lived ones (10/s, 1-8 MiB)",
+	  DEV_DISK, 8, 2, 2, 1e9, 0, 0, 0, 0, 10, false },
 };
 
 #define DEV_BW (100e6)          /* bytes/s */
@@ -431,7 +440,8 @@ static void sample(struct sim *s)
 			if (in_window(s) && s->now <= s->stall_start) {
 				s->prestall_rate_sum += dr;
 				s->prestall_bins++;
-			} else if (s->now > s->stall_end && s->recovery_ms < 0 && s->prestall_bins &&
+			} else if (s->now > s->stall_end && s->recovery_ms < 0 &&
+				   s->prestall_bins &&
 				   dr >= 0.9 * s->prestall_rate_sum / s->prestall_bins) {
 				s->recovery_ms = (double)(s->now - s->stall_end) / MS;
 			}
@@ -480,8 +490,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 		s->stall_start = (uint64_t)(sc->stall_at * NS);
 		s->stall_end = s->stall_start + (uint64_t)(STALL_LEN * NS);
 	}
-	if (nfskeys_wb_dev_new(sc->name, policy, LIMIT, sc->dev == DEV_NFS ? NFSKEYS_WB_UNSTABLE : 0,
-			       &clock, &s->dev) < 0)
+	if (nfskeys_wb_dev_new(sc->name, policy, LIMIT,
+			       sc->dev == DEV_NFS ? NFSKEYS_WB_UNSTABLE : 0, &clock, &s->dev) < 0)
 		abort();
 	for (int i = 0; i < sc->heavy; i++)
 		task_add(s, 0, sc->heavy_rate, 0);
@@ -496,7 +506,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 		push(s, (uint64_t)rng_uniform(&s->rng, 0, MS), EV_WRITE, t, wsize, t->gen);
 	}
 	if (sc->dev == DEV_NFS)
-		push(s, (uint64_t)(rng_uniform(&s->rng, 0.5, 1.0) * NS), EV_COMMIT_SEND, NULL, 0, 0);
+		push(s, (uint64_t)(rng_uniform(&s->rng, 0.5, 1.0) * NS), EV_COMMIT_SEND, NULL, 0,
+		     0);
 	if (sc->spawn_rate > 0)
 		push(s, (uint64_t)(rng_uniform(&s->rng, 0, 2.0 / sc->spawn_rate) * NS), EV_SPAWN,
 		     NULL, 0, 0);
@@ -526,7 +537,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 				s->unstable += e.arg;
 			else
 				s->cleaned += e.arg;
-			nfskeys_wb_complete(s->dev, e.arg, NFSKEYS_WB_WRITE, s->now - s->submit_time);
+			nfskeys_wb_complete(s->dev, e.arg, NFSKEYS_WB_WRITE,
+					    s->now - s->submit_time);
 			dev_try_submit(s);
 			break;
 		case EV_COMMIT_SEND: {
@@ -535,8 +547,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 			if (b) {
 				lat = (uint64_t)(rng_uniform(&s->rng, 10, 50) * MS);
 				s->commit_pending += b;
-				push(s, stall_adjust(s, s->now, s->now + lat), EV_COMMIT_DONE, NULL, b,
-				     0);
+				push(s, stall_adjust(s, s->now, s->now + lat), EV_COMMIT_DONE,
+				     NULL, b, 0);
 			}
 			push(s, s->now + (uint64_t)(rng_uniform(&s->rng, 0.5, 1.0) * NS),
 			     EV_COMMIT_SEND, NULL, 0, 0);
@@ -553,7 +565,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 			struct simtask *t = task_add(s, 3, 200e6, size);
 
 			push(s, s->now, EV_WRITE, t, wsize, t->gen);
-			push(s, s->now + (uint64_t)(rng_uniform(&s->rng, 0, 2.0 / sc->spawn_rate) * NS),
+			push(s, s->now + (uint64_t)(rng_uniform(&s->rng, 0, 2.0 / sc->spawn_rate) *
+						    NS),
 			     EV_SPAWN, NULL, 0, 0);
 			break;
 		}
@@ -883,9 +896,9 @@ int main(int argc, char *argv[])
 			struct result *r = &res[i];
 
 			sim_run(sc, pols[i], seed * 1000003 + si, wsize, &s, r);
-			printf("%-10s %-8s %8.1f %8.1f %8.1f %7zu %6.3f %6.1f %7.2f %8.0f ", sc->name,
-			       nfskeys_wb_policy_to_name(pols[i]), r->p50, r->p99, r->pmax, r->npauses,
-			       r->jain, 100 * r->util, 100 * r->overshoot, r->above_ms);
+			printf("%-10s %-8s %8.1f %8.1f %8.1f %7zu %6.3f %6.1f %7.2f %8.0f ",
+			       sc->name, nfskeys_wb_policy_to_name(pols[i]), r->p50, r->p99, r->pmax,
+			       r->npauses, r->jain, 100 * r->util, 100 * r->overshoot, r->above_ms);
 			if (sc->stall_at > 0)
 				printf("%8.0f\n", r->recovery_ms);
 			else

@@ -92,7 +92,8 @@ static void test_args(void **state)
 static void test_hook_accounting(void **state)
 {
 	struct fake_clock c = { 0 };
-	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_KARA2011, 64 * MiB, NFSKEYS_WB_UNSTABLE);
+	struct nfskeys_wb_dev *dev =
+		fake_dev(&c, NFSKEYS_WB_KARA2011, 64 * MiB, NFSKEYS_WB_UNSTABLE);
 	struct nfskeys_wb_dev *disk = fake_dev(&c, NFSKEYS_WB_KARA2011, 64 * MiB, 0);
 	struct nfskeys_wb_task *t = NULL, *u = NULL;
 	struct nfskeys_wb_stats st;
@@ -574,7 +575,8 @@ static void test_wall_clock(void **state)
 	uint64_t total = 0, p99, t0, el;
 
 	memset(&rt, 0, sizeof(rt));
-	assert_int_equal(nfskeys_wb_dev_new("rt", NFSKEYS_WB_NFSKEYS, 16 * MiB, 0, NULL, &rt.dev), 0);
+	assert_int_equal(nfskeys_wb_dev_new("rt", NFSKEYS_WB_NFSKEYS, 16 * MiB, 0, NULL, &rt.dev),
+			 0);
 	t0 = mono();
 	assert_int_equal(pthread_create(&dev_th, NULL, rt_device, &rt), 0);
 	for (int i = 0; i < 4; i++) {
