@@ -18,6 +18,16 @@ static uint64_t mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: on a shared machine, time-slices given to other
+ * processes do not count against the code measured. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t fake_ns;
 
 static uint64_t fake_now(void *userdata)
@@ -45,11 +55,11 @@ static struct nfskeys_wb_dev *dev_new(int policy, bool fake)
 	({                                                            \
 		double _best = 1e30;                                  \
 		for (int _r = 0; _r < 5; _r++) {                      \
-			uint64_t _t0 = mono();                        \
+			uint64_t _t0 = cpu_ns();                      \
 			for (long _i = 0; _i < (n); _i++) {           \
 				body;                                 \
 			}                                             \
-			double _v = (double)(mono() - _t0) / (double)(n); \
+			double _v = (double)(cpu_ns() - _t0) / (double)(n); \
 			_best = MIN(_best, _v);                       \
 		}                                                     \
 		_best;                                                \
@@ -69,11 +79,11 @@ static void *hammer(void *arg)
 
 	while (!atomic_load(h->go))
 		;
-	t0 = mono();
+	t0 = cpu_ns();
 	for (long i = 0; i < h->n; i++)
 		nfskeys_wb_complete(h->dev, 4096, (i & 7) ? NFSKEYS_WB_WRITE : NFSKEYS_WB_COMMIT,
 				    1000);
-	h->ns = (double)(mono() - t0) / (double)h->n;
+	h->ns = (double)(cpu_ns() - t0) / (double)h->n;
 	return NULL;
 }
 
@@ -280,7 +290,8 @@ int main(int argc, char *argv[])
 		snprintf(name, sizeof(name), "throttle decision + 2 hooks, %s", nfskeys_wb_policy_to_name(p));
 		printf("%-44s %10.1f %11.2fx\n", name, slow_ns[p], slow_ns[p] / mutex_ns);
 	}
-	printf("(ratios: hook and fast path vs the atomic add; decisions vs the mutex pair)\n");
+	printf("(thread CPU time per call, best of 5; ratios: hook and fast path vs the atomic add,\n"
+	       " decisions vs the mutex pair)\n");
 	wall_clock(argc > 2 ? atof(argv[2]) : 3.0);
 	return hook_ns <= TARGET_NS ? 0 : 1;
 }
