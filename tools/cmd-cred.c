@@ -3,11 +3,47 @@
  * from the command line, and live only in secret buffers. */
 #include <getopt.h>
 #include <pwd.h>
+#include <stdarg.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "nfskeys-tool.h"
 
 #define PASSWORD_READ_MAX 4096
+
+/* The library names the problem when it logs an error; then the command adds nothing. */
+static bool logged_error;
+
+static void cred_log(void *userdata, int priority, const char *file, int line, const char *fn,
+		     const char *format, va_list args)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "error",
+					     "warning", "notice", "info", "debug" };
+
+	fputs("nfskeys: ", stderr);
+	if (priority != LOG_ERR)
+		fprintf(stderr, "%s: ", names[priority & 7]);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+	if (priority <= LOG_ERR)
+		logged_error = true;
+}
+
+static void use_cred_log(struct nfskeys_ctx *ctx)
+{
+	logged_error = false;
+	nfskeys_ctx_set_log_fn(ctx, cred_log, NULL);
+}
+
+/* Report a failed library call unless the library already said why. */
+static int lib_error(const char *what, const char *target, int r)
+{
+	if (logged_error)
+		return EXIT_FAIL;
+	if (target)
+		return tool_error("%s %s: %s", what, target, strerror(-r));
+	return tool_error("%s: %s", what, strerror(-r));
+}
 
 static void format_time(int64_t t, char *buf, size_t size)
 {
@@ -40,7 +76,7 @@ static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 	int r = nfskeys_cred_list(ctx, fs, flags, &v, &n);
 
 	if (r < 0)
-		return tool_error("%s list: %s", fs, strerror(-r));
+		return lib_error("list", fs, r);
 	for (size_t i = 0; i < n; i++) {
 		char exp[64];
 		format_time(v[i].expiry, exp, sizeof(exp));
@@ -105,6 +141,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	verb = argv[1];
+	use_cred_log(ctx);
 	argc--;
 	argv++;
 	optind = 0;
@@ -142,7 +179,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return print_list(ctx, "cifs", p.flags);
 		r = nfskeys_cred_clear_all(ctx, "cifs", p.flags);
 		if (r < 0)
-			return tool_error("cifs clearall: %s", strerror(-r));
+			return lib_error("cifs clearall", NULL, r);
 		if (r == 0)
 			return tool_error("no CIFS credentials to clear");
 		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
@@ -174,7 +211,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (streq(verb, "clear")) {
 		r = nfskeys_cred_clear(ctx, "cifs", &p);
 		if (r < 0)
-			return tool_error("cifs clear %s: %s", p.target, strerror(-r));
+			return lib_error("cifs clear", p.target, r);
 		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
 		return EXIT_OK;
 	}
@@ -196,7 +233,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	/* Say "exists" / "missing" before asking for a password, as cifscreds does. */
 	r = nfskeys_cred_find(ctx, "cifs", &p, &info);
 	if (r < 0 && r != -ENOKEY)
-		return tool_error("cifs %s %s: %s", verb, p.target, strerror(-r));
+		return lib_error(verb, p.target, r);
 	if (streq(verb, "add") && r == 0)
 		return tool_error("credentials for %s already exist (%s); use 'nfskeys cifs "
 				  "update'", p.target, info.description);
@@ -210,7 +247,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			       : nfskeys_cred_update(ctx, "cifs", &p);
 	nfskeys_secret_free(pw);
 	if (r < 0)
-		return tool_error("cifs %s %s: %s", verb, p.target, strerror(-r));
+		return lib_error(verb, p.target, r);
 	return EXIT_OK;
 }
 
@@ -251,6 +288,7 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	verb = argv[1];
+	use_cred_log(ctx);
 	argc--;
 	argv++;
 	optind = 0;
@@ -288,7 +326,7 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return print_list(ctx, "afs", p.flags);
 		r = nfskeys_cred_clear_all(ctx, "afs", p.flags);
 		if (r < 0)
-			return tool_error("afs clearall: %s", strerror(-r));
+			return lib_error("afs clearall", NULL, r);
 		printf("removed %d token%s\n", r, r == 1 ? "" : "s");
 		return EXIT_OK;
 	}
@@ -299,7 +337,7 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		}
 		r = nfskeys_cred_clear(ctx, "afs", &p);
 		if (r < 0)
-			return tool_error("afs clear %s: %s", p.target, strerror(-r));
+			return lib_error("afs clear", p.target, r);
 		return EXIT_OK;
 	}
 	if (!streq(verb, "login")) {
@@ -314,7 +352,7 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 
 		r = nfskeys_cred_build(ctx, "afs", &p, &payload, &info);
 		if (r < 0)
-			return tool_error("afs login: %s", strerror(-r));
+			return lib_error("afs login", NULL, r);
 		b = nfskeys_secret_data(payload);
 		printf("# type %s description %s principal %s\n", info.type, info.description,
 		       info.principal);
@@ -327,11 +365,11 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	r = nfskeys_cred_add(ctx, "afs", &p);
 	if (r == -EEXIST)
 		r = nfskeys_cred_update(ctx, "afs", &p);
-	if (r == -ENODEV)
-		return tool_error("afs login: kernel lacks the rxrpc key type (load the kafs / "
-				  "af_rxrpc module)");
+	if (r == -ENODEV && !logged_error)
+		return tool_error("kernel lacks the rxrpc key type (load the kafs / af_rxrpc "
+				  "module)");
 	if (r < 0)
-		return tool_error("afs login: %s", strerror(-r));
+		return lib_error("afs login", NULL, r);
 	r = nfskeys_cred_find(ctx, "afs", &p, &info);
 	if (r == 0)
 		printf("token %s added (serial %d)\n", info.description, info.serial);
@@ -385,6 +423,7 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	verb = argv[1];
+	use_cred_log(ctx);
 	argc--;
 	argv++;
 	optind = 0;
@@ -421,17 +460,17 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		r = nfskeys_cred_add(ctx, "nfs", &p);
 		nfskeys_secret_free(pw);
 		if (r < 0)
-			return tool_error("nfs login: %s", strerror(-r));
+			return lib_error("nfs login", NULL, r);
 		if (nfskeys_cred_find(ctx, "nfs", &p, &info) == 0)
 			print_nfs_status(&info);
 		return EXIT_OK;
 	}
 	if (streq(verb, "status")) {
 		r = nfskeys_cred_find(ctx, "nfs", &p, &info);
-		if (r == -ENOKEY)
+		if (r == -ENOKEY && !logged_error)
 			return tool_error("no NFS credentials (run 'nfskeys nfs login')");
 		if (r < 0)
-			return tool_error("nfs status: %s", strerror(-r));
+			return lib_error("nfs status", NULL, r);
 		print_nfs_status(&info);
 		if (info.expiry > 0 && info.expiry <= (int64_t)time(NULL))
 			return tool_error("the credentials have expired");
@@ -440,16 +479,16 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (streq(verb, "renew")) {
 		r = nfskeys_cred_renew(ctx, "nfs", &p, &info);
 		if (r < 0)
-			return tool_error("nfs renew: %s", strerror(-r));
+			return lib_error("nfs renew", NULL, r);
 		print_nfs_status(&info);
 		return EXIT_OK;
 	}
 	if (streq(verb, "logout")) {
 		r = nfskeys_cred_clear(ctx, "nfs", &p);
-		if (r == -ENOKEY)
+		if (r == -ENOKEY && !logged_error)
 			return tool_error("no NFS credentials to remove");
 		if (r < 0)
-			return tool_error("nfs logout: %s", strerror(-r));
+			return lib_error("nfs logout", NULL, r);
 		return EXIT_OK;
 	}
 	tool_error("unknown nfs command '%s'", verb);
