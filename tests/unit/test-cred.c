@@ -49,7 +49,7 @@ static int setup(void **state)
 /* Every credential plugin built loads through plugin_load() with the right kind. */
 static void test_plugins_load(void **state)
 {
-	static const char *const fs[] = { "cifs", "afs" };
+	static const char *const fs[] = { "cifs", "afs", "nfs" };
 	struct nfskeys_ctx *ctx = new_ctx();
 
 	for (size_t i = 0; i < ARRAY_SIZE(fs); i++) {
