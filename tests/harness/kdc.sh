@@ -1,6 +1,6 @@
 # A throwaway MIT Kerberos realm for tests: a KDC on a free loopback port with its own
 # database, configuration and credential cache under $T_TMP, stopped at exit.
-# Source it after lib.sh:
+# Source it after lib.sh (it uses T_TMP, t_on_exit, t_free_port, t_wait_for, skip_all):
 #     . "$top_srcdir/tests/harness/lib.sh"
 #     . "$top_srcdir/tests/harness/kdc.sh"
 #     kdc_start                         # or: kdc_start EXAMPLE.TEST
