@@ -2,7 +2,7 @@
 # nfskeys cifs: the command line over the real session keyring (run-test gives this
 # script its own): add/update/clear/clearall/list, exit codes and the error messages.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 20
+plan 22
 
 # run EXPECTED_RC DESCRIPTION PASSWORD ARGS...: run nfskeys cifs with PASSWORD on stdin;
 # output in $out.
@@ -35,3 +35,11 @@ run 2 "bad timeout is a usage error" 'pw' add -u bob ::1 -t soon
 run 0 "clear the host" '' clear 127.0.0.1
 run 0 "clearall removes the rest" '' clearall
 run 1 "clearall with nothing left fails" '' clearall
+
+# The user's default session keyring (no pam_keyinit) is shared: say so.
+err=$(printf 'pw\n' | keyctl session "_uid_ses.$(id -u)" "$NFSKEYS" cifs add -u alice --domain "NFSKEYS-WARN-$$" 2>&1)
+check_contains "warns when the session keyring is the user's default one" "shared by all your sessions" "$err"
+keyctl session "_uid_ses.$(id -u)" "$NFSKEYS" cifs clear --domain "NFSKEYS-WARN-$$" >/dev/null 2>&1
+err=$(printf 'pw\n' | "$NFSKEYS" cifs add -u alice --domain "NFSKEYS-NOWARN-$$" 2>&1)
+case "$err" in *shared*) not_ok "no warning with a private session keyring"; diag "$err" ;;
+*) ok "no warning with a private session keyring" ;; esac

@@ -245,6 +245,60 @@ static void test_cifs_validation(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* AFS through the API, no KDC needed for the error paths. */
+static void test_afs_errors(void **state)
+{
+	struct nfskeys_ctx *ctx = new_ctx();
+	struct nfskeys_cred_params p = { .target = "example.org" };
+	struct nfskeys_cred_info info;
+	struct nfskeys_secret *payload = NULL;
+
+	setenv("KRB5_CONFIG", "/dev/null", 1);
+	setenv("KRB5CCNAME", "FILE:/nonexistent/nfskeys-test-ccache", 1);
+	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -ENOKEY);
+	assert_non_null(strstr(last_log, "no Kerberos credentials"));
+	assert_int_equal(nfskeys_cred_add(ctx, "afs", &p), -ENOKEY);
+	assert_int_equal(nfskeys_cred_find(ctx, "afs", &p, &info), -ENOKEY);
+	assert_int_equal(nfskeys_cred_clear(ctx, "afs", &p), -ENOKEY);
+	assert_int_equal(nfskeys_cred_renew(ctx, "afs", &p, &info), -EOPNOTSUPP);
+	p.target = "bad/cell";
+	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -EINVAL);
+	assert_non_null(strstr(last_log, "contains '/'"));
+	assert_int_equal(nfskeys_cred_find(ctx, "afs", &p, &info), -EINVAL);
+	p.target = NULL; /* no cell and no default realm */
+	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -EINVAL);
+	assert_non_null(strstr(last_log, "no default Kerberos realm"));
+	assert_null(payload);
+	unsetenv("KRB5_CONFIG");
+	unsetenv("KRB5CCNAME");
+	nfskeys_ctx_unref(ctx);
+}
+
+/* NFS through the API: the error paths that need no KDC. */
+static void test_nfs_errors(void **state)
+{
+	struct nfskeys_ctx *ctx = new_ctx();
+	struct nfskeys_cred_params p = { .ccache = "FILE:/nonexistent/nfskeys-test-ccache" };
+	struct nfskeys_cred_info info;
+	struct nfskeys_secret *payload = NULL;
+
+	setenv("KRB5_CONFIG", "/dev/null", 1);
+	assert_int_equal(nfskeys_cred_find(ctx, "nfs", &p, &info), -ENOKEY);
+	assert_int_equal(nfskeys_cred_clear(ctx, "nfs", &p), -ENOKEY);
+	assert_int_equal(nfskeys_cred_renew(ctx, "nfs", &p, &info), -ENOKEY);
+	assert_non_null(strstr(last_log, "no credentials"));
+	assert_int_equal(nfskeys_cred_add(ctx, "nfs", &p), -EINVAL);
+	assert_non_null(strstr(last_log, "no password and no keytab"));
+	p.keytab = "/nonexistent/nfskeys-test.keytab";
+	assert_int_equal(nfskeys_cred_add(ctx, "nfs", &p), -ENOENT);
+	assert_non_null(strstr(last_log, "cannot read keytab"));
+	assert_int_equal(nfskeys_cred_build(ctx, "nfs", &p, &payload, &info), -EOPNOTSUPP);
+	p.ccache = "NOSUCHTYPE:x";
+	assert_true(nfskeys_cred_find(ctx, "nfs", &p, &info) < 0);
+	unsetenv("KRB5_CONFIG");
+	nfskeys_ctx_unref(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +307,8 @@ int main(void)
 		cmocka_unit_test_setup(test_cifs_cycle, setup),
 		cmocka_unit_test_setup(test_cifs_timeout_and_user_keyring, setup),
 		cmocka_unit_test_setup(test_cifs_validation, setup),
+		cmocka_unit_test(test_afs_errors),
+		cmocka_unit_test(test_nfs_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
