@@ -120,9 +120,10 @@ static int cred_prepare(struct nfskeys_ctx *ctx, const char *fs,
 			log_err(ctx, "no session keyring (see pam_keyinit(8))");
 			return r;
 		}
+		/* Callers warn their users (see nfskeys_cred_check_session()). */
 		if (r == 1)
-			log_warning(ctx, "the session keyring is the user's default one, shared "
-				    "by all sessions of the user");
+			log_debug(ctx, "the session keyring is the user's default one, shared "
+				  "by all sessions of the user");
 	}
 	return 0;
 }
@@ -296,8 +297,13 @@ static int fs_names(const char *fs, char ***ret, size_t *ret_count)
 		return 0;
 	}
 	r = plugin_list(NFSKEYS_PLUGIN_CRED, &names, &n);
+	if (r == -ENOENT) { /* no plugin directory: no credentials of any kind */
+		*ret = NULL;
+		*ret_count = 0;
+		return 0;
+	}
 	if (r < 0)
-		return r == -ENOENT ? (*ret = NULL, *ret_count = 0, 0) : r;
+		return r;
 	for (size_t i = 0; i < n; i++) {
 		if (!startswith(names[i], NFSKEYS_CRED_PLUGIN_PREFIX) ||
 		    !fs_name_valid(names[i] + strlen(NFSKEYS_CRED_PLUGIN_PREFIX))) {
