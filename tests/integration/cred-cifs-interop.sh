@@ -11,7 +11,7 @@ command -v setsid >/dev/null 2>&1 || skip_all "setsid not available"
 # The ASan runtime must come first in the library list; the shim is built without
 # sanitizers, so tell ASan not to insist on that order.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-plan 13
+plan 15
 
 # run_tool LOG PASSWORD CMD...: run CMD in a new session keyring, without a controlling
 # terminal (so both tools read the password from standard input), recording key calls;
@@ -49,6 +49,7 @@ compare "IPv4 address" 'Secr3t pass' -u alice 127.0.0.1
 compare "IPv6 loopback" 'x' -u bob ::1
 compare "IPv6 uncompressed literal" 'p:a;ss w0rd' -u carol 2001:0db8:0000:0000:0000:0000:0000:0001
 compare "host name" 'hostpw' -u dave localhost
+compare "IPv6 link-local with scope" 'scoped' -u gina fe80::1%lo
 compare "domain, case kept" 'dompw' -u erin -d Example.COM
 
 # The recorded call itself, decoded: logon, cifs:a:2001:db8::1, "carol:p:a;ss w0rd\0", -3.
