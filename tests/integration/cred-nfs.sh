@@ -5,7 +5,7 @@
 # wrong password, an unknown principal and an unreachable KDC within a bounded time.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/kdc.sh"
-plan 29
+plan 31
 
 kdc_start NFSKEYS.TEST
 kdc_addprinc alice 'alice-Pw-7'
@@ -87,3 +87,11 @@ check_eq "login into the default cache" 0 $?
 check_contains "... which is KEYRING:persistent:<uid>" "KEYRING:persistent:$(id -u)" "$(status_field cache)"
 "$NFSKEYS" nfs logout >/dev/null 2>&1
 check_eq "logout from the default cache" 0 $?
+
+# the systemd user units that run renew
+svc="$top_builddir/data/nfskeys-nfs-renew.service"
+check "renew service runs the installed nfskeys (@bindir@ substituted)" \
+	grep -qE '^ExecStart=/[^@ ]*/nfskeys nfs renew$' "$svc"
+check "renew timer repeats hourly and is installable" sh -c \
+	"grep -q '^OnUnitActiveSec=1h' '$top_srcdir/data/nfskeys-nfs-renew.timer' &&
+	 grep -q '^WantedBy=timers.target' '$top_srcdir/data/nfskeys-nfs-renew.timer'"
