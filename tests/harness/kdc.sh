@@ -23,7 +23,8 @@
 #                               enctype of service tickets), e.g. "aes128-cts-hmac-sha1-96"
 #   KDC_MAX_LIFE / KDC_MAX_RENEW  ticket and renewable lifetimes (default 10h / 7d)
 #   KDC_SUPPORTED_ENCTYPES      key enctypes made for new principals
-# Clients get short timeouts and no DNS, so a test against a dead KDC fails fast.
+# Clients get no DNS, one retry and request_timeout = 5 (seconds, MIT >= 1.20), so a
+# test against a dead or unreachable KDC fails within a bounded time.
 
 kdc_start() {
 	for t in krb5kdc kdb5_util kadmin.local kinit; do
@@ -59,6 +60,7 @@ EOC
 	rdns = false
 	ignore_acceptor_hostname = true
 	max_retries = 1
+	request_timeout = 5
 ${KDC_TGS_ENCTYPES:+	default_tgs_enctypes = $KDC_TGS_ENCTYPES}
 [realms]
 	$KDC_REALM = {
