@@ -105,12 +105,13 @@ static bool parse_uint(const char *s, unsigned *ret)
 
 static void cifs_usage(FILE *f)
 {
-	fprintf(f, "Usage: nfskeys cifs add|update|clear HOST|--domain DOMAIN [-u USER] [-t TIMEOUT]\n"
+	fprintf(f, "Usage: nfskeys cifs add|update HOST|--domain DOMAIN [-u USER] [-t TIMEOUT]\n"
+		   "       nfskeys cifs clear HOST|--domain DOMAIN\n"
 		   "       nfskeys cifs clearall|list\n"
 		   "\n"
-		   "Keep CIFS/SMB user names and passwords for multiuser mounts in the session\n"
-		   "keyring, in the format cifscreds uses.  The password is read from the terminal\n"
-		   "without echo, or from standard input.\n"
+		   "Keep CIFS/SMB user names and passwords for multiuser mounts in the\n"
+		   "session keyring, in the format cifscreds uses.  The password is read\n"
+		   "from the terminal without echo, or from standard input.\n"
 		   "\n"
 		   "  -d, --domain DOMAIN  credentials for a domain instead of a host\n"
 		   "  -u, --user USER      user name (default: the caller's login name)\n"

@@ -200,6 +200,10 @@ static int acquire(struct nfskeys_ctx *ctx, struct k5 *k, const struct nfskeys_c
 	krb5_creds creds;
 	krb5_error_code e;
 	char *name = NULL, what[512];
+	/* NUL-terminated: secret buffers keep a NUL after their length */
+	const char *password = p->password
+				       ? nfskeys_secret_data((struct nfskeys_secret *)p->password)
+				       : NULL;
 	int r;
 
 	memset(&creds, 0, sizeof(creds));
@@ -229,10 +233,8 @@ static int acquire(struct nfskeys_ctx *ctx, struct k5 *k, const struct nfskeys_c
 	if (kt)
 		e = krb5_get_init_creds_keytab(k->ctx, &creds, client, kt, 0, NULL, opt);
 	else
-		e = krb5_get_init_creds_password(
-			k->ctx, &creds, client,
-			(const char *)nfskeys_secret_data((struct nfskeys_secret *)p->password), NULL,
-			NULL, 0, NULL, opt);
+		e = krb5_get_init_creds_password(k->ctx, &creds, client, password, NULL, NULL, 0,
+						 NULL, opt);
 	if (e) {
 		snprintf(what, sizeof(what), "cannot get a ticket for %s", name ? name : "?");
 		r = k5_fail(ctx, k, e, what);
