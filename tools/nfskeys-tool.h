@@ -22,6 +22,9 @@ enum {
 
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- credential commands -- */
+int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- end credential commands -- */
 /* -- idmap commands -- */
 /* -- end idmap commands -- */

@@ -14,6 +14,9 @@ static const struct nfskeys_cmd commands[] = {
 	{ "version", cmd_version, "Show the version", true },
 	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings" },
 	/* -- credential commands -- */
+	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear, clearall, list" },
+	{ "afs", cmd_afs, "AFS tokens: login, list, clear" },
+	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
 	/* -- end credential commands -- */
 	/* -- idmap commands -- */
 	/* -- end idmap commands -- */

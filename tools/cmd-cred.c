@@ -1,0 +1,498 @@
+/* nfskeys cifs|afs|nfs: the credential commands, thin front ends over nfskeys_cred_*().
+ * Passwords are read here (terminal without echo, else standard input), never taken
+ * from the command line, and live only in secret buffers. */
+#include <getopt.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "nfskeys-tool.h"
+
+#define PASSWORD_READ_MAX 4096
+
+/* The library names the problem when it logs an error; then the command adds nothing. */
+static bool logged_error;
+
+static void cred_log(void *userdata, int priority, const char *file, int line, const char *fn,
+		     const char *format, va_list args)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "error",
+					     "warning", "notice", "info", "debug" };
+
+	fputs("nfskeys: ", stderr);
+	if (priority != LOG_ERR)
+		fprintf(stderr, "%s: ", names[priority & 7]);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+	if (priority <= LOG_ERR)
+		logged_error = true;
+}
+
+static void use_cred_log(struct nfskeys_ctx *ctx)
+{
+	logged_error = false;
+	nfskeys_ctx_set_log_fn(ctx, cred_log, NULL);
+}
+
+/* Report a failed library call unless the library already said why. */
+static int lib_error(const char *what, const char *target, int r)
+{
+	if (logged_error)
+		return EXIT_FAIL;
+	if (target)
+		return tool_error("%s %s: %s", what, target, strerror(-r));
+	return tool_error("%s: %s", what, strerror(-r));
+}
+
+static void format_time(int64_t t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0)
+		snprintf(buf, size, "never");
+	else
+		strftime(buf, size, "%Y-%m-%d %H:%M:%S", localtime_r(&tt, &tm));
+}
+
+static int read_password(const char *prompt, struct nfskeys_secret **ret)
+{
+	int r = nfskeys_secret_read_password(STDIN_FILENO, prompt, PASSWORD_READ_MAX, ret);
+
+	if (r == -ENODATA)
+		return tool_error("empty password"), -EINVAL;
+	if (r == -EMSGSIZE)
+		return tool_error("password longer than %d bytes", PASSWORD_READ_MAX), -EINVAL;
+	if (r < 0)
+		return tool_error("cannot read the password: %s", strerror(-r)), r;
+	return 0;
+}
+
+static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
+{
+	_cleanup_free_ struct nfskeys_cred_info *v = NULL;
+	size_t n = 0;
+	int r = nfskeys_cred_list(ctx, fs, flags, &v, &n);
+
+	if (r < 0)
+		return lib_error("list", fs, r);
+	for (size_t i = 0; i < n; i++) {
+		char exp[64];
+		format_time(v[i].expiry, exp, sizeof(exp));
+		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, v[i].description,
+		       exp, v[i].principal[0] ? "  " : "", v[i].principal);
+	}
+	return EXIT_OK;
+}
+
+static bool parse_uint(const char *s, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > UINT32_MAX)
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+/* ------------------------------------------------------------------- cifs */
+
+static void cifs_usage(FILE *f)
+{
+	fprintf(f, "Usage: nfskeys cifs add|update HOST|--domain DOMAIN [-u USER] [-t TIMEOUT]\n"
+		   "       nfskeys cifs clear HOST|--domain DOMAIN\n"
+		   "       nfskeys cifs clearall|list\n"
+		   "\n"
+		   "Keep CIFS/SMB user names and passwords for multiuser mounts in the\n"
+		   "session keyring, in the format cifscreds uses.  The password is read\n"
+		   "from the terminal without echo, or from standard input.\n"
+		   "\n"
+		   "  -d, --domain DOMAIN  credentials for a domain instead of a host\n"
+		   "  -u, --user USER      user name (default: the caller's login name)\n"
+		   "  -t, --timeout SECS   remove the keys after SECS seconds\n"
+		   "      --user-keyring   use the user keyring instead of the session keyring\n"
+		   "  -h, --help           show this help\n");
+}
+
+int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "domain", required_argument, NULL, 'd' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "username", required_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "user-keyring", no_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct nfskeys_cred_params p = { 0 };
+	struct nfskeys_secret *pw = NULL;
+	struct nfskeys_cred_info info;
+	const char *verb, *domain = NULL;
+	int c, r;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		cifs_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	verb = argv[1];
+	use_cred_log(ctx);
+	argc--;
+	argv++;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "d:u:t:h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'd':
+			domain = optarg;
+			break;
+		case 'u':
+			p.user = optarg;
+			break;
+		case 't':
+			if (!parse_uint(optarg, &p.timeout)) {
+				tool_error("invalid timeout '%s' (seconds, > 0)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'U':
+			p.flags |= NFSKEYS_CRED_USER_KEYRING;
+			break;
+		case 'h':
+			cifs_usage(stdout);
+			return EXIT_OK;
+		default:
+			cifs_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (streq(verb, "list") || streq(verb, "clearall")) {
+		if (optind < argc || domain || p.user || p.timeout) {
+			tool_error("cifs %s takes no host, domain, user or timeout", verb);
+			return EXIT_USAGE;
+		}
+		if (streq(verb, "list"))
+			return print_list(ctx, "cifs", p.flags);
+		r = nfskeys_cred_clear_all(ctx, "cifs", p.flags);
+		if (r < 0)
+			return lib_error("cifs clearall", NULL, r);
+		if (r == 0)
+			return tool_error("no CIFS credentials to clear");
+		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	if (!streq(verb, "add") && !streq(verb, "update") && !streq(verb, "clear")) {
+		tool_error("unknown cifs command '%s'", verb);
+		cifs_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (p.timeout && !streq(verb, "add")) {
+		tool_error("-t/--timeout is only for cifs add");
+		return EXIT_USAGE;
+	}
+	if (domain) {
+		if (optind < argc) {
+			tool_error("give either a host or --domain, not both");
+			return EXIT_USAGE;
+		}
+		p.target = domain;
+		p.flags |= NFSKEYS_CRED_DOMAIN;
+	} else if (optind + 1 == argc) {
+		p.target = argv[optind];
+	} else {
+		tool_error("cifs %s needs one HOST or --domain DOMAIN", verb);
+		return EXIT_USAGE;
+	}
+
+	if (streq(verb, "clear")) {
+		r = nfskeys_cred_clear(ctx, "cifs", &p);
+		if (r < 0)
+			return lib_error("cifs clear", p.target, r);
+		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+
+	if (!p.user) {
+		struct passwd *pwd = getpwuid(getuid());
+		if (!pwd)
+			return tool_error("cannot find the user name of uid %u; use -u",
+					  (unsigned)getuid());
+		p.user = pwd->pw_name;
+	}
+	r = nfskeys_cred_check_session(ctx);
+	if (r == -ENOKEY && !(p.flags & NFSKEYS_CRED_USER_KEYRING))
+		return tool_error("no session keyring (see pam_keyinit(8))");
+	if (r == 1 && !(p.flags & NFSKEYS_CRED_USER_KEYRING))
+		fprintf(stderr, "nfskeys: warning: the session keyring is your default one, "
+				"shared by all your sessions (see pam_keyinit(8))\n");
+
+	/* Say "exists" / "missing" before asking for a password, as cifscreds does. */
+	r = nfskeys_cred_find(ctx, "cifs", &p, &info);
+	if (r < 0 && r != -ENOKEY)
+		return lib_error(verb, p.target, r);
+	if (streq(verb, "add") && r == 0)
+		return tool_error("credentials for %s already exist (%s); use 'nfskeys cifs "
+				  "update'", p.target, info.description);
+	if (streq(verb, "update") && r == -ENOKEY)
+		return tool_error("no credentials for %s; use 'nfskeys cifs add'", p.target);
+
+	if (read_password("Password: ", &pw) < 0)
+		return EXIT_FAIL;
+	p.password = pw;
+	r = streq(verb, "add") ? nfskeys_cred_add(ctx, "cifs", &p)
+			       : nfskeys_cred_update(ctx, "cifs", &p);
+	nfskeys_secret_free(pw);
+	if (r < 0)
+		return lib_error(verb, p.target, r);
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------- afs */
+
+static void afs_usage(FILE *f)
+{
+	fprintf(f, "Usage: nfskeys afs login [CELL] [-k REALM] [--print]\n"
+		   "       nfskeys afs list|clearall\n"
+		   "       nfskeys afs clear CELL\n"
+		   "\n"
+		   "Turn the Kerberos ticket for afs/CELL@REALM from the default credential cache\n"
+		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
+		   "\n"
+		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
+		   "  -p, --print         write the token payload in hex instead of adding it\n"
+		   "      --user-keyring  use the user keyring instead of the session keyring\n"
+		   "  -h, --help          show this help\n");
+}
+
+int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "realm", required_argument, NULL, 'k' },
+		{ "print", no_argument, NULL, 'p' },
+		{ "user-keyring", no_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct nfskeys_cred_params p = { 0 };
+	struct nfskeys_cred_info info;
+	bool print = false;
+	const char *verb;
+	int c, r;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		afs_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	verb = argv[1];
+	use_cred_log(ctx);
+	argc--;
+	argv++;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "k:ph", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'k':
+			p.realm = optarg;
+			break;
+		case 'p':
+			print = true;
+			break;
+		case 'U':
+			p.flags |= NFSKEYS_CRED_USER_KEYRING;
+			break;
+		case 'h':
+			afs_usage(stdout);
+			return EXIT_OK;
+		default:
+			afs_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 < argc) {
+		tool_error("afs %s takes at most one cell", verb);
+		return EXIT_USAGE;
+	}
+	p.target = optind < argc ? argv[optind] : NULL;
+
+	if (streq(verb, "list") || streq(verb, "clearall")) {
+		if (p.target || print || p.realm) {
+			tool_error("afs %s takes no arguments", verb);
+			return EXIT_USAGE;
+		}
+		if (streq(verb, "list"))
+			return print_list(ctx, "afs", p.flags);
+		r = nfskeys_cred_clear_all(ctx, "afs", p.flags);
+		if (r < 0)
+			return lib_error("afs clearall", NULL, r);
+		printf("removed %d token%s\n", r, r == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	if (streq(verb, "clear")) {
+		if (!p.target) {
+			tool_error("afs clear needs a CELL");
+			return EXIT_USAGE;
+		}
+		r = nfskeys_cred_clear(ctx, "afs", &p);
+		if (r < 0)
+			return lib_error("afs clear", p.target, r);
+		return EXIT_OK;
+	}
+	if (!streq(verb, "login")) {
+		tool_error("unknown afs command '%s'", verb);
+		afs_usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	if (print) {
+		struct nfskeys_secret *payload = NULL;
+		const unsigned char *b;
+
+		r = nfskeys_cred_build(ctx, "afs", &p, &payload, &info);
+		if (r < 0)
+			return lib_error("afs login", NULL, r);
+		b = nfskeys_secret_data(payload);
+		printf("# type %s description %s principal %s\n", info.type, info.description,
+		       info.principal);
+		for (size_t i = 0; i < nfskeys_secret_len(payload); i++)
+			printf("%02x", b[i]);
+		putchar('\n');
+		nfskeys_secret_free(payload);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+	}
+	r = nfskeys_cred_add(ctx, "afs", &p);
+	if (r == -EEXIST)
+		r = nfskeys_cred_update(ctx, "afs", &p);
+	if (r == -ENODEV && !logged_error)
+		return tool_error("kernel lacks the rxrpc key type (load the kafs / af_rxrpc "
+				  "module)");
+	if (r < 0)
+		return lib_error("afs login", NULL, r);
+	r = nfskeys_cred_find(ctx, "afs", &p, &info);
+	if (r == 0)
+		printf("token %s added (serial %d)\n", info.description, info.serial);
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------- nfs */
+
+static void nfs_usage(FILE *f)
+{
+	fprintf(f, "Usage: nfskeys nfs login [-p PRINCIPAL] [-k KEYTAB] [-c CCACHE]\n"
+		   "       nfskeys nfs status|logout [-c CCACHE]\n"
+		   "       nfskeys nfs renew [-k KEYTAB] [-p PRINCIPAL] [-c CCACHE]\n"
+		   "\n"
+		   "Keep Kerberos credentials for NFS (rpc.gssd) in KEYRING:persistent:<uid>.\n"
+		   "The password is read from the terminal without echo, or standard input.\n"
+		   "\n"
+		   "  -p, --principal NAME  client principal (default: your user name)\n"
+		   "  -k, --keytab FILE     get the ticket with this keytab instead of a password\n"
+		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n"
+		   "  -h, --help            show this help\n");
+}
+
+static void print_nfs_status(const struct nfskeys_cred_info *info)
+{
+	char exp[64], ren[64];
+
+	format_time(info->expiry, exp, sizeof(exp));
+	format_time(info->renew_until, ren, sizeof(ren));
+	printf("principal: %s\ncache:     %s\nexpires:   %s\nrenewable: %s\n", info->principal,
+	       info->description, exp, info->renew_until ? ren : "no");
+}
+
+int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "principal", required_argument, NULL, 'p' },
+		{ "keytab", required_argument, NULL, 'k' },
+		{ "ccache", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct nfskeys_cred_params p = { 0 };
+	struct nfskeys_secret *pw = NULL;
+	struct nfskeys_cred_info info;
+	const char *verb;
+	int c, r;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		nfs_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	verb = argv[1];
+	use_cred_log(ctx);
+	argc--;
+	argv++;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:k:c:h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'p':
+			p.user = optarg;
+			break;
+		case 'k':
+			p.keytab = optarg;
+			break;
+		case 'c':
+			p.ccache = optarg;
+			break;
+		case 'h':
+			nfs_usage(stdout);
+			return EXIT_OK;
+		default:
+			nfs_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		tool_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	if (streq(verb, "login")) {
+		if (!p.keytab) {
+			if (read_password("Password: ", &pw) < 0)
+				return EXIT_FAIL;
+			p.password = pw;
+		}
+		r = nfskeys_cred_add(ctx, "nfs", &p);
+		nfskeys_secret_free(pw);
+		if (r < 0)
+			return lib_error("nfs login", NULL, r);
+		if (nfskeys_cred_find(ctx, "nfs", &p, &info) == 0)
+			print_nfs_status(&info);
+		return EXIT_OK;
+	}
+	if (streq(verb, "status")) {
+		r = nfskeys_cred_find(ctx, "nfs", &p, &info);
+		if (r == -ENOKEY && !logged_error)
+			return tool_error("no NFS credentials (run 'nfskeys nfs login')");
+		if (r < 0)
+			return lib_error("nfs status", NULL, r);
+		print_nfs_status(&info);
+		if (info.expiry > 0 && info.expiry <= (int64_t)time(NULL))
+			return tool_error("the credentials have expired");
+		return EXIT_OK;
+	}
+	if (streq(verb, "renew")) {
+		r = nfskeys_cred_renew(ctx, "nfs", &p, &info);
+		if (r < 0)
+			return lib_error("nfs renew", NULL, r);
+		print_nfs_status(&info);
+		return EXIT_OK;
+	}
+	if (streq(verb, "logout")) {
+		r = nfskeys_cred_clear(ctx, "nfs", &p);
+		if (r == -ENOKEY && !logged_error)
+			return tool_error("no NFS credentials to remove");
+		if (r < 0)
+			return lib_error("nfs logout", NULL, r);
+		return EXIT_OK;
+	}
+	tool_error("unknown nfs command '%s'", verb);
+	nfs_usage(stderr);
+	return EXIT_USAGE;
+}
