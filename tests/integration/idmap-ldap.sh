@@ -43,32 +43,47 @@ Timeout = 2
 Search-Timeout = 2
 Backoff-Max = 2
 CONF
-q() { printf '%s\n' "$@" | "$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap query 2>/dev/null; }
 field() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p" | tr -d '"'; }
 
+# All the plain lookups go through one engine in one run; answer N is line N.
+cat >"$T_TMP/requests" <<'REQ'
+name-to-uid user0@ldap.test
+name-to-uid user149@LDAP.TEST
+name-to-uid user5@ldap.test
+name-to-uid Alice.Smith@partner.example
+uid-to-name 30001
+uid-to-name 10007
+group-to-gid eng@ldap.test
+gid-to-group 20002
+principal-to-ids alice@LDAP.TEST
+principal-to-ids alice@EVIL.TEST
+name-to-uid user0@other.test
+name-to-uid star*man@ldap.test
+name-to-uid user*@ldap.test
+name-to-uid x)(uid=*@ldap.test
+uid-to-name 99999
+REQ
+"$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap query <"$T_TMP/requests" >"$T_TMP/answers" 2>"$T_TMP/query.err"
+a() { sed -n "${1}p" "$T_TMP/answers"; }
+enoent="No such file or directory"
+
 plan 22
-check_eq "user0@ldap.test -> 10000" 10000 "$(q 'name-to-uid user0@ldap.test' | field id)"
-check_eq "user149@LDAP.TEST -> 10149 (domain case-insensitive)" 10149 "$(q 'name-to-uid user149@LDAP.TEST' | field id)"
-check_eq "answer names the ldap backend" ldap "$(q 'name-to-uid user5@ldap.test' | field backend)"
-check_eq "NFSv4 name attribute maps a foreign-domain name" 30001 \
-	"$(q 'name-to-uid Alice.Smith@partner.example' | field id)"
-check_eq "uid -> name uses the NFSv4 name attribute" "Alice.Smith@partner.example" \
-	"$(q 'uid-to-name 30001' | field name)"
-check_eq "uid -> name@domain otherwise" "user7@ldap.test" "$(q 'uid-to-name 10007' | field name)"
-check_eq "group eng -> 20001" 20001 "$(q 'group-to-gid eng@ldap.test' | field id)"
-check_eq "gid 20002 -> ops@ldap.test" "ops@ldap.test" "$(q 'gid-to-group 20002' | field name)"
+check_eq "user0@ldap.test -> 10000" 10000 "$(a 1 | field id)"
+check_eq "user149@LDAP.TEST -> 10149 (domain case-insensitive)" 10149 "$(a 2 | field id)"
+check_eq "answer names the ldap backend" ldap "$(a 3 | field backend)"
+check_eq "NFSv4 name attribute maps a foreign-domain name" 30001 "$(a 4 | field id)"
+check_eq "uid -> name uses the NFSv4 name attribute" "Alice.Smith@partner.example" "$(a 5 | field name)"
+check_eq "uid -> name@domain otherwise" "user7@ldap.test" "$(a 6 | field name)"
+check_eq "group eng -> 20001" 20001 "$(a 7 | field id)"
+check_eq "gid 20002 -> ops@ldap.test" "ops@ldap.test" "$(a 8 | field name)"
 check_eq "principal alice@LDAP.TEST -> groups" "[20000,20001,20002]" \
-	"$(q 'principal-to-ids alice@LDAP.TEST' | sed -n 's/.*"groups":\(\[[^]]*\]\).*/\1/p')"
-check_eq "principal of a foreign realm is refused" "No such file or directory" \
-	"$(q 'principal-to-ids alice@EVIL.TEST' | field error)"
-check_eq "a foreign domain does not match uid" "No such file or directory" \
-	"$(q 'name-to-uid user0@other.test' | field error)"
-check_eq "filter metacharacters are matched literally" 30002 "$(q 'name-to-uid star*man@ldap.test' | field id)"
-check_eq "a wildcard does not match other entries" "No such file or directory" \
-	"$(q 'name-to-uid user*@ldap.test' | field error)"
-check_eq "an injected filter does not match" "No such file or directory" \
-	"$(q 'name-to-uid x)(uid=*@ldap.test' | field error)"
-check_eq "unknown uid" "No such file or directory" "$(q 'uid-to-name 99999' | field error)"
+	"$(a 9 | sed -n 's/.*"groups":\(\[[^]]*\]\).*/\1/p')"
+check_eq "principal of a foreign realm is refused" "$enoent" "$(a 10 | field error)"
+check_eq "a foreign domain does not match uid" "$enoent" "$(a 11 | field error)"
+check_eq "filter metacharacters are matched literally" 30002 "$(a 12 | field id)"
+check_eq "a wildcard does not match other entries" "$enoent" "$(a 13 | field error)"
+check_eq "an injected filter does not match" "$enoent" "$(a 14 | field error)"
+check_eq "unknown uid" "$enoent" "$(a 15 | field error)"
 
 # One long-lived engine while the server goes away and comes back.
 mkfifo "$T_TMP/in"
@@ -84,7 +99,7 @@ ask() { # KIND KEY -> the answer line, waiting for it
 }
 check_eq "connected engine answers" 10001 "$(ask name-to-uid user1@ldap.test | field id)"
 
-t_slapd_stop
+t_slapd_kill
 start=$(date +%s)
 a=$(ask name-to-uid user2@ldap.test)
 elapsed=$(($(date +%s) - start))
