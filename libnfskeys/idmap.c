@@ -520,11 +520,10 @@ _public_ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idm
 	if (r < 0)
 		return r;
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
-		r = idmap_cache_get(st->cache, kind, key, &a);
-		if (r > 0) {
-			*ret = a;
+		/* the hot path: a hit is copied straight into ret (and only then written) */
+		r = idmap_cache_get(st->cache, kind, key, ret);
+		if (r > 0)
 			return 0;
-		}
 		if (r < 0)
 			goto fail;
 	}
