@@ -59,16 +59,31 @@ static uint32_t key_hash(unsigned kind, const char *key, size_t len)
 	return (uint32_t)h;
 }
 
-/* Copy the meaningful part of an answer (the name, groups and SID only as far as used). */
+/* Copy the meaningful part of an answer: groups, SID and name only when the kind uses
+ * them (the rest of *dst is left as it was, which the API documents as unspecified). */
 static void answer_copy(struct nfskeys_idmap_answer *dst, const struct nfskeys_idmap_answer *src)
 {
-	size_t nlen = strnlen(src->name, sizeof(src->name) - 1);
-
 	memcpy(dst, src, offsetof(struct nfskeys_idmap_answer, groups));
-	memcpy(dst->groups, src->groups, src->n_groups * sizeof(src->groups[0]));
-	dst->sid = src->sid;
-	memcpy(dst->name, src->name, nlen);
-	dst->name[nlen] = '\0';
+	switch (src->kind) {
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		memcpy(dst->groups, src->groups, src->n_groups * sizeof(src->groups[0]));
+		break;
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		dst->sid = src->sid; /* and its text, in name: */
+		__attribute__((fallthrough));
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP: {
+		size_t nlen = strnlen(src->name, sizeof(src->name) - 1);
+
+		memcpy(dst->name, src->name, nlen);
+		dst->name[nlen] = '\0';
+		break;
+	}
+	default:
+		dst->name[0] = '\0';
+		break;
+	}
 	memcpy(dst->backend, src->backend, sizeof(dst->backend));
 }
 
@@ -171,7 +186,7 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		c->stats.misses++;
 		remove_at(c, pp);
 	} else {
-		if (e->prev) {
+		if (e->prev && e->prev->prev) { /* leave the two most recent in place */
 			lru_unlink(c, e);
 			lru_push_front(c, e);
 		}
