@@ -363,6 +363,24 @@ static void test_zero_ttl_not_cached(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+static void test_expiry(void **state)
+{
+	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\n[Translation]\nMethod = nsswitch\n"
+					   "[Idmap]\nPositive-TTL = 1\n");
+	struct nfskeys_idmap_cache_stats st;
+	struct nfskeys_idmap_answer a;
+
+	assert_int_equal(nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root@example.org", &a), 0);
+	assert_int_equal(a.ttl, 1);
+	usleep(2100 * 1000); /* whole seconds on a coarse clock: at most 2 s */
+	assert_int_equal(nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root@example.org", &a), 0);
+	assert_false(a.flags & NFSKEYS_IDMAP_ANSWER_CACHED);
+	assert_int_equal(nfskeys_idmap_cache_stats(ctx, &st), 0);
+	assert_int_equal(st.expired, 1);
+	assert_int_equal(st.entries, 1);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_explain(void **state)
 {
 	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\nLocal-Realms = EXAMPLE.ORG\n"
@@ -469,6 +487,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_principal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_ttl_not_cached, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plugins_load, setup, teardown),
