@@ -27,6 +27,7 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- end credential commands -- */
 /* -- idmap commands -- */
+int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- end idmap commands -- */
 
 /* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */

@@ -19,6 +19,7 @@ static const struct nfskeys_cmd commands[] = {
 	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
 	/* -- end credential commands -- */
 	/* -- idmap commands -- */
+	{ "idmap", cmd_idmap, "ID mapping: lookup, reverse, sid, explain, flush, import-conf" },
 	/* -- end idmap commands -- */
 };
 
