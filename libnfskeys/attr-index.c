@@ -1,0 +1,692 @@
+/* The in-memory index of directory policies: per domain a trie of path components,
+ * held in flat arrays (nodes, one open-addressing table keyed by (parent, name), a name
+ * arena and an attribute arena) so that an effective lookup is a few hash probes per
+ * path component and never touches SQLite or allocates. */
+#include <limits.h>
+
+#include "attr-private.h"
+
+/* ---------------------------------------------------------------- layout */
+
+#define N_HASCHILD 0x1
+
+struct node {
+	uint32_t parent;
+	uint32_t name;	/* offset into names */
+	uint32_t attrs; /* offset into arena, 0 for none */
+	uint16_t namelen;
+	uint8_t flags;
+	uint8_t pad;
+};
+
+/* One attribute: key packs the typed key (low 8 bits, 255 for user.*), the LDAP origin
+ * (bit 8) and for user.* the interned key name (bits 9-31); value is an interned
+ * (key, text) pair.  A block starts with a header entry {count, capacity}. */
+struct aent {
+	uint32_t key;
+	uint32_t value;
+};
+#define AK_TYPE(k) ((k) & 0xffu)
+#define AK_LDAP 0x100u
+#define AK_UNAME(k) ((k) >> 9)
+#define AK_MAKE(type, ldap, uname) ((uint32_t)(type) | ((ldap) ? AK_LDAP : 0) | ((uint32_t)(uname) << 9))
+#define UNAME_MAX_ID ((1u << 23) - 1)
+
+struct istr {
+	char *s;
+	uint64_t number;
+	uint32_t hash;
+	int key; /* which key's vocabulary; -1 for user key names */
+};
+
+struct domain {
+	char *name;
+	uint32_t root;
+};
+
+struct attr_index {
+	struct node *nodes;
+	uint32_t nnodes, nodecap;
+	uint64_t *slots; /* (hash << 32) | node, 0 empty */
+	uint32_t slotmask, nslots_used;
+	char *names;
+	size_t nameslen, namescap;
+	struct aent *arena;
+	uint32_t arenalen, arenacap, arenagarbage;
+	struct istr *strs;
+	uint32_t nstrs, strscap;
+	uint32_t *strslots;
+	uint32_t strmask;
+	struct domain *domains;
+	size_t ndomains;
+	size_t npolicies;
+};
+
+/* ---------------------------------------------------------------- hashing */
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint32_t hash_bytes(uint64_t seed, const char *s, size_t n)
+{
+	uint64_t h = seed * 0x9e3779b97f4a7c15ULL ^ n;
+	uint64_t w;
+
+	while (n >= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+		s += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h ^= w;
+	return (uint32_t)mix64(h);
+}
+
+/* ---------------------------------------------------------------- growth */
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint64_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? (uint64_t)*cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > UINT32_MAX)
+		return -E2BIG;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+int attr_index_new(struct attr_index **ret)
+{
+	struct attr_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	/* node 0 and arena offset 0 are reserved as "none" */
+	if (grow((void **)&ix->nodes, &ix->nodecap, 1, sizeof(struct node)) < 0 ||
+	    grow((void **)&ix->arena, &ix->arenacap, 1, sizeof(struct aent)) < 0) {
+		attr_index_free(ix);
+		return -ENOMEM;
+	}
+	ix->nnodes = 1;
+	ix->arenalen = 1;
+	ix->slotmask = 1023;
+	ix->slots = calloc(ix->slotmask + 1, sizeof(uint64_t));
+	ix->strmask = 255;
+	ix->strslots = calloc(ix->strmask + 1, sizeof(uint32_t));
+	if (!ix->slots || !ix->strslots) {
+		attr_index_free(ix);
+		return -ENOMEM;
+	}
+	*ret = ix;
+	return 0;
+}
+
+struct attr_index *attr_index_free(struct attr_index *ix)
+{
+	if (!ix)
+		return NULL;
+	for (uint32_t i = 0; i < ix->nstrs; i++)
+		free(ix->strs[i].s);
+	for (size_t i = 0; i < ix->ndomains; i++)
+		free(ix->domains[i].name);
+	free(ix->strs);
+	free(ix->strslots);
+	free(ix->domains);
+	free(ix->nodes);
+	free(ix->slots);
+	free(ix->names);
+	free(ix->arena);
+	free(ix);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- interned strings */
+
+static uint32_t str_find(const struct attr_index *ix, int key, const char *s, uint32_t h)
+{
+	for (uint32_t i = h & ix->strmask;; i = (i + 1) & ix->strmask) {
+		uint32_t id = ix->strslots[i];
+		if (id == 0)
+			return 0;
+		if (ix->strs[id - 1].hash == h && ix->strs[id - 1].key == key &&
+		    streq(ix->strs[id - 1].s, s))
+			return id;
+	}
+}
+
+static int str_rehash(struct attr_index *ix)
+{
+	uint32_t mask = ix->strmask * 2 + 1;
+	uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		uint32_t i = ix->strs[id - 1].hash & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id;
+	}
+	free(ix->strslots);
+	ix->strslots = slots;
+	ix->strmask = mask;
+	return 0;
+}
+
+/* Intern (key, s); returns the id (>= 1) or a negative errno. */
+static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_t number)
+{
+	uint32_t h = hash_bytes((uint64_t)(key + 7), s, strlen(s));
+	uint32_t id = str_find(ix, key, s, h), i;
+	int r;
+
+	if (id)
+		return id;
+	if ((ix->nstrs + 1) * 4 > (ix->strmask + 1) * 3) {
+		r = str_rehash(ix);
+		if (r < 0)
+			return r;
+	}
+	r = grow((void **)&ix->strs, &ix->strscap, ix->nstrs + 1, sizeof(struct istr));
+	if (r < 0)
+		return r;
+	ix->strs[ix->nstrs] = (struct istr){ .s = strdup(s), .number = number, .hash = h, .key = key };
+	if (!ix->strs[ix->nstrs].s)
+		return -ENOMEM;
+	id = ++ix->nstrs;
+	for (i = h & ix->strmask; ix->strslots[i]; i = (i + 1) & ix->strmask)
+		;
+	ix->strslots[i] = id;
+	return id;
+}
+
+/* ---------------------------------------------------------------- trie */
+
+static inline uint32_t node_hash(uint32_t parent, const char *name, size_t n)
+{
+	return hash_bytes(parent, name, n);
+}
+
+static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const char *name,
+			   size_t n)
+{
+	uint32_t h = node_hash(parent, name, n);
+
+	for (uint32_t i = h & ix->slotmask;; i = (i + 1) & ix->slotmask) {
+		uint64_t s = ix->slots[i];
+		const struct node *nd;
+
+		if (!s)
+			return 0;
+		if ((uint32_t)(s >> 32) != h)
+			continue;
+		nd = &ix->nodes[(uint32_t)s];
+		if (nd->parent == parent && nd->namelen == n && memcmp(ix->names + nd->name, name, n) == 0)
+			return (uint32_t)s;
+	}
+}
+
+static int slots_rehash(struct attr_index *ix)
+{
+	uint32_t mask = ix->slotmask * 2 + 1;
+	uint64_t *slots = calloc((size_t)mask + 1, sizeof(uint64_t));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t j = 0; j <= ix->slotmask; j++) {
+		uint64_t s = ix->slots[j];
+		uint32_t i;
+		if (!s)
+			continue;
+		for (i = (uint32_t)(s >> 32) & mask; slots[i]; i = (i + 1) & mask)
+			;
+		slots[i] = s;
+	}
+	free(ix->slots);
+	ix->slots = slots;
+	ix->slotmask = mask;
+	return 0;
+}
+
+static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *name, size_t n)
+{
+	uint32_t h = node_hash(parent, name, n), i, id;
+	int r;
+
+	if (n == 0 || n > UINT16_MAX)
+		return -EINVAL;
+	if ((uint64_t)(ix->nslots_used + 1) * 10 > (uint64_t)(ix->slotmask + 1) * 7) {
+		r = slots_rehash(ix);
+		if (r < 0)
+			return r;
+	}
+	r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+	if (r < 0)
+		return r;
+	if (ix->nameslen + n > ix->namescap) {
+		size_t cap = MAX(ix->namescap * 2, ix->nameslen + n + 4096);
+		char *p;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		p = realloc(ix->names, cap);
+		if (!p)
+			return -ENOMEM;
+		ix->names = p;
+		ix->namescap = cap;
+	}
+	memcpy(ix->names + ix->nameslen, name, n);
+	id = ix->nnodes++;
+	ix->nodes[id] = (struct node){ .parent = parent, .name = (uint32_t)ix->nameslen,
+				       .namelen = (uint16_t)n };
+	ix->nameslen += n;
+	ix->nodes[parent].flags |= N_HASCHILD;
+	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
+		;
+	ix->slots[i] = ((uint64_t)h << 32) | id;
+	ix->nslots_used++;
+	return id;
+}
+
+static int64_t domain_root(struct attr_index *ix, const char *domain, bool create)
+{
+	struct domain *d;
+	int r;
+
+	for (size_t i = 0; i < ix->ndomains; i++)
+		if (streq(ix->domains[i].name, domain))
+			return ix->domains[i].root;
+	if (!create)
+		return 0;
+	d = realloc(ix->domains, (ix->ndomains + 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	ix->domains = d;
+	r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+	if (r < 0)
+		return r;
+	d[ix->ndomains].name = strdup(domain);
+	if (!d[ix->ndomains].name)
+		return -ENOMEM;
+	d[ix->ndomains].root = ix->nnodes;
+	ix->nodes[ix->nnodes] = (struct node){ 0 };
+	ix->ndomains++;
+	return ix->nnodes++;
+}
+
+/* Next path component of *p ("" when done). */
+static inline size_t next_comp(const char **p, const char **ret)
+{
+	const char *s = *p, *e;
+
+	while (*s == '/')
+		s++;
+	e = s;
+	while (*e && *e != '/')
+		e++;
+	*ret = s;
+	*p = e;
+	return (size_t)(e - s);
+}
+
+/* The node for (domain, path): created when create, else 0 when absent. */
+static int64_t node_get(struct attr_index *ix, const char *domain, const char *path, bool create)
+{
+	int64_t cur = domain_root(ix, domain, create);
+	const char *p = path, *c;
+	size_t n;
+
+	if (cur <= 0)
+		return cur;
+	while ((n = next_comp(&p, &c)) > 0) {
+		uint32_t next = child_find(ix, (uint32_t)cur, c, n);
+		if (!next) {
+			if (!create)
+				return 0;
+			int64_t r = child_add(ix, (uint32_t)cur, c, n);
+			if (r < 0)
+				return r;
+			next = (uint32_t)r;
+		}
+		cur = next;
+	}
+	return cur;
+}
+
+/* ---------------------------------------------------------------- attribute blocks */
+
+static int block_reserve(struct attr_index *ix, uint32_t nid, uint32_t need)
+{
+	struct node *nd = &ix->nodes[nid];
+	uint32_t cnt = nd->attrs ? ix->arena[nd->attrs].key : 0;
+	uint32_t cap = nd->attrs ? ix->arena[nd->attrs].value : 0;
+	uint32_t ncap, off;
+	int r;
+
+	if (need <= cap)
+		return 0;
+	ncap = MAX(need, cap ? cap * 2 : 2);
+	r = grow((void **)&ix->arena, &ix->arenacap, ix->arenalen + 1 + ncap, sizeof(struct aent));
+	if (r < 0)
+		return r;
+	nd = &ix->nodes[nid];
+	off = ix->arenalen;
+	ix->arena[off] = (struct aent){ cnt, ncap };
+	if (nd->attrs) {
+		memcpy(&ix->arena[off + 1], &ix->arena[nd->attrs + 1], cnt * sizeof(struct aent));
+		ix->arenagarbage += cap + 1;
+	}
+	ix->arenalen += 1 + ncap;
+	nd->attrs = off;
+	return 0;
+}
+
+int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
+{
+	int64_t nid, vid, uname = 0;
+	uint32_t k, off, cnt;
+	int r;
+
+	if (!ix || !domain || !path || !value)
+		return -EINVAL;
+	if (key == NFSKEYS_ATTR_USER) {
+		if (!keyname)
+			return -EINVAL;
+		uname = str_intern(ix, -1, keyname, 0);
+		if (uname < 0)
+			return (int)uname;
+		if (uname > UNAME_MAX_ID)
+			return -E2BIG;
+	} else if (key < 0 || key >= _NFSKEYS_ATTR_MAX) {
+		return -EINVAL;
+	}
+	vid = str_intern(ix, key == NFSKEYS_ATTR_USER ? -2 : key, value, number);
+	if (vid < 0)
+		return (int)vid;
+	nid = node_get(ix, domain, path, true);
+	if (nid < 0)
+		return (int)nid;
+	k = AK_MAKE(key, from_ldap, uname);
+
+	off = ix->nodes[nid].attrs;
+	cnt = off ? ix->arena[off].key : 0;
+	for (uint32_t i = 1; i <= cnt; i++) {
+		if (ix->arena[off + i].key == k) {
+			ix->arena[off + i].value = (uint32_t)vid;
+			return 0;
+		}
+	}
+	r = block_reserve(ix, (uint32_t)nid, cnt + 1);
+	if (r < 0)
+		return r;
+	off = ix->nodes[nid].attrs;
+	ix->arena[off + 1 + cnt] = (struct aent){ k, (uint32_t)vid };
+	ix->arena[off].key = cnt + 1;
+	if (cnt == 0)
+		ix->npolicies++;
+	return 0;
+}
+
+int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, bool from_ldap)
+{
+	int64_t nid, uname = 0;
+	uint32_t off, cnt, out = 0;
+
+	if (!ix || !domain || !path)
+		return -EINVAL;
+	nid = node_get(ix, domain, path, false);
+	if (nid <= 0)
+		return (int)nid;
+	off = ix->nodes[nid].attrs;
+	if (!off)
+		return 0;
+	if (key == NFSKEYS_ATTR_USER && keyname) {
+		uint32_t h = hash_bytes(6, keyname, strlen(keyname));
+		uname = str_find(ix, -1, keyname, h);
+		if (!uname)
+			return 0;
+	}
+	cnt = ix->arena[off].key;
+	for (uint32_t i = 1; i <= cnt; i++) {
+		uint32_t k = ix->arena[off + i].key;
+		bool match = (k & AK_LDAP) == (from_ldap ? AK_LDAP : 0) &&
+			     (key < 0 || (AK_TYPE(k) == (uint32_t)key &&
+					  (key != NFSKEYS_ATTR_USER || !keyname ||
+					   AK_UNAME(k) == (uint32_t)uname)));
+		if (!match)
+			ix->arena[off + 1 + out++] = ix->arena[off + i];
+	}
+	ix->arena[off].key = out;
+	if (out == 0) {
+		ix->arenagarbage += ix->arena[off].value + 1;
+		ix->nodes[nid].attrs = 0;
+		ix->npolicies--;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+#define MAX_USER_ATTRS (ATTR_MAX_PER_DIR * 2)
+
+struct resolved {
+	uint32_t tval[_NFSKEYS_ATTR_MAX], tsrc[_NFSKEYS_ATTR_MAX];
+	uint32_t tmask, tldap;
+	struct {
+		uint32_t uname, val, src;
+		bool ldap;
+	} user[MAX_USER_ATTRS];
+	size_t nuser;
+	uint32_t cut;
+};
+
+/* Overlay one node's attributes: LDAP-sourced first, then local ones, so that a local
+ * value wins on the same directory. */
+static void apply(const struct attr_index *ix, uint32_t nid, struct resolved *rs)
+{
+	uint32_t off = ix->nodes[nid].attrs, cnt = ix->arena[off].key;
+	const struct aent *e = &ix->arena[off + 1];
+	int inherit = -1;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < cnt; i++)
+			if (AK_TYPE(e[i].key) == NFSKEYS_ATTR_INHERIT &&
+			    !!(e[i].key & AK_LDAP) == (pass == 0))
+				inherit = (int)ix->strs[e[i].value - 1].number;
+	if (inherit == 1) { /* "no": nothing from above applies here or below */
+		rs->tmask = 0;
+		rs->tldap = 0;
+		rs->nuser = 0;
+		rs->cut = nid;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t k = e[i].key, t = AK_TYPE(k);
+			bool ldap = k & AK_LDAP;
+
+			if (ldap != (pass == 0))
+				continue;
+			if (t < _NFSKEYS_ATTR_MAX) {
+				rs->tval[t] = e[i].value;
+				rs->tsrc[t] = nid;
+				rs->tmask |= 1u << t;
+				rs->tldap = ldap ? rs->tldap | (1u << t) : rs->tldap & ~(1u << t);
+				continue;
+			}
+			size_t j;
+			for (j = 0; j < rs->nuser; j++)
+				if (rs->user[j].uname == AK_UNAME(k))
+					break;
+			if (j == rs->nuser) {
+				if (rs->nuser == MAX_USER_ATTRS)
+					continue;
+				rs->nuser++;
+			}
+			rs->user[j].uname = AK_UNAME(k);
+			rs->user[j].val = e[i].value;
+			rs->user[j].src = nid;
+			rs->user[j].ldap = ldap;
+		}
+	}
+}
+
+/* domain + path of a node into buf (at most PATH_MAX + domain). */
+static const char *node_format(const struct attr_index *ix, uint32_t nid, char *buf, size_t size)
+{
+	uint32_t chain[PATH_MAX / 2];
+	size_t depth = 0, len;
+	uint32_t cur = nid;
+	const char *dom = "";
+
+	while (cur && ix->nodes[cur].namelen && depth < ARRAY_SIZE(chain)) {
+		chain[depth++] = cur;
+		cur = ix->nodes[cur].parent;
+	}
+	for (size_t i = 0; i < ix->ndomains; i++)
+		if (ix->domains[i].root == cur)
+			dom = ix->domains[i].name;
+	len = (size_t)snprintf(buf, size, "%s", dom);
+	if (depth == 0 && len + 1 < size) {
+		buf[len++] = '/';
+		buf[len] = '\0';
+	}
+	while (depth-- > 0 && len < size) {
+		const struct node *nd = &ix->nodes[chain[depth]];
+		len += (size_t)snprintf(buf + len, size - len, "/%.*s", (int)nd->namelen,
+					ix->names + nd->name);
+	}
+	return buf;
+}
+
+static int emit(const struct attr_index *ix, struct resolved *rs, unsigned flags,
+		struct nfskeys_attr_policy *policy)
+{
+	char src[8192];
+	int r;
+
+	nfskeys_attr_policy_clear(policy);
+	for (int t = 0; t < _NFSKEYS_ATTR_MAX; t++) {
+		const struct istr *v;
+		if (!(rs->tmask & (1u << t)))
+			continue;
+		v = &ix->strs[rs->tval[t] - 1];
+		r = attr_policy_put(policy, t, NULL, v->s, v->number,
+				    (flags & NFSKEYS_ATTR_SOURCES) ?
+					    node_format(ix, rs->tsrc[t], src, sizeof(src)) :
+					    NULL,
+				    rs->tldap & (1u << t));
+		if (r < 0)
+			return r;
+	}
+	for (size_t j = 0; j < rs->nuser; j++) {
+		r = attr_policy_put(policy, NFSKEYS_ATTR_USER, ix->strs[rs->user[j].uname - 1].s,
+				    ix->strs[rs->user[j].val - 1].s, 0,
+				    (flags & NFSKEYS_ATTR_SOURCES) ?
+					    node_format(ix, rs->user[j].src, src, sizeof(src)) :
+					    NULL,
+				    rs->user[j].ldap);
+		if (r < 0)
+			return r;
+	}
+	if (rs->cut && (flags & NFSKEYS_ATTR_SOURCES))
+		attr_policy_set_cut(policy, node_format(ix, rs->cut, src, sizeof(src)));
+	return 0;
+}
+
+int attr_index_resolve(struct attr_index *ix, const char *domain, const char *path,
+		       unsigned flags, struct nfskeys_attr_policy *policy)
+{
+	struct resolved rs;
+	const char *p = path, *c;
+	uint32_t cur, last = 0;
+	int64_t root;
+	size_t n;
+	bool full = true;
+
+	if (!ix || !domain || !path || !policy)
+		return -EINVAL;
+	rs.tmask = 0;
+	rs.tldap = 0;
+	rs.nuser = 0;
+	rs.cut = 0;
+	root = domain_root(ix, domain, false);
+	if (root <= 0) {
+		nfskeys_attr_policy_clear(policy);
+		return 0;
+	}
+	cur = (uint32_t)root;
+	if (ix->nodes[cur].attrs)
+		apply(ix, cur, &rs);
+	last = cur;
+	while ((n = next_comp(&p, &c)) > 0) {
+		if (!(ix->nodes[cur].flags & N_HASCHILD) || !(cur = child_find(ix, cur, c, n))) {
+			full = false;
+			break;
+		}
+		if (ix->nodes[cur].attrs)
+			apply(ix, cur, &rs);
+		last = cur;
+	}
+	/* inherit describes the directory that sets it; it is not inherited. */
+	if ((rs.tmask & (1u << NFSKEYS_ATTR_INHERIT)) &&
+	    (!full || rs.tsrc[NFSKEYS_ATTR_INHERIT] != last))
+		rs.tmask &= ~(1u << NFSKEYS_ATTR_INHERIT);
+	return emit(ix, &rs, flags, policy);
+}
+
+int attr_index_explicit(struct attr_index *ix, const char *domain, const char *path,
+			struct nfskeys_attr_policy *policy)
+{
+	struct resolved rs = { 0 };
+	int64_t nid;
+
+	if (!ix || !domain || !path || !policy)
+		return -EINVAL;
+	nid = node_get(ix, domain, path, false);
+	if (nid < 0)
+		return (int)nid;
+	if (nid > 0 && ix->nodes[nid].attrs)
+		apply(ix, (uint32_t)nid, &rs);
+	rs.cut = 0;
+	return emit(ix, &rs, 0, policy);
+}
+
+size_t attr_index_count(const struct attr_index *ix)
+{
+	return ix ? ix->npolicies : 0;
+}
+
+size_t attr_index_memory(const struct attr_index *ix)
+{
+	size_t m;
+
+	if (!ix)
+		return 0;
+	m = sizeof(*ix) + (size_t)ix->nodecap * sizeof(struct node) +
+	    ((size_t)ix->slotmask + 1) * sizeof(uint64_t) + ix->namescap +
+	    (size_t)ix->arenacap * sizeof(struct aent) + (size_t)ix->strscap * sizeof(struct istr) +
+	    ((size_t)ix->strmask + 1) * sizeof(uint32_t) + ix->ndomains * sizeof(struct domain);
+	for (uint32_t i = 0; i < ix->nstrs; i++)
+		m += strlen(ix->strs[i].s) + 1;
+	return m;
+}
