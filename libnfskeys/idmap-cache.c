@@ -1,0 +1,241 @@
+/* The in-process answer cache of the ID-mapping engine: a chained hash table with an LRU
+ * list, a fixed capacity (the least recently used entry is evicted) and per-entry expiry
+ * on a coarse monotonic clock, so a hit costs a hash, a compare and a copy. */
+#include <pthread.h>
+#include <time.h>
+
+#include "idmap-private.h"
+
+struct entry {
+	struct entry *hnext;
+	struct entry *prev, *next; /* LRU: head is most recent */
+	uint32_t hash;
+	uint32_t kind;
+	int32_t error; /* < 0: negative entry */
+	int64_t expires;
+	struct nfskeys_idmap_answer answer;
+	char key[];
+};
+
+struct idmap_cache {
+	pthread_mutex_t lock;
+	struct entry **buckets;
+	size_t nbuckets; /* power of two */
+	unsigned capacity, count;
+	struct entry *head, *tail;
+	struct nfskeys_idmap_cache_stats stats;
+};
+
+static int64_t now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec;
+}
+
+static uint32_t key_hash(unsigned kind, const char *key)
+{
+	uint32_t h = 2166136261u ^ kind;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+struct idmap_cache *idmap_cache_new(unsigned capacity)
+{
+	struct idmap_cache *c;
+	size_t n = 16;
+
+	if (capacity == 0)
+		capacity = 1;
+	while (n < capacity)
+		n <<= 1;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->buckets = calloc(n, sizeof(*c->buckets));
+	if (!c->buckets) {
+		free(c);
+		return NULL;
+	}
+	c->nbuckets = n;
+	c->capacity = capacity;
+	c->stats.capacity = capacity;
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+static void lru_unlink(struct idmap_cache *c, struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push_front(struct idmap_cache *c, struct entry *e)
+{
+	e->prev = NULL;
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	c->head = e;
+	if (!c->tail)
+		c->tail = e;
+}
+
+static struct entry **find_slot(struct idmap_cache *c, uint32_t hash, unsigned kind,
+				const char *key)
+{
+	struct entry **pp = &c->buckets[hash & (c->nbuckets - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if ((*pp)->hash == hash && (*pp)->kind == kind && streq((*pp)->key, key))
+			return pp;
+	return pp;
+}
+
+/* Unlink *pp from its bucket and the LRU list and free it. */
+static void remove_at(struct idmap_cache *c, struct entry **pp)
+{
+	struct entry *e = *pp;
+
+	*pp = e->hnext;
+	lru_unlink(c, e);
+	c->count--;
+	free(e);
+}
+
+static void remove_entry(struct idmap_cache *c, struct entry *e)
+{
+	struct entry **pp = &c->buckets[e->hash & (c->nbuckets - 1)];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	remove_at(c, pp);
+}
+
+int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
+		    struct nfskeys_idmap_answer *ret)
+{
+	uint32_t h = key_hash(kind, key);
+	struct entry **pp, *e;
+	int64_t now = now_sec();
+	int r = 0;
+
+	pthread_mutex_lock(&c->lock);
+	pp = find_slot(c, h, kind, key);
+	e = *pp;
+	if (!e) {
+		c->stats.misses++;
+	} else if (e->expires <= now) {
+		c->stats.expired++;
+		c->stats.misses++;
+		remove_at(c, pp);
+	} else {
+		if (e->prev) {
+			lru_unlink(c, e);
+			lru_push_front(c, e);
+		}
+		if (e->error < 0) {
+			c->stats.negative_hits++;
+			r = e->error;
+		} else {
+			c->stats.hits++;
+			*ret = e->answer;
+			ret->ttl = (uint32_t)(e->expires - now);
+			ret->flags |= NFSKEYS_IDMAP_ANSWER_CACHED;
+			r = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
+		     const struct nfskeys_idmap_answer *a, int error, unsigned ttl)
+{
+	uint32_t h = key_hash(kind, key);
+	size_t klen = strlen(key);
+	struct entry **pp, *e;
+
+	if (ttl == 0 || (!a && error >= 0))
+		return;
+	e = malloc(sizeof(*e) + klen + 1);
+	if (!e)
+		return; /* a cache that cannot grow just misses */
+	memset(e, 0, sizeof(*e));
+	e->hash = h;
+	e->kind = kind;
+	e->error = a ? 0 : error;
+	e->expires = now_sec() + ttl;
+	if (a)
+		e->answer = *a;
+	memcpy(e->key, key, klen + 1);
+
+	pthread_mutex_lock(&c->lock);
+	pp = find_slot(c, h, kind, key);
+	if (*pp)
+		remove_at(c, pp);
+	while (c->count >= c->capacity && c->tail) {
+		c->stats.evictions++;
+		remove_entry(c, c->tail);
+	}
+	pp = &c->buckets[h & (c->nbuckets - 1)];
+	e->hnext = *pp;
+	*pp = e;
+	lru_push_front(c, e);
+	c->count++;
+	c->stats.insertions++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
+{
+	uint32_t h = key_hash(kind, key);
+	struct entry **pp;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&c->lock);
+	pp = find_slot(c, h, kind, key);
+	if (*pp) {
+		remove_at(c, pp);
+		r = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+void idmap_cache_clear(struct idmap_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->head)
+		remove_entry(c, c->head);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void idmap_cache_get_stats(struct idmap_cache *c, struct nfskeys_idmap_cache_stats *ret)
+{
+	pthread_mutex_lock(&c->lock);
+	*ret = c->stats;
+	ret->entries = c->count;
+	pthread_mutex_unlock(&c->lock);
+}
+
+struct idmap_cache *idmap_cache_free(struct idmap_cache *c)
+{
+	if (!c)
+		return NULL;
+	idmap_cache_clear(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c->buckets);
+	free(c);
+	return NULL;
+}

@@ -1,0 +1,66 @@
+/* The interface between the ID-mapping engine and its backends (plugins of kind
+ * NFSKEYS_PLUGIN_IDMAP named "idmap-<method>").  Internal: backends are built in this tree
+ * and link the public libnfskeys; the ops table starts with its size so it can grow. */
+#pragma once
+
+#include <stdint.h>
+
+#include "nfskeys.h"
+#include "plugin.h"
+
+/* Why a backend did not answer, for `nfskeys idmap explain`. */
+enum idmap_cause {
+	IDMAP_CAUSE_NONE = 0,
+	IDMAP_CAUSE_NO_SUCH,         /* the backend was asked and knows no such name/id */
+	IDMAP_CAUSE_DOMAIN_MISMATCH, /* name@domain with a domain that is not ours */
+	IDMAP_CAUSE_REALM,           /* principal of a realm not in Local-Realms */
+	IDMAP_CAUSE_BACKEND_DOWN,    /* server unreachable, timeout */
+	IDMAP_CAUSE_NOT_HANDLED,     /* the backend has no rule for this key */
+};
+
+/* What the engine hands a backend for one lookup; the backend only reads it, except for
+ * reason, which it may fill (a one-line cause) when it answers -ENOENT or fails. */
+struct nfskeys_idmap_request {
+	uint32_t kind;       /* enum nfskeys_idmap_kind */
+	const char *key;     /* the key as given by the caller */
+	const char *name;    /* name kinds: the part before the last '@' (whole key if none) */
+	const char *domain;  /* name kinds: the part after the last '@', or NULL */
+	const char *nfs_domain; /* the NFSv4 domain in use (never NULL) */
+	uint32_t id;         /* id kinds: the parsed number */
+	const struct nfskeys_sid *sid; /* SID kinds: the parsed SID, else NULL */
+	char *reason;        /* buffer for a cause, reason_size bytes, "" on entry */
+	size_t reason_size;
+	uint32_t cause;      /* enum idmap_cause, IDMAP_CAUSE_NONE on entry */
+};
+
+struct nfskeys_idmap_ops {
+	uint32_t size; /* sizeof(struct nfskeys_idmap_ops) */
+	/* Read configuration from ctx and prepare; *ret_data is passed back to the hooks.
+	 * May be NULL (no state). */
+	int (*init)(struct nfskeys_ctx *ctx, void **ret_data);
+	/* Free what init made; may be NULL. */
+	void (*done)(void *data);
+	/* Answer req: 0 with ret filled (id, name, sid, groups as the kind needs; the engine
+	 * sets kind, backend and ttl), -ENOENT when this backend does not know the key (the
+	 * chain goes on), another -errno when the backend failed (-EHOSTDOWN when its server
+	 * cannot be reached).  Must be thread-safe. */
+	int (*lookup)(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+		      struct nfskeys_idmap_answer *ret);
+	/* Bitmask of (1 << kind) this backend handles; kinds outside it are skipped. */
+	uint32_t kinds;
+	/* Default TTL of this backend's answers in seconds (0: the engine's Positive-TTL). */
+	uint32_t ttl;
+};
+
+/* Each backend plugin defines this (plugin.h). */
+const struct nfskeys_plugin *nfskeys_plugin_entry(void);
+
+#define IDMAP_KIND_BIT(k) (1u << (k))
+#define IDMAP_NAME_KINDS                                                                   \
+	(IDMAP_KIND_BIT(NFSKEYS_IDMAP_NAME_TO_UID) | IDMAP_KIND_BIT(NFSKEYS_IDMAP_GROUP_TO_GID))
+#define IDMAP_ID_KINDS                                                                     \
+	(IDMAP_KIND_BIT(NFSKEYS_IDMAP_UID_TO_NAME) | IDMAP_KIND_BIT(NFSKEYS_IDMAP_GID_TO_GROUP))
+#define IDMAP_SID_KINDS                                                                    \
+	(IDMAP_KIND_BIT(NFSKEYS_IDMAP_SID_TO_UID) | IDMAP_KIND_BIT(NFSKEYS_IDMAP_SID_TO_GID) | \
+	 IDMAP_KIND_BIT(NFSKEYS_IDMAP_UID_TO_SID) | IDMAP_KIND_BIT(NFSKEYS_IDMAP_GID_TO_SID))
+#define IDMAP_PRINCIPAL_KINDS IDMAP_KIND_BIT(NFSKEYS_IDMAP_PRINCIPAL_TO_IDS)

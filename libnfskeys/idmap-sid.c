@@ -1,0 +1,150 @@
+/* Security identifiers: the text form the kernel writes ("S-1-5-21-...", authority in
+ * 0x-hex from 2^32 up) and the binary struct cifs_sid form (BE authority, LE
+ * sub-authorities) that cifs.idmap keys carry. */
+#include <ctype.h>
+#include <inttypes.h>
+
+#include "libnfskeys-private.h"
+
+/* Parse one unsigned decimal (or 0x-hex when hex_ok) component ending at '-' or NUL. */
+static int parse_component(const char **p, uint64_t max, bool hex_ok, uint64_t *ret)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int base = 10;
+
+	if (hex_ok && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!isxdigit((unsigned char)*s) || (base == 10 && !isdigit((unsigned char)*s)))
+		return -EINVAL;
+	for (; *s && *s != '-'; s++) {
+		unsigned d;
+
+		if (isdigit((unsigned char)*s))
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && isxdigit((unsigned char)*s))
+			d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
+		else
+			return -EINVAL;
+		if (v > (max - d) / (uint64_t)base)
+			return -ERANGE;
+		v = v * (uint64_t)base + d;
+	}
+	*p = s;
+	*ret = v;
+	return 0;
+}
+
+_public_ int nfskeys_sid_from_string(const char *text, struct nfskeys_sid *ret_sid)
+{
+	struct nfskeys_sid sid = { 0 };
+	const char *p = text;
+	uint64_t v;
+	int r;
+
+	if (!text || !ret_sid)
+		return -EINVAL;
+	if ((p[0] != 'S' && p[0] != 's') || p[1] != '-')
+		return -EINVAL;
+	p += 2;
+	r = parse_component(&p, UINT8_MAX, false, &v);
+	if (r < 0 || *p != '-')
+		return -EINVAL;
+	sid.revision = (uint8_t)v;
+	p++;
+	r = parse_component(&p, (UINT64_C(1) << 48) - 1, true, &v);
+	if (r < 0)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		sid.authority[i] = (uint8_t)(v >> (8 * (5 - i)));
+	while (*p == '-') {
+		p++;
+		if (sid.num_subauth >= NFSKEYS_SID_MAX_SUBAUTH)
+			return -EINVAL;
+		r = parse_component(&p, UINT32_MAX, false, &v);
+		if (r < 0)
+			return -EINVAL;
+		sid.subauth[sid.num_subauth++] = (uint32_t)v;
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	*ret_sid = sid;
+	return 0;
+}
+
+_public_ int nfskeys_sid_to_string(const struct nfskeys_sid *sid, char *buf, size_t size)
+{
+	uint64_t auth = 0;
+	size_t off;
+	int n;
+
+	if (!sid || !buf || sid->num_subauth > NFSKEYS_SID_MAX_SUBAUTH)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		auth = (auth << 8) | sid->authority[i];
+	if (auth <= UINT32_MAX)
+		n = snprintf(buf, size, "S-%u-%" PRIu64, sid->revision, auth);
+	else
+		n = snprintf(buf, size, "S-%u-0x%" PRIx64, sid->revision, auth);
+	if (n < 0 || (size_t)n >= size)
+		return -ENOBUFS;
+	off = (size_t)n;
+	for (unsigned i = 0; i < sid->num_subauth; i++) {
+		n = snprintf(buf + off, size - off, "-%" PRIu32, sid->subauth[i]);
+		if (n < 0 || (size_t)n >= size - off)
+			return -ENOBUFS;
+		off += (size_t)n;
+	}
+	return (int)off;
+}
+
+_public_ int nfskeys_sid_from_binary(const void *buf, size_t len, struct nfskeys_sid *ret_sid)
+{
+	const uint8_t *b = buf;
+	struct nfskeys_sid sid = { 0 };
+
+	if (!buf || !ret_sid || len < 8)
+		return -EINVAL;
+	sid.revision = b[0];
+	sid.num_subauth = b[1];
+	if (sid.num_subauth > NFSKEYS_SID_MAX_SUBAUTH || len < 8 + 4 * (size_t)sid.num_subauth)
+		return -EINVAL;
+	memcpy(sid.authority, b + 2, 6);
+	for (unsigned i = 0; i < sid.num_subauth; i++) {
+		const uint8_t *s = b + 8 + 4 * i;
+
+		sid.subauth[i] = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+				 (uint32_t)s[3] << 24;
+	}
+	*ret_sid = sid;
+	return 0;
+}
+
+_public_ int nfskeys_sid_to_binary(const struct nfskeys_sid *sid, void *buf, size_t size)
+{
+	uint8_t *b = buf;
+	size_t need;
+
+	if (!sid || !buf || sid->num_subauth > NFSKEYS_SID_MAX_SUBAUTH)
+		return -EINVAL;
+	need = 8 + 4 * (size_t)sid->num_subauth;
+	if (size >= NFSKEYS_SID_BINARY_MAX)
+		need = NFSKEYS_SID_BINARY_MAX;
+	else if (size < need)
+		return -ENOBUFS;
+	memset(b, 0, need);
+	b[0] = sid->revision;
+	b[1] = sid->num_subauth;
+	memcpy(b + 2, sid->authority, 6);
+	for (unsigned i = 0; i < sid->num_subauth; i++) {
+		uint8_t *s = b + 8 + 4 * i;
+
+		s[0] = (uint8_t)sid->subauth[i];
+		s[1] = (uint8_t)(sid->subauth[i] >> 8);
+		s[2] = (uint8_t)(sid->subauth[i] >> 16);
+		s[3] = (uint8_t)(sid->subauth[i] >> 24);
+	}
+	return (int)need;
+}

@@ -1,0 +1,937 @@
+/* The ID-mapping engine: loads the backend chain named by [Translation] Method (and
+ * GSS-Methods for principals), walks it (-ENOENT passes on), caches answers, applies the
+ * nobody fallback with its short TTL, and turns answers into kernel upcall payloads. */
+#include <ctype.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+
+#include "idmap-plugin.h"
+#include "idmap-private.h"
+
+#define MAX_BACKENDS 8
+#define KEY_MAX 1024
+
+struct backend {
+	char method[24];
+	const struct nfskeys_idmap_ops *ops;
+	void *data;
+};
+
+struct idmap_state {
+	char domain[256];
+	const char *domain_source;
+	struct backend backends[MAX_BACKENDS]; /* distinct, loaded */
+	size_t n_backends;
+	struct backend *chain[MAX_BACKENDS], *gss_chain[MAX_BACKENDS];
+	size_t n_chain, n_gss_chain;
+	uint32_t nobody_uid, nobody_gid;
+	unsigned pos_ttl, neg_ttl, nobody_ttl;
+	struct idmap_cache *cache;
+	char method_text[128], gss_method_text[128];
+};
+
+/* Serializes the lazy creation of the per-context state (not state itself). */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const kind_names[_NFSKEYS_IDMAP_KIND_MAX] = {
+	[NFSKEYS_IDMAP_NAME_TO_UID] = "name-to-uid",
+	[NFSKEYS_IDMAP_GROUP_TO_GID] = "group-to-gid",
+	[NFSKEYS_IDMAP_UID_TO_NAME] = "uid-to-name",
+	[NFSKEYS_IDMAP_GID_TO_GROUP] = "gid-to-group",
+	[NFSKEYS_IDMAP_PRINCIPAL_TO_IDS] = "principal-to-ids",
+	[NFSKEYS_IDMAP_SID_TO_UID] = "sid-to-uid",
+	[NFSKEYS_IDMAP_SID_TO_GID] = "sid-to-gid",
+	[NFSKEYS_IDMAP_UID_TO_SID] = "uid-to-sid",
+	[NFSKEYS_IDMAP_GID_TO_SID] = "gid-to-sid",
+};
+
+_public_ const char *nfskeys_idmap_kind_to_string(enum nfskeys_idmap_kind kind)
+{
+	if ((unsigned)kind >= _NFSKEYS_IDMAP_KIND_MAX)
+		return NULL;
+	return kind_names[kind];
+}
+
+_public_ int nfskeys_idmap_kind_from_string(const char *s, enum nfskeys_idmap_kind *ret_kind)
+{
+	if (!s || !ret_kind)
+		return -EINVAL;
+	for (unsigned k = 1; k < _NFSKEYS_IDMAP_KIND_MAX; k++)
+		if (strcaseeq(kind_names[k], s)) {
+			*ret_kind = (enum nfskeys_idmap_kind)k;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool kind_valid(unsigned kind)
+{
+	return kind >= 1 && kind < _NFSKEYS_IDMAP_KIND_MAX;
+}
+
+static bool kind_is_name(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_NAME_TO_UID || kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
+	       kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+}
+
+static bool kind_is_id(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_UID_TO_NAME || kind == NFSKEYS_IDMAP_GID_TO_GROUP ||
+	       kind == NFSKEYS_IDMAP_UID_TO_SID || kind == NFSKEYS_IDMAP_GID_TO_SID;
+}
+
+static bool kind_is_sid(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_SID_TO_UID || kind == NFSKEYS_IDMAP_SID_TO_GID;
+}
+
+static bool kind_is_group(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_GROUP_TO_GID || kind == NFSKEYS_IDMAP_SID_TO_GID;
+}
+
+/* Parse a decimal id 0..2^32-2 (2^32-1 is (uid_t)-1, never a real id). */
+static int parse_id(const char *s, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!*s || strlen(s) > 10)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v >= UINT32_MAX)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int resolve_nobody(const char *value, bool group, uint32_t *ret)
+{
+	char buf[4096];
+	uint32_t id;
+
+	if (parse_id(value, &id) == 0) {
+		*ret = id;
+		return 0;
+	}
+	if (group) {
+		struct group gr, *g = NULL;
+
+		if (getgrnam_r(value, &gr, buf, sizeof(buf), &g) == 0 && g) {
+			*ret = g->gr_gid;
+			return 0;
+		}
+	} else {
+		struct passwd pw, *p = NULL;
+
+		if (getpwnam_r(value, &pw, buf, sizeof(buf), &p) == 0 && p) {
+			*ret = p->pw_uid;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *key,
+		     int64_t max, unsigned def, unsigned *ret)
+{
+	int64_t v;
+	int r = nfskeys_conf_get_int(ctx, section, key, 0, max, &v);
+
+	if (r == -ENOENT) {
+		*ret = def;
+		return 0;
+	}
+	if (r < 0) {
+		log_err(ctx, "[%s] %s: expected a number from 0 to %" PRId64, section, key, max);
+		return r;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *st,
+				   const char *method, int *ret_error)
+{
+	const struct nfskeys_plugin *p;
+	struct backend *b;
+	char plugname[64];
+	int r;
+
+	for (size_t i = 0; i < st->n_backends; i++)
+		if (strcaseeq(st->backends[i].method, method))
+			return &st->backends[i];
+	if (st->n_backends >= MAX_BACKENDS || strlen(method) >= sizeof(b->method)) {
+		*ret_error = -E2BIG;
+		return NULL;
+	}
+	/* idmapd.conf spells the LDAP backend umich_ldap. */
+	if (strcaseeq(method, "umich_ldap"))
+		method = "ldap";
+	snprintf(plugname, sizeof(plugname), "idmap-%s", method);
+	for (char *c = plugname; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	r = plugin_load(ctx, plugname, NFSKEYS_PLUGIN_IDMAP,
+			offsetof(struct nfskeys_idmap_ops, ttl) + sizeof(uint32_t), &p);
+	if (r < 0) {
+		log_err(ctx, "[Translation] Method: cannot load backend '%s' (%s/%s.so): %s",
+			method, plugin_dir(), plugname, strerror(-r));
+		*ret_error = r;
+		return NULL;
+	}
+	b = &st->backends[st->n_backends];
+	snprintf(b->method, sizeof(b->method), "%s", method);
+	b->ops = p->ops;
+	b->data = NULL;
+	if (b->ops->init) {
+		r = b->ops->init(ctx, &b->data);
+		if (r < 0) {
+			log_err(ctx, "idmap backend %s: initialisation failed: %s", method,
+				strerror(-r));
+			*ret_error = r;
+			return NULL;
+		}
+	}
+	if (!b->ops->lookup) {
+		*ret_error = -EPROTO;
+		return NULL;
+	}
+	st->n_backends++;
+	return b;
+}
+
+static int chain_parse(struct nfskeys_ctx *ctx, struct idmap_state *st, const char *text,
+		       struct backend **chain, size_t *ret_n)
+{
+	char buf[256], *save = NULL, *tok;
+	size_t n = 0;
+	int r = 0;
+
+	if (strlen(text) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		struct backend *b;
+
+		if (n >= MAX_BACKENDS) {
+			log_err(ctx, "[Translation] Method: more than %d backends", MAX_BACKENDS);
+			return -E2BIG;
+		}
+		b = backend_get(ctx, st, tok, &r);
+		if (!b)
+			return r;
+		chain[n++] = b;
+	}
+	if (n == 0) {
+		log_err(ctx, "[Translation] Method: empty");
+		return -EINVAL;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+static void state_free(void *p)
+{
+	struct idmap_state *st = p;
+
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->n_backends; i++)
+		if (st->backends[i].ops->done)
+			st->backends[i].ops->done(st->backends[i].data);
+	idmap_cache_free(st->cache);
+	free(st);
+}
+
+static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
+{
+	struct idmap_state *st;
+	const char *v;
+	unsigned cache_size;
+	int r;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	r = idmap_discover_domain(ctx, st->domain, sizeof(st->domain), &st->domain_source);
+	if (r < 0)
+		goto fail;
+	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", 86400 * 7, 600, &st->pos_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", 86400, 60, &st->neg_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", 86400, 60, &st->nobody_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Cache-Size", 1 << 24, 4096, &cache_size)) < 0)
+		goto fail;
+
+	v = nfskeys_conf_get(ctx, "Mapping", "Nobody-User");
+	if (resolve_nobody(v ? v : "nobody", false, &st->nobody_uid) < 0) {
+		if (v)
+			log_warning(ctx, "[Mapping] Nobody-User: no user '%s'; using 65534", v);
+		st->nobody_uid = 65534;
+	}
+	v = nfskeys_conf_get(ctx, "Mapping", "Nobody-Group");
+	if (resolve_nobody(v ? v : "nogroup", true, &st->nobody_gid) < 0 &&
+	    (v || resolve_nobody("nobody", true, &st->nobody_gid) < 0)) {
+		if (v)
+			log_warning(ctx, "[Mapping] Nobody-Group: no group '%s'; using 65534", v);
+		st->nobody_gid = 65534;
+	}
+
+	v = nfskeys_conf_get(ctx, "Translation", "Method");
+	snprintf(st->method_text, sizeof(st->method_text), "%s", v && *v ? v : "nsswitch");
+	r = chain_parse(ctx, st, st->method_text, st->chain, &st->n_chain);
+	if (r < 0)
+		goto fail;
+	v = nfskeys_conf_get(ctx, "Translation", "GSS-Methods");
+	snprintf(st->gss_method_text, sizeof(st->gss_method_text), "%s",
+		 v && *v ? v : st->method_text);
+	r = chain_parse(ctx, st, st->gss_method_text, st->gss_chain, &st->n_gss_chain);
+	if (r < 0)
+		goto fail;
+
+	st->cache = idmap_cache_new(cache_size ? cache_size : 1);
+	if (!st->cache) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	log_debug(ctx, "idmap: domain %s (%s), Method %s, GSS-Methods %s", st->domain,
+		  st->domain_source, st->method_text, st->gss_method_text);
+	*ret = st;
+	return 0;
+fail:
+	state_free(st);
+	return r;
+}
+
+static int state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret)
+{
+	struct idmap_state *st;
+	int r = 0;
+
+	st = ctx_ext_get(ctx, CTX_EXT_IDMAP);
+	if (_likely_(st != NULL)) {
+		*ret = st;
+		return 0;
+	}
+	pthread_mutex_lock(&init_lock);
+	st = ctx_ext_get(ctx, CTX_EXT_IDMAP);
+	if (!st) {
+		r = state_new(ctx, &st);
+		if (r == 0)
+			ctx_ext_set(ctx, CTX_EXT_IDMAP, st, state_free);
+	}
+	pthread_mutex_unlock(&init_lock);
+	if (r == 0)
+		*ret = st;
+	return r;
+}
+
+/* Split and validate key into req (name/domain parts in buf). */
+static int request_prepare(struct idmap_state *st, unsigned kind, const char *key, char *buf,
+			   size_t bufsize, struct nfskeys_sid *sid,
+			   struct nfskeys_idmap_request *req)
+{
+	size_t len = strlen(key);
+	int r;
+
+	if (len == 0 || len >= bufsize)
+		return -EINVAL;
+	req->kind = kind;
+	req->key = key;
+	req->nfs_domain = st->domain;
+	if (kind_is_name(kind)) {
+		char *at;
+
+		memcpy(buf, key, len + 1);
+		at = strrchr(buf, '@');
+		if (at) {
+			*at = '\0';
+			req->domain = at + 1;
+			if (!*req->domain)
+				return -EINVAL;
+		}
+		if (!*buf)
+			return -EINVAL;
+		req->name = buf;
+	} else if (kind_is_id(kind)) {
+		r = parse_id(key, &req->id);
+		if (r < 0)
+			return -EINVAL;
+	} else if (kind_is_sid(kind)) {
+		r = nfskeys_sid_from_string(key, sid);
+		if (r < 0)
+			return r;
+		req->sid = sid;
+	}
+	return 0;
+}
+
+/* Walk a chain.  On success ret is complete.  With trace, every backend's verdict is
+ * appended to it. */
+struct trace {
+	char *buf;
+	size_t size, len;
+	uint32_t worst_cause;
+	char down_backend[24];
+	char reason[256];
+};
+
+static void _printf_(2, 3) trace_add(struct trace *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!t || t->len >= t->size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, t->size - t->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len = MIN(t->size - 1, t->len + (size_t)n);
+}
+
+static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
+		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
+		     struct trace *t)
+{
+	struct backend **chain = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_chain :
+									      st->chain;
+	size_t n = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->n_gss_chain : st->n_chain;
+	int failure = 0;
+	bool asked = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct backend *b = chain[i];
+		struct nfskeys_idmap_answer a;
+		char reason[256] = "";
+		int r;
+
+		if (!(b->ops->kinds & IDMAP_KIND_BIT(req->kind))) {
+			trace_add(t, "  %-9s does not map %s\n", b->method,
+				  kind_names[req->kind]);
+			continue;
+		}
+		asked = true;
+		memset(&a, 0, sizeof(a));
+		req->reason = reason;
+		req->reason_size = sizeof(reason);
+		req->cause = IDMAP_CAUSE_NONE;
+		r = b->ops->lookup(b->data, ctx, req, &a);
+		if (r == 0) {
+			a.kind = req->kind;
+			a.error = 0;
+			a.flags &= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
+			snprintf(a.backend, sizeof(a.backend), "%s", b->method);
+			a.ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
+			trace_add(t, "  %-9s answered\n", b->method);
+			*ret = a;
+			return 0;
+		}
+		if (r != -ENOENT) {
+			log_debug(ctx, "idmap: backend %s failed for %s: %s", b->method, req->key,
+				  strerror(-r));
+			if (!failure)
+				failure = r;
+			if (t && !t->down_backend[0])
+				snprintf(t->down_backend, sizeof(t->down_backend), "%s",
+					 b->method);
+			if (req->cause == IDMAP_CAUSE_NONE)
+				req->cause = IDMAP_CAUSE_BACKEND_DOWN;
+		} else if (req->cause == IDMAP_CAUSE_NONE) {
+			req->cause = IDMAP_CAUSE_NO_SUCH;
+		}
+		trace_add(t, "  %-9s %s: %s\n", b->method,
+			  r == -ENOENT ? "not found" : "FAILED", reason[0] ? reason : strerror(-r));
+		if (t) {
+			/* The most telling cause wins: down > realm > domain > no such. */
+			static const int rank[] = {
+				[IDMAP_CAUSE_NONE] = 0,	       [IDMAP_CAUSE_NOT_HANDLED] = 1,
+				[IDMAP_CAUSE_NO_SUCH] = 2,     [IDMAP_CAUSE_DOMAIN_MISMATCH] = 3,
+				[IDMAP_CAUSE_REALM] = 4,       [IDMAP_CAUSE_BACKEND_DOWN] = 5,
+			};
+			if (req->cause < ARRAY_SIZE(rank) &&
+			    rank[req->cause] > rank[t->worst_cause]) {
+				t->worst_cause = req->cause;
+				snprintf(t->reason, sizeof(t->reason), "%s", reason);
+			}
+		}
+	}
+	req->reason = NULL;
+	if (!asked)
+		return -ENOENT;
+	return failure ? failure : -ENOENT;
+}
+
+static void nobody_answer(struct idmap_state *st, unsigned kind, int error,
+			  struct nfskeys_idmap_answer *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->kind = kind;
+	ret->flags = NFSKEYS_IDMAP_ANSWER_NOBODY;
+	ret->error = error;
+	ret->ttl = st->nobody_ttl;
+	ret->id = kind_is_group(kind) ? st->nobody_gid : st->nobody_uid;
+	ret->gid = st->nobody_gid;
+	snprintf(ret->backend, sizeof(ret->backend), "nobody");
+}
+
+static bool kind_has_nobody(unsigned kind)
+{
+	return kind_is_name(kind) || kind_is_sid(kind);
+}
+
+_public_ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				       const char *key, unsigned flags,
+				       struct nfskeys_idmap_answer *ret)
+{
+	struct nfskeys_idmap_request req = { 0 };
+	struct nfskeys_idmap_answer a;
+	struct nfskeys_sid sid;
+	struct idmap_state *st;
+	char buf[KEY_MAX];
+	int r;
+
+	if (!ctx || !key || !ret || !kind_valid(kind))
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
+		r = idmap_cache_get(st->cache, kind, key, &a);
+		if (r > 0) {
+			*ret = a;
+			return 0;
+		}
+		if (r < 0)
+			goto fail;
+	}
+	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
+	if (r < 0)
+		return r; /* malformed keys never get nobody */
+	r = chain_run(ctx, st, &req, &a, NULL);
+	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
+		if (r == 0)
+			idmap_cache_put(st->cache, kind, key, &a, 0, a.ttl);
+		else if (r == -ENOENT)
+			idmap_cache_put(st->cache, kind, key, NULL, r, st->neg_ttl);
+	}
+	if (r == 0) {
+		*ret = a;
+		return 0;
+	}
+fail:
+	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) && kind_has_nobody(kind)) {
+		nobody_answer(st, kind, r, ret);
+		return 0;
+	}
+	return r;
+}
+
+_public_ int nfskeys_idmap_lookup(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				  const char *key, struct nfskeys_idmap_answer *ret)
+{
+	return nfskeys_idmap_lookup_full(ctx, kind, key, 0, ret);
+}
+
+static int lookup_answer(struct nfskeys_ctx *ctx, unsigned kind, const char *key,
+			 struct nfskeys_idmap_answer *a, struct nfskeys_idmap_answer *ret_answer)
+{
+	int r = nfskeys_idmap_lookup(ctx, (enum nfskeys_idmap_kind)kind, key, a);
+
+	if (r == 0 && ret_answer)
+		*ret_answer = *a;
+	return r;
+}
+
+_public_ int nfskeys_idmap_name_to_uid(struct nfskeys_ctx *ctx, const char *name,
+				       uid_t *ret_uid, struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	int r = lookup_answer(ctx, NFSKEYS_IDMAP_NAME_TO_UID, name, &a, ret_answer);
+
+	if (r == 0 && ret_uid)
+		*ret_uid = a.id;
+	return r;
+}
+
+_public_ int nfskeys_idmap_group_to_gid(struct nfskeys_ctx *ctx, const char *group,
+					gid_t *ret_gid, struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	int r = lookup_answer(ctx, NFSKEYS_IDMAP_GROUP_TO_GID, group, &a, ret_answer);
+
+	if (r == 0 && ret_gid)
+		*ret_gid = a.id;
+	return r;
+}
+
+static int id_to_name(struct nfskeys_ctx *ctx, unsigned kind, uint32_t id, char **ret_name,
+		      struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	char key[16];
+	char *s = NULL;
+	int r;
+
+	snprintf(key, sizeof(key), "%" PRIu32, id);
+	r = nfskeys_idmap_lookup(ctx, (enum nfskeys_idmap_kind)kind, key, &a);
+	if (r < 0)
+		return r;
+	if (ret_name) {
+		s = strdup(a.name);
+		if (!s)
+			return -ENOMEM;
+		*ret_name = s;
+	}
+	if (ret_answer)
+		*ret_answer = a;
+	return 0;
+}
+
+_public_ int nfskeys_idmap_uid_to_name(struct nfskeys_ctx *ctx, uid_t uid, char **ret_name,
+				       struct nfskeys_idmap_answer *ret_answer)
+{
+	return id_to_name(ctx, NFSKEYS_IDMAP_UID_TO_NAME, uid, ret_name, ret_answer);
+}
+
+_public_ int nfskeys_idmap_gid_to_group(struct nfskeys_ctx *ctx, gid_t gid, char **ret_group,
+					struct nfskeys_idmap_answer *ret_answer)
+{
+	return id_to_name(ctx, NFSKEYS_IDMAP_GID_TO_GROUP, gid, ret_group, ret_answer);
+}
+
+_public_ int nfskeys_idmap_principal_to_ids(struct nfskeys_ctx *ctx, const char *principal,
+					    uid_t *ret_uid, gid_t *ret_gid, gid_t **ret_groups,
+					    size_t *ret_ngroups,
+					    struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	gid_t *groups = NULL;
+	int r;
+
+	r = nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_PRINCIPAL_TO_IDS, principal, &a);
+	if (r < 0)
+		return r;
+	if (ret_groups) {
+		groups = calloc(a.n_groups ? a.n_groups : 1, sizeof(gid_t));
+		if (!groups)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < a.n_groups; i++)
+			groups[i] = a.groups[i];
+		*ret_groups = groups;
+	}
+	if (ret_ngroups)
+		*ret_ngroups = a.n_groups;
+	if (ret_uid)
+		*ret_uid = a.id;
+	if (ret_gid)
+		*ret_gid = a.gid;
+	if (ret_answer)
+		*ret_answer = a;
+	return 0;
+}
+
+_public_ int nfskeys_idmap_sid_to_uid(struct nfskeys_ctx *ctx, const char *sid, uid_t *ret_uid,
+				      struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	int r = lookup_answer(ctx, NFSKEYS_IDMAP_SID_TO_UID, sid, &a, ret_answer);
+
+	if (r == 0 && ret_uid)
+		*ret_uid = a.id;
+	return r;
+}
+
+_public_ int nfskeys_idmap_sid_to_gid(struct nfskeys_ctx *ctx, const char *sid, gid_t *ret_gid,
+				      struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	int r = lookup_answer(ctx, NFSKEYS_IDMAP_SID_TO_GID, sid, &a, ret_answer);
+
+	if (r == 0 && ret_gid)
+		*ret_gid = a.id;
+	return r;
+}
+
+static int id_to_sid(struct nfskeys_ctx *ctx, unsigned kind, uint32_t id,
+		     struct nfskeys_sid *ret_sid, struct nfskeys_idmap_answer *ret_answer)
+{
+	struct nfskeys_idmap_answer a;
+	char key[16];
+	int r;
+
+	snprintf(key, sizeof(key), "%" PRIu32, id);
+	r = nfskeys_idmap_lookup(ctx, (enum nfskeys_idmap_kind)kind, key, &a);
+	if (r < 0)
+		return r;
+	if (ret_sid)
+		*ret_sid = a.sid;
+	if (ret_answer)
+		*ret_answer = a;
+	return 0;
+}
+
+_public_ int nfskeys_idmap_uid_to_sid(struct nfskeys_ctx *ctx, uid_t uid,
+				      struct nfskeys_sid *ret_sid,
+				      struct nfskeys_idmap_answer *ret_answer)
+{
+	return id_to_sid(ctx, NFSKEYS_IDMAP_UID_TO_SID, uid, ret_sid, ret_answer);
+}
+
+_public_ int nfskeys_idmap_gid_to_sid(struct nfskeys_ctx *ctx, gid_t gid,
+				      struct nfskeys_sid *ret_sid,
+				      struct nfskeys_idmap_answer *ret_answer)
+{
+	return id_to_sid(ctx, NFSKEYS_IDMAP_GID_TO_SID, gid, ret_sid, ret_answer);
+}
+
+_public_ int nfskeys_idmap_flush(struct nfskeys_ctx *ctx)
+{
+	struct idmap_state *st;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	idmap_cache_clear(st->cache);
+	return 0;
+}
+
+_public_ int nfskeys_idmap_flush_key(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				     const char *key)
+{
+	struct idmap_state *st;
+	int r;
+
+	if (!ctx || !key || !kind_valid(kind))
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	return idmap_cache_drop(st->cache, kind, key);
+}
+
+_public_ int nfskeys_idmap_cache_stats(struct nfskeys_ctx *ctx,
+				       struct nfskeys_idmap_cache_stats *ret)
+{
+	struct idmap_state *st;
+	int r;
+
+	if (!ctx || !ret)
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	idmap_cache_get_stats(st->cache, ret);
+	return 0;
+}
+
+_public_ int nfskeys_idmap_get_domain(struct nfskeys_ctx *ctx, const char **ret_domain,
+				      const char **ret_source)
+{
+	struct idmap_state *st;
+	int r;
+
+	if (!ctx || !ret_domain)
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	*ret_domain = st->domain;
+	if (ret_source)
+		*ret_source = st->domain_source;
+	return 0;
+}
+
+/* The configuration advice for a cause. */
+static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request *req,
+			   struct trace *t)
+{
+	const char *what = kind_is_group(req->kind) ? "group" : "user";
+
+	switch (t->worst_cause) {
+	case IDMAP_CAUSE_BACKEND_DOWN:
+		trace_add(t,
+			  "cause: backend down: '%s' could not be asked (%s)\n"
+			  "fix:   bring its server back, or change the chain in\n"
+			  "       [Translation] Method = %s\n",
+			  t->down_backend, t->reason[0] ? t->reason : "failure",
+			  st->method_text);
+		break;
+	case IDMAP_CAUSE_REALM:
+		trace_add(t,
+			  "cause: realm not in Local-Realms: %s\n"
+			  "fix:   add the realm to [General] Local-Realms = %s%s%s\n",
+			  t->reason, req->domain ? req->domain : "",
+			  req->domain ? " (plus your existing realms)" : "", "");
+		break;
+	case IDMAP_CAUSE_DOMAIN_MISMATCH:
+		trace_add(t,
+			  "cause: domain mismatch: '%s' is not the NFSv4 domain '%s' (from %s)\n"
+			  "fix:   set [General] Domain = %s on this host (it must match the "
+			  "server's),\n"
+			  "       or map the name explicitly in [Static] %s@%s = <local %s>\n",
+			  req->domain ? req->domain : "", st->domain, st->domain_source,
+			  req->domain ? req->domain : "", req->name ? req->name : req->key,
+			  req->domain ? req->domain : "", what);
+		break;
+	case IDMAP_CAUSE_NO_SUCH:
+	case IDMAP_CAUSE_NOT_HANDLED:
+	default:
+		trace_add(t,
+			  "cause: no such %s in any backend (%s)\n"
+			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
+			  "       or add a backend that knows it to [Translation] Method = %s\n",
+			  what, st->method_text, what, req->key, what, st->method_text);
+		break;
+	}
+}
+
+_public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				   const char *key, char **ret_text)
+{
+	struct nfskeys_idmap_request req = { 0 };
+	struct nfskeys_idmap_answer a;
+	struct nfskeys_sid sid;
+	struct idmap_state *st;
+	struct trace t = { .size = 4096 };
+	char buf[KEY_MAX];
+	int r;
+
+	if (!ctx || !key || !ret_text || !kind_valid(kind))
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	t.buf = calloc(1, t.size);
+	if (!t.buf)
+		return -ENOMEM;
+	trace_add(&t, "%s %s\n", kind_names[kind], key);
+	trace_add(&t, "NFSv4 domain: %s (from %s)\n", st->domain, st->domain_source);
+	trace_add(&t, "chain: %s\n",
+		  kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_method_text : st->method_text);
+	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
+	if (r < 0) {
+		trace_add(&t, "result: malformed key (%s)\n",
+			  kind_is_sid(kind)	 ? "not a SID such as S-1-5-21-1-2-3-1000" :
+			  kind_is_id(kind) ? "not a decimal id" :
+					     "empty name or domain, or too long");
+		*ret_text = t.buf;
+		return 0;
+	}
+	r = chain_run(ctx, st, &req, &a, &t);
+	if (r == 0) {
+		if (kind_is_id(kind) && a.name[0])
+			trace_add(&t, "result: %s (backend %s, ttl %us)\n", a.name, a.backend,
+				  a.ttl);
+		else
+			trace_add(&t, "result: %" PRIu32 " (backend %s, ttl %us)\n", a.id,
+				  a.backend, a.ttl);
+	} else {
+		if (kind_has_nobody(kind))
+			trace_add(&t, "result: nobody (%" PRIu32 ", ttl %us): %s\n",
+				  kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
+				  st->nobody_ttl, strerror(-r));
+		else
+			trace_add(&t, "result: no mapping (the request fails): %s\n",
+				  strerror(-r));
+		explain_advice(st, &req, &t);
+	}
+	*ret_text = t.buf;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- kernel formats */
+
+static const struct {
+	const char *prefix;
+	unsigned kind;
+	bool cifs;
+} desc_prefixes[] = {
+	{ "uid:", NFSKEYS_IDMAP_NAME_TO_UID, false },  { "gid:", NFSKEYS_IDMAP_GROUP_TO_GID, false },
+	{ "user:", NFSKEYS_IDMAP_UID_TO_NAME, false }, { "group:", NFSKEYS_IDMAP_GID_TO_GROUP, false },
+	{ "os:", NFSKEYS_IDMAP_SID_TO_UID, true },     { "gs:", NFSKEYS_IDMAP_SID_TO_GID, true },
+	{ "oi:", NFSKEYS_IDMAP_UID_TO_SID, true },     { "gi:", NFSKEYS_IDMAP_GID_TO_SID, true },
+};
+
+_public_ int nfskeys_idmap_parse_description(const char *type, const char *description,
+					     enum nfskeys_idmap_kind *ret_kind,
+					     const char **ret_key)
+{
+	if (!type || !description || !ret_kind || !ret_key)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(desc_prefixes); i++) {
+		const char *key;
+		unsigned kind = desc_prefixes[i].kind;
+		uint32_t id;
+		struct nfskeys_sid sid;
+
+		if (!startswith(description, desc_prefixes[i].prefix))
+			continue;
+		if ((streq(type, "id_resolver") && desc_prefixes[i].cifs) ||
+		    (streq(type, "cifs.idmap") && !desc_prefixes[i].cifs))
+			return -EOPNOTSUPP;
+		key = description + strlen(desc_prefixes[i].prefix);
+		/* Names are limited as the kernel limits them (IDMAP_NAMESZ 128). */
+		if (!*key || strlen(key) >= (desc_prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : 128))
+			return -EINVAL;
+		if (kind_is_name(kind) && !strchr(key, '@'))
+			return -EINVAL;
+		if (kind_is_id(kind) && parse_id(key, &id) < 0)
+			return -EINVAL;
+		if (kind_is_sid(kind) && nfskeys_sid_from_string(key, &sid) < 0)
+			return -EINVAL;
+		*ret_kind = (enum nfskeys_idmap_kind)kind;
+		*ret_key = key;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+_public_ int nfskeys_idmap_payload(const struct nfskeys_idmap_answer *a, void *buf, size_t size)
+{
+	size_t len;
+	int n;
+
+	if (!a || !buf)
+		return -EINVAL;
+	switch (a->kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		/* decimal id with its NUL */
+		n = snprintf(buf, size, "%" PRIu32, a->id);
+		if (n < 0 || (size_t)n >= size)
+			return -ENOBUFS;
+		return n + 1;
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		len = strnlen(a->name, sizeof(a->name));
+		if (len == 0 || len == sizeof(a->name))
+			return -EINVAL;
+		if (len > size)
+			return -ENOBUFS;
+		memcpy(buf, a->name, len); /* no NUL */
+		return (int)len;
+	case NFSKEYS_IDMAP_SID_TO_UID:
+	case NFSKEYS_IDMAP_SID_TO_GID:
+		if (size < sizeof(uint32_t))
+			return -ENOBUFS;
+		memcpy(buf, &a->id, sizeof(uint32_t)); /* host byte order */
+		return sizeof(uint32_t);
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		if (size < NFSKEYS_SID_BINARY_MAX)
+			return -ENOBUFS;
+		return nfskeys_sid_to_binary(&a->sid, buf, size);
+	default:
+		return -EINVAL;
+	}
+}

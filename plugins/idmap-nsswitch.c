@@ -1,0 +1,113 @@
+/* idmap backend "nsswitch": names and ids through the system's NSS (getpwnam_r & co.).
+ * name@domain is stripped to name when domain is the NFSv4 domain (case-insensitively);
+ * [Translation] No-Strip = user|group|both looks the full name up as it is first. */
+#include <strings.h>
+
+#include "idmap-util.h"
+
+enum { STRIP_USER = 1, STRIP_GROUP = 2 };
+
+struct nss_data {
+	unsigned no_strip; /* STRIP_* bits */
+};
+
+static int nss_init(struct nfskeys_ctx *ctx, void **ret_data)
+{
+	const char *v = nfskeys_conf_get(ctx, "Translation", "No-Strip");
+	struct nss_data *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	if (!v || strcaseeq(v, "none") || strcaseeq(v, "no") || strcaseeq(v, "false")) {
+		d->no_strip = 0;
+	} else if (strcaseeq(v, "user")) {
+		d->no_strip = STRIP_USER;
+	} else if (strcaseeq(v, "group")) {
+		d->no_strip = STRIP_GROUP;
+	} else if (strcaseeq(v, "both")) {
+		d->no_strip = STRIP_USER | STRIP_GROUP;
+	} else {
+		plog(ctx, LOG_ERR, "[Translation] No-Strip: '%s' is not none, user, group or both", v);
+		free(d);
+		return -EINVAL;
+	}
+	*ret_data = d;
+	return 0;
+}
+
+static void nss_done(void *data)
+{
+	free(data);
+}
+
+static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+		      struct nfskeys_idmap_answer *ret)
+{
+	struct nss_data *d = data;
+	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
+		     req->kind == NFSKEYS_IDMAP_GID_TO_GROUP;
+	unsigned bit = group ? STRIP_GROUP : STRIP_USER;
+	char name[NFSKEYS_IDMAP_NAME_MAX];
+	int r;
+
+	switch (req->kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		if ((d->no_strip & bit) && req->domain) {
+			r = util_answer_local(req, req->key, ret);
+			if (r != -ENOENT)
+				return r;
+		}
+		if (req->domain && !util_domain_is_ours(req))
+			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
+					   "domain '%s' is not the NFSv4 domain '%s'", req->domain,
+					   req->nfs_domain);
+		return util_answer_local(req, req->name, ret);
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		if (strchr(req->name, '/'))
+			return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
+					   "'%s' is a service principal, not a user", req->name);
+		if (req->domain && !util_realm_is_local(ctx, req->domain, req->nfs_domain))
+			return util_reason(req, IDMAP_CAUSE_REALM,
+					   "realm '%s' is not in Local-Realms", req->domain);
+		return util_answer_local(req, req->name, ret);
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		r = group ? util_getgrgid(req->id, name, sizeof(name)) :
+			    util_getpwuid(req->id, name, sizeof(name));
+		if (r == -ENOENT)
+			return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s with id %u (NSS)",
+					   group ? "group" : "user", req->id);
+		if (r < 0)
+			return r;
+		ret->id = req->id;
+		return util_answer_name(ret, name, (d->no_strip & bit) && strchr(name, '@') ?
+							   NULL :
+							   req->nfs_domain);
+	default:
+		return -ENOENT;
+	}
+}
+
+static const struct nfskeys_idmap_ops ops = {
+	.size = sizeof(ops),
+	.init = nss_init,
+	.done = nss_done,
+	.lookup = nss_lookup,
+	.kinds = IDMAP_NAME_KINDS | IDMAP_ID_KINDS | IDMAP_PRINCIPAL_KINDS,
+};
+
+static const struct nfskeys_plugin plugin = {
+	.abi = NFSKEYS_PLUGIN_ABI,
+	.size = sizeof(plugin),
+	.kind = NFSKEYS_PLUGIN_IDMAP,
+	.name = "idmap-nsswitch",
+	.description = "ID mapping through NSS (passwd, group)",
+	.ops = &ops,
+	.ops_size = sizeof(ops),
+};
+
+_public_ const struct nfskeys_plugin *nfskeys_plugin_entry(void)
+{
+	return &plugin;
+}
