@@ -135,16 +135,6 @@ int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nfskeys_att
 
 /* ---------------------------------------------------------------- changes */
 
-/* Set attributes on a directory (the policy's attributes are added or replaced) through
- * nfskeys-attrd: the open directory dirfd is passed to the daemon, which checks
- * ownership on it.  A refusal returns -EPERM (or -EACCES) and writes the daemon's reason
- * into errbuf; -ECONNREFUSED or -ENOENT when the daemon is not running. */
-int nfskeys_attr_set(struct nfskeys_ctx *ctx, int dirfd, const struct nfskeys_attr_policy *policy,
-		     char *errbuf, size_t errlen);
-/* Remove the named attributes (NULL-terminated keys) from a directory via the daemon. */
-int nfskeys_attr_unset(struct nfskeys_ctx *ctx, int dirfd, const char *const *keys,
-		       char *errbuf, size_t errlen);
-
 /* The store, for the daemon and for root without a daemon (nfsattr --direct).  path NULL
  * means [Attr] Store in the configuration, default STATEDIR/attr.db.  Opening for
  * writing creates or migrates the schema; each change is durable when the call returns. */
