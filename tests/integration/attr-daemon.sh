@@ -13,7 +13,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/d
 fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (bind mounts, running as other users)"
 
-plan 51
+plan 53
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
 NFSATTR="$top_builddir/tools/nfsattr"
@@ -194,6 +194,19 @@ check_contains "unknown procedure: PROC_UNAVAIL" "proc 3" "$out"
 check "daemon still serves" na stats
 
 stop_daemon
+# --- a daemon in its own mount namespace (as under systemd's ProtectSystem=) still finds
+# the caller's mount: mount ids are global, and it reads the caller's mountinfo
+"$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
+ATTRD_PID=$!
+if t_wait_for "[ -S '$SOCK' ]" 10 && kill -0 "$ATTRD_PID"; then :; fi
+stop_daemon
+unshare -m --propagation slave "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
+ATTRD_PID=$!
+t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 10
+check "set with the daemon in another mount namespace" na set "$EXP/d1/d2" acdirmax=30
+check_eq "stored under the same identity" "30 from $ID/d1/d2" "$(eff "$EXP/d1/d2/d3" acdirmax)"
+stop_daemon
+
 # --- root without a daemon: --direct, documented fallback
 check "--direct set without daemon" na --direct set "$EXP" cto=on
 check_eq "visible to readers" "on from $ID" "$(eff "$EXP/d1" cto)"
