@@ -9,15 +9,28 @@
 /* ---------------------------------------------------------------- layout */
 
 #define N_HASCHILD 0x1
+#define N_CUT 0x2 /* the effective inherit here is "no" */
 
+/* Names of at most 8 bytes (most directory names) live in the node itself, compared as
+ * one 64-bit word; longer ones in the names arena.  20 bytes, 4-byte aligned. */
 struct node {
 	uint32_t parent;
-	uint32_t name;	/* offset into names */
 	uint32_t attrs; /* offset into arena, 0 for none */
 	uint16_t namelen;
 	uint8_t flags;
 	uint8_t pad;
+	uint32_t name[2]; /* inline bytes (namelen <= 8), else name[0] = offset into names */
 };
+#define INLINE_MAX 8
+
+static inline uint64_t node_word(const struct node *nd)
+{
+	uint64_t w;
+
+	memcpy(&w, nd->name, sizeof(w));
+	return w;
+}
+
 
 /* One attribute: key packs the typed key (low 8 bits, 255 for user.*), the LDAP origin
  * (bit 8) and for user.* the interned key name (bits 9-31); value is an interned
@@ -36,6 +49,7 @@ struct istr {
 	char *s;
 	uint64_t number;
 	uint32_t hash;
+	uint32_t len;
 	int key; /* which key's vocabulary; -1 for user key names */
 };
 
@@ -61,6 +75,11 @@ struct attr_index {
 	size_t ndomains;
 	size_t npolicies;
 };
+
+static inline const char *node_name(const struct attr_index *ix, const struct node *nd)
+{
+	return nd->namelen <= INLINE_MAX ? (const char *)nd->name : ix->names + nd->name[0];
+}
 
 /* ---------------------------------------------------------------- hashing */
 
@@ -209,7 +228,8 @@ static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_
 	r = grow((void **)&ix->strs, &ix->strscap, ix->nstrs + 1, sizeof(struct istr));
 	if (r < 0)
 		return r;
-	ix->strs[ix->nstrs] = (struct istr){ .s = strdup(s), .number = number, .hash = h, .key = key };
+	ix->strs[ix->nstrs] = (struct istr){ .s = strdup(s), .number = number, .hash = h,
+					     .len = (uint32_t)strlen(s), .key = key };
 	if (!ix->strs[ix->nstrs].s)
 		return -ENOMEM;
 	id = ++ix->nstrs;
@@ -221,16 +241,30 @@ static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_
 
 /* ---------------------------------------------------------------- trie */
 
-static inline uint32_t node_hash(uint32_t parent, const char *name, size_t n)
+/* Scan one path component starting at p (up to '/' or the end): its length, its first
+ * eight bytes as a word (zero-padded) and its hash under parent, in one pass. */
+static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len, uint64_t *ret_w)
 {
-	return hash_bytes(parent, name, n);
+	uint64_t h = ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL, w = 0;
+	size_t i = 0;
+
+	for (; p[i] && p[i] != '/'; i++) {
+		unsigned char c = (unsigned char)p[i];
+		h = (h ^ c) * 0x100000001b3ULL;
+		if (i < INLINE_MAX)
+			w |= (uint64_t)c << (8 * i);
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	*ret_len = i;
+	*ret_w = w;
+	return (uint32_t)h;
 }
 
 static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const char *name,
-			   size_t n)
+			   size_t n, uint32_t h, uint64_t w)
 {
-	uint32_t h = node_hash(parent, name, n);
-
 	for (uint32_t i = h & ix->slotmask;; i = (i + 1) & ix->slotmask) {
 		uint64_t s = ix->slots[i];
 		const struct node *nd;
@@ -240,7 +274,10 @@ static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const c
 		if ((uint32_t)(s >> 32) != h)
 			continue;
 		nd = &ix->nodes[(uint32_t)s];
-		if (nd->parent == parent && nd->namelen == n && memcmp(ix->names + nd->name, name, n) == 0)
+		if (nd->parent != parent || nd->namelen != n)
+			continue;
+		if (n <= INLINE_MAX ? node_word(nd) == w :
+				      memcmp(ix->names + nd->name[0], name, n) == 0)
 			return (uint32_t)s;
 	}
 }
@@ -267,9 +304,10 @@ static int slots_rehash(struct attr_index *ix)
 	return 0;
 }
 
-static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *name, size_t n)
+static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *name, size_t n,
+			 uint32_t h, uint64_t w)
 {
-	uint32_t h = node_hash(parent, name, n), i, id;
+	uint32_t i, id;
 	int r;
 
 	if (n == 0 || n > UINT16_MAX)
@@ -282,22 +320,27 @@ static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *nam
 	r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
 	if (r < 0)
 		return r;
-	if (ix->nameslen + n > ix->namescap) {
-		size_t cap = MAX(ix->namescap * 2, ix->nameslen + n + 4096);
-		char *p;
-		if (cap > UINT32_MAX)
-			return -E2BIG;
-		p = realloc(ix->names, cap);
-		if (!p)
-			return -ENOMEM;
-		ix->names = p;
-		ix->namescap = cap;
+	id = ix->nnodes;
+	ix->nodes[id] = (struct node){ .parent = parent, .namelen = (uint16_t)n };
+	if (n <= INLINE_MAX) {
+		memcpy(ix->nodes[id].name, &w, sizeof(w));
+	} else {
+		if (ix->nameslen + n > ix->namescap) {
+			size_t cap = MAX(ix->namescap * 2, ix->nameslen + n + 4096);
+			char *p;
+			if (cap > UINT32_MAX)
+				return -E2BIG;
+			p = realloc(ix->names, cap);
+			if (!p)
+				return -ENOMEM;
+			ix->names = p;
+			ix->namescap = cap;
+		}
+		memcpy(ix->names + ix->nameslen, name, n);
+		ix->nodes[id].name[0] = (uint32_t)ix->nameslen;
+		ix->nameslen += n;
 	}
-	memcpy(ix->names + ix->nameslen, name, n);
-	id = ix->nnodes++;
-	ix->nodes[id] = (struct node){ .parent = parent, .name = (uint32_t)ix->nameslen,
-				       .namelen = (uint16_t)n };
-	ix->nameslen += n;
+	ix->nnodes++;
 	ix->nodes[parent].flags |= N_HASCHILD;
 	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
 		;
@@ -332,41 +375,35 @@ static int64_t domain_root(struct attr_index *ix, const char *domain, bool creat
 	return ix->nnodes++;
 }
 
-/* Next path component of *p ("" when done). */
-static inline size_t next_comp(const char **p, const char **ret)
-{
-	const char *s = *p, *e;
-
-	while (*s == '/')
-		s++;
-	e = s;
-	while (*e && *e != '/')
-		e++;
-	*ret = s;
-	*p = e;
-	return (size_t)(e - s);
-}
-
 /* The node for (domain, path): created when create, else 0 when absent. */
 static int64_t node_get(struct attr_index *ix, const char *domain, const char *path, bool create)
 {
 	int64_t cur = domain_root(ix, domain, create);
-	const char *p = path, *c;
-	size_t n;
+	const char *p = path;
 
 	if (cur <= 0)
 		return cur;
-	while ((n = next_comp(&p, &c)) > 0) {
-		uint32_t next = child_find(ix, (uint32_t)cur, c, n);
+	for (;;) {
+		size_t n;
+		uint64_t w;
+		uint32_t h, next;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		h = comp_scan((uint32_t)cur, p, &n, &w);
+		next = child_find(ix, (uint32_t)cur, p, n, h, w);
 		if (!next) {
 			if (!create)
 				return 0;
-			int64_t r = child_add(ix, (uint32_t)cur, c, n);
+			int64_t r = child_add(ix, (uint32_t)cur, p, n, h, w);
 			if (r < 0)
 				return r;
 			next = (uint32_t)r;
 		}
 		cur = next;
+		p += n;
 	}
 	return cur;
 }
@@ -573,7 +610,7 @@ static const char *node_format(const struct attr_index *ix, uint32_t nid, char *
 	while (depth-- > 0 && len < size) {
 		const struct node *nd = &ix->nodes[chain[depth]];
 		len += (size_t)snprintf(buf + len, size - len, "/%.*s", (int)nd->namelen,
-					ix->names + nd->name);
+					node_name(ix, nd));
 	}
 	return buf;
 }
@@ -582,33 +619,41 @@ static int emit(const struct attr_index *ix, struct resolved *rs, unsigned flags
 		struct nfskeys_attr_policy *policy)
 {
 	char src[8192];
+	bool sources = flags & NFSKEYS_ATTR_SOURCES;
 	int r;
 
 	nfskeys_attr_policy_clear(policy);
-	for (int t = 0; t < _NFSKEYS_ATTR_MAX; t++) {
-		const struct istr *v;
-		if (!(rs->tmask & (1u << t)))
-			continue;
-		v = &ix->strs[rs->tval[t] - 1];
-		r = attr_policy_put(policy, t, NULL, v->s, v->number,
-				    (flags & NFSKEYS_ATTR_SOURCES) ?
-					    node_format(ix, rs->tsrc[t], src, sizeof(src)) :
-					    NULL,
-				    rs->tldap & (1u << t));
+	for (uint32_t m = rs->tmask; m; m &= m - 1) {
+		int t = __builtin_ctz(m);
+		const struct istr *v = &ix->strs[rs->tval[t] - 1];
+
+		r = attr_policy_append(policy, t, NULL, v->s, v->len, v->number,
+				       sources ? node_format(ix, rs->tsrc[t], src, sizeof(src)) : NULL,
+				       rs->tldap & (1u << t));
 		if (r < 0)
 			return r;
+	}
+	/* user.* by name: insertion sort, there are few */
+	for (size_t j = 1; j < rs->nuser; j++) {
+		for (size_t k = j; k > 0 && strcmp(ix->strs[rs->user[k - 1].uname - 1].s,
+						   ix->strs[rs->user[k].uname - 1].s) > 0; k--) {
+			__typeof__(rs->user[0]) tmp = rs->user[k];
+			rs->user[k] = rs->user[k - 1];
+			rs->user[k - 1] = tmp;
+		}
 	}
 	for (size_t j = 0; j < rs->nuser; j++) {
-		r = attr_policy_put(policy, NFSKEYS_ATTR_USER, ix->strs[rs->user[j].uname - 1].s,
-				    ix->strs[rs->user[j].val - 1].s, 0,
-				    (flags & NFSKEYS_ATTR_SOURCES) ?
-					    node_format(ix, rs->user[j].src, src, sizeof(src)) :
-					    NULL,
-				    rs->user[j].ldap);
+		const struct istr *v = &ix->strs[rs->user[j].val - 1];
+
+		r = attr_policy_append(policy, NFSKEYS_ATTR_USER, ix->strs[rs->user[j].uname - 1].s,
+				       v->s, v->len, 0,
+				       sources ? node_format(ix, rs->user[j].src, src, sizeof(src)) :
+						 NULL,
+				       rs->user[j].ldap);
 		if (r < 0)
 			return r;
 	}
-	if (rs->cut && (flags & NFSKEYS_ATTR_SOURCES))
+	if (rs->cut && sources)
 		attr_policy_set_cut(policy, node_format(ix, rs->cut, src, sizeof(src)));
 	return 0;
 }
@@ -617,7 +662,7 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 		       unsigned flags, struct nfskeys_attr_policy *policy)
 {
 	struct resolved rs;
-	const char *p = path, *c;
+	const char *p = path;
 	uint32_t cur, last = 0;
 	int64_t root;
 	size_t n;
@@ -638,11 +683,25 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 	if (ix->nodes[cur].attrs)
 		apply(ix, cur, &rs);
 	last = cur;
-	while ((n = next_comp(&p, &c)) > 0) {
-		if (!(ix->nodes[cur].flags & N_HASCHILD) || !(cur = child_find(ix, cur, c, n))) {
+	for (;;) {
+		uint64_t w;
+		uint32_t h;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		if (!(ix->nodes[cur].flags & N_HASCHILD)) {
 			full = false;
 			break;
 		}
+		h = comp_scan(cur, p, &n, &w);
+		cur = child_find(ix, cur, p, n, h, w);
+		if (!cur) {
+			full = false;
+			break;
+		}
+		p += n;
 		if (ix->nodes[cur].attrs)
 			apply(ix, cur, &rs);
 		last = cur;

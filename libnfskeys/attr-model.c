@@ -330,15 +330,10 @@ _public_ void nfskeys_attr_policy_clear(struct nfskeys_attr_policy *policy)
 	policy->cut = NO_TEXT;
 }
 
-static int text_add(struct nfskeys_attr_policy *p, const char *s, uint32_t *ret)
+static int text_addn(struct nfskeys_attr_policy *p, const char *s, size_t len, uint32_t *ret)
 {
-	size_t n;
+	size_t n = len + 1;
 
-	if (!s) {
-		*ret = NO_TEXT;
-		return 0;
-	}
-	n = strlen(s) + 1;
 	if (p->len + n > p->textcap) {
 		size_t cap = MAX(p->textcap * 2, p->len + n + 256);
 		char *t;
@@ -354,6 +349,15 @@ static int text_add(struct nfskeys_attr_policy *p, const char *s, uint32_t *ret)
 	*ret = (uint32_t)p->len;
 	p->len += n;
 	return 0;
+}
+
+static int text_add(struct nfskeys_attr_policy *p, const char *s, uint32_t *ret)
+{
+	if (!s) {
+		*ret = NO_TEXT;
+		return 0;
+	}
+	return text_addn(p, s, strlen(s), ret);
 }
 
 static const char *text_at(const struct nfskeys_attr_policy *p, uint32_t off)
@@ -430,6 +434,37 @@ undo:
 		p->n--;
 	}
 	return r;
+}
+
+int attr_policy_append(struct nfskeys_attr_policy *p, int key, const char *keyname,
+		       const char *value, size_t vlen, uint64_t number, const char *source,
+		       bool from_ldap)
+{
+	struct pentry *e;
+	int r;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct pentry *ne = realloc(p->e, cap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		p->e = ne;
+		p->cap = cap;
+	}
+	e = &p->e[p->n];
+	e->key = key;
+	e->keyname = NO_TEXT;
+	e->number = number;
+	e->from_ldap = from_ldap;
+	if (key == NFSKEYS_ATTR_USER && (r = text_add(p, keyname, &e->keyname)) < 0)
+		return r;
+	r = text_addn(p, value, vlen, &e->value);
+	if (r == 0)
+		r = text_add(p, source, &e->source);
+	if (r < 0)
+		return r;
+	p->n++;
+	return 0;
 }
 
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut)

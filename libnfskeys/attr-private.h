@@ -29,6 +29,11 @@ int attr_value_parse(int key, const char *keyname, const char *value, char **ret
 /* Policy internals used by the index and store to fill a policy without re-validating. */
 int attr_policy_put(struct nfskeys_attr_policy *policy, int key, const char *keyname,
 		    const char *value, uint64_t number, const char *source, bool from_ldap);
+/* The same without the sorted insertion, for callers that add in order (typed keys by
+ * enum, then user.* by name) into a cleared policy: the lookup hot path. */
+int attr_policy_append(struct nfskeys_attr_policy *policy, int key, const char *keyname,
+		       const char *value, size_t vlen, uint64_t number, const char *source,
+		       bool from_ldap);
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
 
 /* ---------------------------------------------------------------- attr-id.c */

@@ -196,10 +196,6 @@ check "daemon still serves" na stats
 stop_daemon
 # --- a daemon in its own mount namespace (as under systemd's ProtectSystem=) still finds
 # the caller's mount: mount ids are global, and it reads the caller's mountinfo
-"$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
-ATTRD_PID=$!
-if t_wait_for "[ -S '$SOCK' ]" 10 && kill -0 "$ATTRD_PID"; then :; fi
-stop_daemon
 unshare -m --propagation slave "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 10
