@@ -1,7 +1,8 @@
-/* The in-memory index of directory policies: per domain a trie of path components,
- * held in flat arrays (nodes, one open-addressing table keyed by (parent, name), a name
- * arena and an attribute arena) so that an effective lookup is a few hash probes per
- * path component and never touches SQLite or allocates. */
+/* The in-memory index of directory policies: per domain a path-compressed trie of path
+ * components (a chain of directories without policies or branches is one edge), held in
+ * flat arrays (nodes, one open-addressing table keyed by (parent, first component), a
+ * label arena and an attribute arena) so that an effective lookup is a few hash probes
+ * and never touches SQLite or allocates. */
 #include <limits.h>
 
 #include "attr-private.h"
@@ -11,15 +12,17 @@
 #define N_HASCHILD 0x1
 #define N_CUT 0x2 /* the effective inherit here is "no" */
 
-/* Names of at most 8 bytes (most directory names) live in the node itself, compared as
- * one 64-bit word; longer ones in the names arena.  20 bytes, 4-byte aligned. */
+/* A node's label is the path from its parent: one or more components joined by '/'.
+ * Labels of at most 8 bytes live in the node, longer ones in the label arena (a split
+ * shares the arena bytes of the label it cuts).  24 bytes, 4-byte aligned. */
 struct node {
 	uint32_t parent;
-	uint32_t attrs; /* offset into arena, 0 for none */
-	uint16_t namelen;
+	uint32_t attrs;	   /* offset into arena, 0 for none */
+	uint16_t namelen;  /* label bytes */
+	uint16_t firstlen; /* bytes of the label's first component (the hash key) */
+	uint32_t name[2];  /* inline label (namelen <= 8), else name[0] = offset into names */
 	uint8_t flags;
-	uint8_t pad;
-	uint32_t name[2]; /* inline bytes (namelen <= 8), else name[0] = offset into names */
+	uint8_t pad[3];
 };
 #define INLINE_MAX 8
 
@@ -30,7 +33,6 @@ static inline uint64_t node_word(const struct node *nd)
 	memcpy(&w, nd->name, sizeof(w));
 	return w;
 }
-
 
 /* One attribute: key packs the typed key (low 8 bits, 255 for user.*), the LDAP origin
  * (bit 8) and for user.* the interned key name (bits 9-31); value is an interned
@@ -76,10 +78,6 @@ struct attr_index {
 	size_t npolicies;
 };
 
-static inline const char *node_name(const struct attr_index *ix, const struct node *nd)
-{
-	return nd->namelen <= INLINE_MAX ? (const char *)nd->name : ix->names + nd->name[0];
-}
 
 /* ---------------------------------------------------------------- hashing */
 
@@ -241,15 +239,13 @@ static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_
 
 /* ---------------------------------------------------------------- trie */
 
-/* Scan one path component starting at p (up to '/' or the end): its length, its first
- * eight bytes as a word (zero-padded) and its hash under parent, in one pass. */
-static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len, uint64_t *ret_w)
+/* Hash of component s[0..n) under parent, and its first eight bytes as a word. */
+static inline uint32_t comp_hash(uint32_t parent, const char *s, size_t n, uint64_t *ret_w)
 {
 	uint64_t h = ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL, w = 0;
-	size_t i = 0;
 
-	for (; p[i] && p[i] != '/'; i++) {
-		unsigned char c = (unsigned char)p[i];
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
 		h = (h ^ c) * 0x100000001b3ULL;
 		if (i < INLINE_MAX)
 			w |= (uint64_t)c << (8 * i);
@@ -257,14 +253,32 @@ static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 32;
-	*ret_len = i;
 	*ret_w = w;
 	return (uint32_t)h;
 }
 
+/* The component at p (up to '/' or the end): its length, word and hash. */
+static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len, uint64_t *ret_w)
+{
+	size_t n = 0;
+
+	while (p[n] && p[n] != '/')
+		n++;
+	*ret_len = n;
+	return comp_hash(parent, p, n, ret_w);
+}
+
+static inline const char *label(const struct attr_index *ix, const struct node *nd)
+{
+	return nd->namelen <= INLINE_MAX ? (const char *)nd->name : ix->names + nd->name[0];
+}
+
+/* The child of parent whose label starts with component name[0..n). */
 static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const char *name,
 			   size_t n, uint32_t h, uint64_t w)
 {
+	uint64_t mask = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+
 	for (uint32_t i = h & ix->slotmask;; i = (i + 1) & ix->slotmask) {
 		uint64_t s = ix->slots[i];
 		const struct node *nd;
@@ -274,12 +288,23 @@ static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const c
 		if ((uint32_t)(s >> 32) != h)
 			continue;
 		nd = &ix->nodes[(uint32_t)s];
-		if (nd->parent != parent || nd->namelen != n)
+		if (nd->parent != parent || nd->firstlen != n)
 			continue;
-		if (n <= INLINE_MAX ? node_word(nd) == w :
-				      memcmp(ix->names + nd->name[0], name, n) == 0)
+		if (nd->namelen <= INLINE_MAX ? (node_word(nd) & mask) == w :
+						memcmp(ix->names + nd->name[0], name, n) == 0)
 			return (uint32_t)s;
 	}
+}
+
+/* Does the whole label of nd match the path at p (ending at a component boundary)? */
+static inline bool edge_matches(const struct attr_index *ix, const struct node *nd, const char *p,
+				size_t n)
+{
+	size_t m = nd->namelen;
+
+	if (m == n)
+		return true; /* child_find compared the first (only) component */
+	return strncmp(p + n, label(ix, nd) + n, m - n) == 0 && (p[m] == '/' || p[m] == '\0');
 }
 
 static int slots_rehash(struct attr_index *ix)
@@ -304,29 +329,54 @@ static int slots_rehash(struct attr_index *ix)
 	return 0;
 }
 
-static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *name, size_t n,
-			 uint32_t h, uint64_t w)
+static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
 {
-	uint32_t i, id;
+	uint32_t i;
 	int r;
 
-	if (n == 0 || n > UINT16_MAX)
-		return -EINVAL;
 	if ((uint64_t)(ix->nslots_used + 1) * 10 > (uint64_t)(ix->slotmask + 1) * 7) {
 		r = slots_rehash(ix);
 		if (r < 0)
 			return r;
 	}
-	r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
+		;
+	ix->slots[i] = ((uint64_t)h << 32) | id;
+	ix->nslots_used++;
+	return 0;
+}
+
+static int64_t node_new(struct attr_index *ix, uint32_t parent)
+{
+	int r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+
 	if (r < 0)
 		return r;
-	id = ix->nnodes;
-	ix->nodes[id] = (struct node){ .parent = parent, .namelen = (uint16_t)n };
-	if (n <= INLINE_MAX) {
-		memcpy(ix->nodes[id].name, &w, sizeof(w));
-	} else {
-		if (ix->nameslen + n > ix->namescap) {
-			size_t cap = MAX(ix->namescap * 2, ix->nameslen + n + 4096);
+	ix->nodes[ix->nnodes] = (struct node){ .parent = parent };
+	return ix->nnodes++;
+}
+
+/* Give node id the label src[0..len): inline, at arena offset off (>= 0: bytes already
+ * there), or copied into the arena. */
+static int node_set_label(struct attr_index *ix, uint32_t id, const char *src, size_t len,
+			  int64_t off)
+{
+	struct node *nd = &ix->nodes[id];
+	const char *slash = memchr(src, '/', len);
+
+	if (len == 0 || len > UINT16_MAX)
+		return -EINVAL;
+	nd->namelen = (uint16_t)len;
+	nd->firstlen = (uint16_t)(slash ? (size_t)(slash - src) : len);
+	if (len <= INLINE_MAX) {
+		uint64_t w = 0;
+		memcpy(&w, src, len);
+		memcpy(nd->name, &w, sizeof(w));
+		return 0;
+	}
+	if (off < 0) {
+		if (ix->nameslen + len > ix->namescap) {
+			size_t cap = MAX(ix->namescap * 2, ix->nameslen + len + 4096);
 			char *p;
 			if (cap > UINT32_MAX)
 				return -E2BIG;
@@ -336,17 +386,83 @@ static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *nam
 			ix->names = p;
 			ix->namescap = cap;
 		}
-		memcpy(ix->names + ix->nameslen, name, n);
-		ix->nodes[id].name[0] = (uint32_t)ix->nameslen;
-		ix->nameslen += n;
+		memcpy(ix->names + ix->nameslen, src, len);
+		off = (int64_t)ix->nameslen;
+		ix->nameslen += len;
 	}
-	ix->nnodes++;
+	ix->nodes[id].name[0] = (uint32_t)off;
+	return 0;
+}
+
+/* A new child of parent labelled with the rest of the path at p (all its components). */
+static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p)
+{
+	size_t len = strlen(p);
+	uint64_t w;
+	uint32_t h;
+	int64_t id;
+	int r;
+
+	while (len > 0 && p[len - 1] == '/')
+		len--;
+	id = node_new(ix, parent);
+	if (id < 0)
+		return id;
+	r = node_set_label(ix, (uint32_t)id, p, len, -1);
+	if (r < 0) {
+		ix->nnodes--;
+		return r;
+	}
+	h = comp_hash(parent, p, ix->nodes[id].firstlen, &w);
+	r = slot_insert(ix, h, (uint32_t)id);
+	if (r < 0) {
+		ix->nnodes--;
+		return r;
+	}
 	ix->nodes[parent].flags |= N_HASCHILD;
-	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
-		;
-	ix->slots[i] = ((uint64_t)h << 32) | id;
-	ix->nslots_used++;
 	return id;
+}
+
+/* Split the edge to x after its first k label bytes (a component boundary): a new node
+ * mid takes x's place under its parent with label[0..k), and x hangs below mid with the
+ * rest.  Returns mid. */
+static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint32_t h_old)
+{
+	uint32_t parent = ix->nodes[x].parent, i;
+	size_t m = ix->nodes[x].namelen;
+	int64_t mid, off;
+	char buf[INLINE_MAX];
+	const char *lbl;
+	uint64_t w;
+	uint32_t h;
+	int r;
+
+	/* room first, so nothing below can fail half-way */
+	if ((uint64_t)(ix->nslots_used + 1) * 10 > (uint64_t)(ix->slotmask + 1) * 7 &&
+	    (r = slots_rehash(ix)) < 0)
+		return r;
+	mid = node_new(ix, parent);
+	if (mid < 0)
+		return mid;
+	off = m > INLINE_MAX ? (int64_t)ix->nodes[x].name[0] : -1;
+	if (m <= INLINE_MAX) { /* copy: x's inline bytes change below */
+		memcpy(buf, ix->nodes[x].name, INLINE_MAX);
+		lbl = buf;
+	} else {
+		lbl = ix->names + off;
+	}
+	node_set_label(ix, (uint32_t)mid, lbl, k, off);
+	node_set_label(ix, x, lbl + k + 1, m - k - 1, off >= 0 ? off + (int64_t)k + 1 : -1);
+	ix->nodes[mid].flags = N_HASCHILD;
+	ix->nodes[x].parent = (uint32_t)mid;
+	/* mid keeps x's key (same parent, same first component): repoint x's slot */
+	for (i = h_old & ix->slotmask; (uint32_t)ix->slots[i] != x; i = (i + 1) & ix->slotmask)
+		;
+	ix->slots[i] = ((uint64_t)h_old << 32) | (uint32_t)mid;
+	lbl = label(ix, &ix->nodes[x]);
+	h = comp_hash((uint32_t)mid, lbl, ix->nodes[x].firstlen, &w);
+	r = slot_insert(ix, h, x);
+	return r < 0 ? r : mid;
 }
 
 static int64_t domain_root(struct attr_index *ix, const char *domain, bool create)
@@ -384,7 +500,9 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 	if (cur <= 0)
 		return cur;
 	for (;;) {
-		size_t n;
+		const struct node *x;
+		const char *lbl;
+		size_t n, m, i, k;
 		uint64_t w;
 		uint32_t h, next;
 
@@ -394,16 +512,33 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 			break;
 		h = comp_scan((uint32_t)cur, p, &n, &w);
 		next = child_find(ix, (uint32_t)cur, p, n, h, w);
-		if (!next) {
-			if (!create)
-				return 0;
-			int64_t r = child_add(ix, (uint32_t)cur, p, n, h, w);
-			if (r < 0)
-				return r;
-			next = (uint32_t)r;
+		if (!next)
+			return create ? child_add(ix, (uint32_t)cur, p) : 0;
+		x = &ix->nodes[next];
+		if (edge_matches(ix, x, p, n)) {
+			cur = next;
+			p += x->namelen;
+			continue;
 		}
-		cur = next;
-		p += n;
+		if (!create)
+			return 0;
+		/* the path leaves (or ends inside) this edge: split it at the last common
+		 * component boundary */
+		lbl = label(ix, x);
+		m = x->namelen;
+		for (i = 0; i < m && p[i] && lbl[i] == p[i]; i++)
+			;
+		if (i < m && lbl[i] == '/' && (p[i] == '\0' || p[i] == '/'))
+			k = i;
+		else
+			for (k = i < m ? i : m - 1; k > 0 && lbl[k] != '/'; k--)
+				;
+		if (k == 0 || k >= m)
+			return -EINVAL; /* not a normalized path */
+		cur = edge_split(ix, next, k, h);
+		if (cur < 0)
+			return cur;
+		p += k;
 	}
 	return cur;
 }
@@ -587,7 +722,7 @@ static void apply(const struct attr_index *ix, uint32_t nid, struct resolved *rs
 	}
 }
 
-/* domain + path of a node into buf (at most PATH_MAX + domain). */
+/* domain + path of a node into buf. */
 static const char *node_format(const struct attr_index *ix, uint32_t nid, char *buf, size_t size)
 {
 	uint32_t chain[PATH_MAX / 2];
@@ -610,7 +745,7 @@ static const char *node_format(const struct attr_index *ix, uint32_t nid, char *
 	while (depth-- > 0 && len < size) {
 		const struct node *nd = &ix->nodes[chain[depth]];
 		len += (size_t)snprintf(buf + len, size - len, "/%.*s", (int)nd->namelen,
-					node_name(ix, nd));
+					label(ix, nd));
 	}
 	return buf;
 }
@@ -697,11 +832,11 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 		}
 		h = comp_scan(cur, p, &n, &w);
 		cur = child_find(ix, cur, p, n, h, w);
-		if (!cur) {
+		if (!cur || !edge_matches(ix, &ix->nodes[cur], p, n)) {
 			full = false;
 			break;
 		}
-		p += n;
+		p += ix->nodes[cur].namelen;
 		if (ix->nodes[cur].attrs)
 			apply(ix, cur, &rs);
 		last = cur;

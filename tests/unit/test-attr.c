@@ -465,6 +465,139 @@ static void test_index_origin(void **state)
 	attr_index_free(ix);
 }
 
+/* The path-compressed trie against a brute-force resolver: random policies on random
+ * paths of a small-fanout tree (so that edges are split in every way), including
+ * inherit=no, removals and paths that end inside edges. */
+struct ref_entry {
+	char path[128];
+	int key;	/* 0 cache, 1 actimeo, 2 inherit */
+	char value[16];
+	bool live;
+};
+
+static bool is_prefix_dir(const char *dirp, const char *q)
+{
+	size_t n = strlen(dirp);
+
+	if (streq(dirp, "/"))
+		return true;
+	return strncmp(q, dirp, n) == 0 && (q[n] == '\0' || q[n] == '/');
+}
+
+static int depth_of(const char *p)
+{
+	int d = 0;
+
+	if (streq(p, "/"))
+		return 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+static void test_index_random(void **state)
+{
+	static const char *const names[] = { "cache", "actimeo", "inherit" };
+	static const char *const vals[3][3] = { { "none", "read", "full" },
+						{ "1", "2", "3" },
+						{ "no", "yes", "no" } };
+	enum { N = 600, Q = 3000 };
+	struct ref_entry *ref = calloc(N, sizeof(*ref));
+	struct attr_index *ix = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	uint32_t seed = 12345;
+
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	assert_non_null(ref);
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	for (int i = 0; i < N; i++) {
+		int depth = (int)(RND() % 7);
+		size_t len = 0;
+		uint64_t number;
+		char *v = NULL;
+
+		ref[i].path[0] = '\0';
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(ref[i].path + len, sizeof(ref[i].path) - len, "/%s",
+						(const char *[]){ "a", "bb", "a.b", "long-name-x" }[RND() % 4]);
+		if (depth == 0)
+			strcpy(ref[i].path, "/");
+		ref[i].key = (int)(RND() % 3);
+		if (ref[i].key == 2 && RND() % 4)
+			ref[i].key = 0; /* keep cuts rare */
+		snprintf(ref[i].value, sizeof(ref[i].value), "%s", vals[ref[i].key][RND() % 3]);
+		ref[i].live = true;
+		/* later entries on the same (path, key) replace earlier ones */
+		for (int j = 0; j < i; j++)
+			if (ref[j].live && ref[j].key == ref[i].key && streq(ref[j].path, ref[i].path))
+				ref[j].live = false;
+		{
+			int k = attr_key_parse(names[ref[i].key], NULL, 0);
+			assert_int_equal(attr_value_parse(k, names[ref[i].key], ref[i].value, &v, &number,
+							  NULL, 0), 0);
+			assert_int_equal(attr_index_put(ix, "nfs://r", ref[i].path, k, names[ref[i].key], v,
+							 number, false), 0);
+			free(v);
+		}
+		/* now and then remove one */
+		if (RND() % 10 == 0) {
+			int j = (int)(RND() % (unsigned)(i + 1));
+			if (ref[j].live) {
+				ref[j].live = false;
+				assert_int_equal(attr_index_del(ix, "nfs://r", ref[j].path,
+								attr_key_parse(names[ref[j].key], NULL, 0),
+								names[ref[j].key], false), 0);
+			}
+		}
+	}
+	for (int q = 0; q < Q; q++) {
+		char path[160];
+		int depth = (int)(RND() % 9);
+		size_t len = 0;
+		const char *want[3] = { NULL, NULL, NULL };
+		int wdepth[3] = { -1, -1, -1 }, cut = -1;
+
+		path[0] = '\0';
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s",
+						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz" }[RND() % 5]);
+		if (depth == 0)
+			strcpy(path, "/");
+		/* reference: the deepest inherit=no among the ancestors cuts */
+		for (int i = 0; i < N; i++)
+			if (ref[i].live && ref[i].key == 2 && streq(ref[i].value, "no") &&
+			    is_prefix_dir(ref[i].path, path))
+				cut = MAX(cut, depth_of(ref[i].path));
+		for (int i = 0; i < N; i++) {
+			int d;
+			if (!ref[i].live || !is_prefix_dir(ref[i].path, path))
+				continue;
+			d = depth_of(ref[i].path);
+			if (d < cut || d < wdepth[ref[i].key])
+				continue;
+			if (ref[i].key == 2 && !streq(ref[i].path, path))
+				continue; /* inherit is not inherited */
+			wdepth[ref[i].key] = d;
+			want[ref[i].key] = ref[i].value;
+		}
+		assert_int_equal(attr_index_resolve(ix, "nfs://r", path, 0, p), 0);
+		for (int k = 0; k < 3; k++) {
+			struct nfskeys_attr_entry e;
+			int r = nfskeys_attr_policy_get(p, names[k], &e);
+			if (!want[k] && r == 0)
+				fail_msg("%s: %s=%s, expected unset", path, names[k], e.value);
+			if (want[k] && (r < 0 || !streq(e.value, want[k])))
+				fail_msg("%s: %s=%s, expected %s", path, names[k], r < 0 ? "(unset)" : e.value,
+					 want[k]);
+		}
+	}
+#undef RND
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
+	free(ref);
+}
+
 /* ---------------------------------------------------------------- store */
 
 static void test_store_restart(void **state)
@@ -643,6 +776,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_id_live, setup, teardown),
 		cmocka_unit_test(test_index_inheritance),
 		cmocka_unit_test(test_index_origin),
+		cmocka_unit_test(test_index_random),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
