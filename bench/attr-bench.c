@@ -56,7 +56,7 @@ static char **build_store(struct nfskeys_ctx *ctx, const char *path, size_t n)
 {
 	struct nfskeys_attr_store *st = NULL;
 	sqlite3 *db;
-	sqlite3_stmt *s;
+	sqlite3_stmt *s, *chk;
 	char **paths = calloc(n, sizeof(char *));
 	char buf[512];
 
@@ -71,11 +71,17 @@ static char **build_store(struct nfskeys_ctx *ctx, const char *path, size_t n)
 			   "INSERT OR REPLACE INTO attrs (domain, path, key, value, origin, set_by,"
 			   " set_at) VALUES ('nfs://bench', ?, ?, ?, 0, 0, 0)",
 			   -1, &s, NULL);
+	sqlite3_prepare_v2(db, "SELECT 1 FROM attrs WHERE domain = 'nfs://bench' AND path = ?", -1,
+			   &chk, NULL);
 	for (size_t i = 0; i < n; i++) {
 		int nattr = 1 + (int)(rnd() % 2);
 
-		/* a repeated directory just gets more attributes; the index counts directories */
-		random_path(buf, sizeof(buf), 1 + (int)(rnd() % DEPTH));
+		/* n distinct directories (the shallow ones repeat: redraw) */
+		do {
+			random_path(buf, sizeof(buf), 1 + (int)(rnd() % DEPTH));
+			sqlite3_reset(chk);
+			sqlite3_bind_text(chk, 1, buf, -1, SQLITE_TRANSIENT);
+		} while (sqlite3_step(chk) == SQLITE_ROW);
 		paths[i] = strdup(buf);
 		for (int a = 0; a < nattr; a++) {
 			unsigned k = rnd() % ARRAY_SIZE(kvs);
@@ -87,6 +93,7 @@ static char **build_store(struct nfskeys_ctx *ctx, const char *path, size_t n)
 		}
 	}
 	sqlite3_finalize(s);
+	sqlite3_finalize(chk);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(db);
 	return paths;

@@ -865,6 +865,30 @@ int attr_index_explicit(struct attr_index *ix, const char *domain, const char *p
 	return emit(ix, &rs, 0, policy);
 }
 
+void attr_index_compact(struct attr_index *ix)
+{
+	void *p;
+
+	if (!ix)
+		return;
+	if (ix->nodecap > ix->nnodes && (p = realloc(ix->nodes, ix->nnodes * sizeof(struct node)))) {
+		ix->nodes = p;
+		ix->nodecap = ix->nnodes;
+	}
+	if (ix->namescap > ix->nameslen && ix->nameslen && (p = realloc(ix->names, ix->nameslen))) {
+		ix->names = p;
+		ix->namescap = ix->nameslen;
+	}
+	if (ix->arenacap > ix->arenalen && (p = realloc(ix->arena, ix->arenalen * sizeof(struct aent)))) {
+		ix->arena = p;
+		ix->arenacap = ix->arenalen;
+	}
+	if (ix->strscap > ix->nstrs && ix->nstrs && (p = realloc(ix->strs, ix->nstrs * sizeof(struct istr)))) {
+		ix->strs = p;
+		ix->strscap = ix->nstrs;
+	}
+}
+
 size_t attr_index_count(const struct attr_index *ix)
 {
 	return ix ? ix->npolicies : 0;

@@ -72,6 +72,8 @@ int attr_index_resolve(struct attr_index *index, const char *domain, const char 
 		       unsigned flags, struct nfskeys_attr_policy *policy);
 int attr_index_explicit(struct attr_index *index, const char *domain, const char *path,
 			struct nfskeys_attr_policy *policy);
+/* Give back growth slack after a bulk load (the index stays usable and growable). */
+void attr_index_compact(struct attr_index *index);
 /* Directories that hold at least one attribute, and the bytes the index uses. */
 size_t attr_index_count(const struct attr_index *index);
 size_t attr_index_memory(const struct attr_index *index);

@@ -219,6 +219,7 @@ static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret)
 		goto fail;
 	}
 	sqlite3_finalize(s);
+	attr_index_compact(ix);
 done:
 	*ret = ix;
 	return 0;
