@@ -16,8 +16,9 @@
 
 struct backend {
 	char method[24];
-	const struct nfskeys_idmap_ops *ops;
+	const struct nfskeys_idmap_ops *ops; /* NULL when it could not be loaded */
 	void *data;
+	int load_error;
 };
 
 struct idmap_state {
@@ -157,6 +158,8 @@ static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *k
 	return 0;
 }
 
+/* Find or load the backend for method.  A backend that cannot be loaded stays in the
+ * chain as a failing one (the others still answer; explain names it). */
 static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *st,
 				   const char *method, int *ret_error)
 {
@@ -172,6 +175,8 @@ static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *
 		*ret_error = -E2BIG;
 		return NULL;
 	}
+	b = &st->backends[st->n_backends++];
+	snprintf(b->method, sizeof(b->method), "%s", method);
 	/* idmapd.conf spells the LDAP backend umich_ldap. */
 	if (strcaseeq(method, "umich_ldap"))
 		method = "ldap";
@@ -183,27 +188,23 @@ static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *
 	if (r < 0) {
 		log_err(ctx, "[Translation] Method: cannot load backend '%s' (%s/%s.so): %s",
 			method, plugin_dir(), plugname, strerror(-r));
-		*ret_error = r;
-		return NULL;
+		b->load_error = r;
+		return b;
 	}
-	b = &st->backends[st->n_backends];
-	snprintf(b->method, sizeof(b->method), "%s", method);
-	b->ops = p->ops;
-	b->data = NULL;
-	if (b->ops->init) {
-		r = b->ops->init(ctx, &b->data);
+	if (!((const struct nfskeys_idmap_ops *)p->ops)->lookup) {
+		b->load_error = -EPROTO;
+		return b;
+	}
+	if (((const struct nfskeys_idmap_ops *)p->ops)->init) {
+		r = ((const struct nfskeys_idmap_ops *)p->ops)->init(ctx, &b->data);
 		if (r < 0) {
 			log_err(ctx, "idmap backend %s: initialisation failed: %s", method,
 				strerror(-r));
-			*ret_error = r;
-			return NULL;
+			b->load_error = r;
+			return b;
 		}
 	}
-	if (!b->ops->lookup) {
-		*ret_error = -EPROTO;
-		return NULL;
-	}
-	st->n_backends++;
+	b->ops = p->ops;
 	return b;
 }
 
@@ -244,7 +245,7 @@ static void state_free(void *p)
 	if (!st)
 		return;
 	for (size_t i = 0; i < st->n_backends; i++)
-		if (st->backends[i].ops->done)
+		if (st->backends[i].ops && st->backends[i].ops->done)
 			st->backends[i].ops->done(st->backends[i].data);
 	idmap_cache_free(st->cache);
 	free(st);
@@ -412,6 +413,22 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		char reason[256] = "";
 		int r;
 
+		if (!b->ops) {
+			asked = true;
+			if (!failure)
+				failure = -EHOSTDOWN;
+			if (t && !t->down_backend[0])
+				snprintf(t->down_backend, sizeof(t->down_backend), "%s",
+					 b->method);
+			trace_add(t, "  %-9s FAILED: backend not available (%s)\n", b->method,
+				  strerror(-b->load_error));
+			if (t) {
+				t->worst_cause = IDMAP_CAUSE_BACKEND_DOWN;
+				snprintf(t->reason, sizeof(t->reason), "not loaded: %s",
+					 strerror(-b->load_error));
+			}
+			continue;
+		}
 		if (!(b->ops->kinds & IDMAP_KIND_BIT(req->kind))) {
 			trace_add(t, "  %-9s does not map %s\n", b->method,
 				  kind_names[req->kind]);
@@ -503,11 +520,10 @@ _public_ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idm
 	if (r < 0)
 		return r;
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
-		r = idmap_cache_get(st->cache, kind, key, &a);
-		if (r > 0) {
-			*ret = a;
+		/* the hot path: a hit is copied straight into ret (and only then written) */
+		r = idmap_cache_get(st->cache, kind, key, ret);
+		if (r > 0)
 			return 0;
-		}
 		if (r < 0)
 			goto fail;
 	}
@@ -756,15 +772,17 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 			   struct trace *t)
 {
 	const char *what = kind_is_group(req->kind) ? "group" : "user";
+	bool gss = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+	const char *chain = gss ? st->gss_method_text : st->method_text;
+	const char *chain_key = gss ? "GSS-Methods" : "Method";
 
 	switch (t->worst_cause) {
 	case IDMAP_CAUSE_BACKEND_DOWN:
 		trace_add(t,
 			  "cause: backend down: '%s' could not be asked (%s)\n"
 			  "fix:   bring its server back, or change the chain in\n"
-			  "       [Translation] Method = %s\n",
-			  t->down_backend, t->reason[0] ? t->reason : "failure",
-			  st->method_text);
+			  "       [Translation] %s = %s\n",
+			  t->down_backend, t->reason[0] ? t->reason : "failure", chain_key, chain);
 		break;
 	case IDMAP_CAUSE_REALM:
 		trace_add(t,
@@ -789,8 +807,8 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 		trace_add(t,
 			  "cause: no such %s in any backend (%s)\n"
 			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
-			  "       or add a backend that knows it to [Translation] Method = %s\n",
-			  what, st->method_text, what, req->key, what, st->method_text);
+			  "       or add a backend that knows it to [Translation] %s = %s\n",
+			  what, chain, what, req->key, what, chain_key, chain);
 		break;
 	}
 }
