@@ -39,14 +39,8 @@ t_on_exit '[ -n "$ATTRD_PID" ] && kill $ATTRD_PID'
 na() { "$NFSATTR" -c "$CONF" "$@"; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # show PATH KEY -> "value from source"
-eff() { na show --json "$1" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-for a in d["attributes"]:
-    if a["key"] == sys.argv[1]:
-        print(a["value"], "from", a["source"]); break
-else:
-    print("unset")' "$2"; }
+eff() { na show "$1" | awk -v k="$2" '$1 == k { print $2, "from", $4; f = 1 }
+	END { if (!f) print "unset" }'; }
 
 check "--help" "$NFSATTR" --help
 check_contains "--version" "nfsattr " "$("$NFSATTR" --version)"
