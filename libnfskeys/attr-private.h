@@ -82,6 +82,10 @@ size_t attr_index_memory(const struct attr_index *index);
 
 #define ATTR_SCHEMA_VERSION 2
 
+/* nfskeys_attr_store_open() with a choice: hold_ctx false for a store the context itself
+ * keeps (CTX_EXT_ATTR), which must not keep the context alive in turn. */
+int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned flags, bool hold_ctx,
+			 struct nfskeys_attr_store **ret_store);
 /* The store's index (kept in step with every change through this store). */
 struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
 /* For read-only stores: rebuild the index when another connection changed the store.

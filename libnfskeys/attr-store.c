@@ -11,6 +11,7 @@
 
 struct nfskeys_attr_store {
 	struct nfskeys_ctx *ctx;
+	bool holds_ctx; /* false for the context's own read store (no reference cycle) */
 	sqlite3 *db;
 	char *path;
 	bool writable;
@@ -275,7 +276,8 @@ _public_ struct nfskeys_attr_store *nfskeys_attr_store_close(struct nfskeys_attr
 		return NULL;
 	sqlite3_close(store->db);
 	attr_index_free(store->index);
-	nfskeys_ctx_unref(store->ctx);
+	if (store->holds_ctx)
+		nfskeys_ctx_unref(store->ctx);
 	free(store->path);
 	free(store);
 	return NULL;
@@ -289,6 +291,12 @@ static void storep_close(struct nfskeys_attr_store **st)
 _public_ int nfskeys_attr_store_open(struct nfskeys_ctx *ctx, const char *path, unsigned flags,
 				     struct nfskeys_attr_store **ret_store)
 {
+	return attr_store_open_full(ctx, path, flags, true, ret_store);
+}
+
+int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned flags, bool hold_ctx,
+			 struct nfskeys_attr_store **ret_store)
+{
 	_cleanup_(storep_close) struct nfskeys_attr_store *st = NULL;
 	int r;
 
@@ -297,7 +305,8 @@ _public_ int nfskeys_attr_store_open(struct nfskeys_ctx *ctx, const char *path, 
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->ctx = nfskeys_ctx_ref(ctx);
+	st->ctx = hold_ctx ? nfskeys_ctx_ref(ctx) : ctx;
+	st->holds_ctx = hold_ctx;
 	st->writable = flags & NFSKEYS_ATTR_STORE_WRITE;
 	st->path = strdup(path ? path : attr_default_store_path(ctx));
 	if (!st->path)

@@ -41,7 +41,7 @@ static int read_store(struct nfskeys_ctx *ctx, struct nfskeys_attr_store **ret)
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return -ENOMEM;
-		r = nfskeys_attr_store_open(ctx, NULL, 0, &s->store);
+		r = attr_store_open_full(ctx, NULL, 0, false, &s->store);
 		if (r < 0) {
 			free(s);
 			return r;
