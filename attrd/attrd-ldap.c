@@ -1,0 +1,414 @@
+/* Fleet sync for nfskeys-attrd: a worker thread reads every nfskeysDirectoryPolicy entry
+ * below [Attrd] LDAP-Base (bounded by LDAP-Timeout), and the loop thread swaps them in as
+ * the store's LDAP-sourced rows in one transaction.  A failed sync changes nothing: the
+ * copy from the last good sync stays in the store (and survives restarts). */
+#include <ldap.h>
+#include <pthread.h>
+#include <syslog.h>
+
+#include "attr-private.h"
+#include "attrd-ldap.h"
+#include "evloop.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
+#include "attr.h"
+
+struct settings {
+	char *uri, *base, *bind_dn, *pw_file;
+	unsigned interval, timeout;
+};
+
+struct result {
+	struct attrd_ldap *l;
+	struct attr_sync_row *rows;
+	char **strings; /* everything rows point to */
+	size_t n, nstrings;
+	int error;
+	char msg[256];
+};
+
+struct attrd_ldap {
+	struct nfskeys_ctx *ctx;
+	struct settings cur;
+	pthread_mutex_t lock;
+	bool running;
+	pthread_t thread;
+	bool have_thread;
+	struct result *pending; /* posted, not yet applied */
+	struct nfskeys_attr_store **store;
+	uint64_t syncs, failures, rows, invalid;
+};
+
+static void settings_done(struct settings *s)
+{
+	free(s->uri);
+	free(s->base);
+	free(s->bind_dn);
+	free(s->pw_file);
+	memset(s, 0, sizeof(*s));
+}
+
+static int settings_dup(const struct settings *from, struct settings *to)
+{
+	*to = *from;
+	to->uri = from->uri ? strdup(from->uri) : NULL;
+	to->base = from->base ? strdup(from->base) : NULL;
+	to->bind_dn = from->bind_dn ? strdup(from->bind_dn) : NULL;
+	to->pw_file = from->pw_file ? strdup(from->pw_file) : NULL;
+	if ((from->uri && !to->uri) || (from->base && !to->base) ||
+	    (from->bind_dn && !to->bind_dn) || (from->pw_file && !to->pw_file)) {
+		settings_done(to);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int settings_read(struct nfskeys_ctx *ctx, struct settings *s)
+{
+	const char *uri = nfskeys_conf_get(ctx, "Attrd", "LDAP-URI");
+	const char *base = nfskeys_conf_get(ctx, "Attrd", "LDAP-Base");
+	const char *dn = nfskeys_conf_get(ctx, "Attrd", "LDAP-Bind-DN");
+	const char *pw = nfskeys_conf_get(ctx, "Attrd", "LDAP-Bind-Password-File");
+	struct settings tmp = { 0 };
+	int64_t v;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!uri || !*uri)
+		return 0;
+	if (!base || !*base) {
+		log_err(ctx, "[Attrd] LDAP-URI is set but LDAP-Base is not");
+		return -EINVAL;
+	}
+	tmp.uri = (char *)uri;
+	tmp.base = (char *)base;
+	tmp.bind_dn = dn && *dn ? (char *)dn : NULL;
+	tmp.pw_file = pw && *pw ? (char *)pw : NULL;
+	tmp.interval = 300;
+	tmp.timeout = 10;
+	r = nfskeys_conf_get_int(ctx, "Attrd", "Sync-Interval", 1, 86400, &v);
+	if (r == 0)
+		tmp.interval = (unsigned)v;
+	else if (r != -ENOENT)
+		return r;
+	r = nfskeys_conf_get_int(ctx, "Attrd", "LDAP-Timeout", 1, 600, &v);
+	if (r == 0)
+		tmp.timeout = (unsigned)v;
+	else if (r != -ENOENT)
+		return r;
+	return settings_dup(&tmp, s);
+}
+
+int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret)
+{
+	struct attrd_ldap *l;
+	struct settings s;
+	int r;
+
+	*ret = NULL;
+	r = settings_read(ctx, &s);
+	if (r < 0 || !s.uri)
+		return r;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		settings_done(&s);
+		return -ENOMEM;
+	}
+	l->ctx = nfskeys_ctx_ref(ctx);
+	l->cur = s;
+	pthread_mutex_init(&l->lock, NULL);
+	*ret = l;
+	return 0;
+}
+
+int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx)
+{
+	struct settings s;
+	int r = settings_read(ctx, &s);
+
+	if (r < 0)
+		return r;
+	if (!s.uri) {
+		log_notice(ctx, "LDAP-URI removed: syncing stops at the next restart; the "
+				"LDAP-sourced policies stay");
+		return 0;
+	}
+	pthread_mutex_lock(&l->lock);
+	settings_done(&l->cur);
+	l->cur = s;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
+}
+
+unsigned attrd_ldap_interval(const struct attrd_ldap *l)
+{
+	return l ? l->cur.interval : 0;
+}
+
+static void result_free(struct result *res)
+{
+	if (!res)
+		return;
+	for (size_t i = 0; i < res->nstrings; i++)
+		free(res->strings[i]);
+	free(res->strings);
+	free(res->rows);
+	free(res);
+}
+
+static char *keep(struct result *res, const char *s, size_t n)
+{
+	char **ns = realloc(res->strings, (res->nstrings + 1) * sizeof(*ns));
+	char *c;
+
+	if (!ns)
+		return NULL;
+	res->strings = ns;
+	c = strndup(s, n);
+	if (c)
+		res->strings[res->nstrings++] = c;
+	return c;
+}
+
+static int add_row(struct result *res, const char *domain, const char *path, const char *kv,
+		   size_t kvlen)
+{
+	const char *eq = memchr(kv, '=', kvlen);
+	struct attr_sync_row *nr;
+	char *k, *v;
+
+	if (!eq)
+		return -EINVAL;
+	k = keep(res, kv, (size_t)(eq - kv));
+	v = keep(res, eq + 1, kvlen - (size_t)(eq - kv) - 1);
+	if (!k || !v)
+		return -ENOMEM;
+	nr = realloc(res->rows, (res->n + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	res->rows = nr;
+	res->rows[res->n++] = (struct attr_sync_row){ domain, path, k, v };
+	return 0;
+}
+
+static void fetch(struct result *res, const struct settings *s)
+{
+	static char *attrs[] = { "nfskeysDomain", "nfskeysPath", "nfskeysAttribute", NULL };
+	struct timeval tv = { .tv_sec = s->timeout };
+	LDAP *ld = NULL;
+	LDAPMessage *msg = NULL;
+	int v3 = LDAP_VERSION3, rc;
+
+	rc = ldap_initialize(&ld, s->uri);
+	if (rc != LDAP_SUCCESS)
+		goto fail;
+	ldap_set_option(ld, LDAP_OPT_PROTOCOL_VERSION, &v3);
+	ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
+	ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tv);
+	ldap_set_option(ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
+	if (s->bind_dn) {
+		char pw[512] = "";
+		struct berval cred;
+		FILE *f = s->pw_file ? fopen(s->pw_file, "re") : NULL;
+
+		if (s->pw_file && !f) {
+			snprintf(res->msg, sizeof(res->msg), "cannot read LDAP-Bind-Password-File: %m");
+			res->error = -EACCES;
+			goto out;
+		}
+		if (f) {
+			if (!fgets(pw, sizeof(pw), f))
+				pw[0] = '\0';
+			fclose(f);
+			pw[strcspn(pw, "\r\n")] = '\0';
+		}
+		cred.bv_val = pw;
+		cred.bv_len = strlen(pw);
+		rc = ldap_sasl_bind_s(ld, s->bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
+		explicit_bzero(pw, sizeof(pw));
+		if (rc != LDAP_SUCCESS)
+			goto fail;
+	}
+	rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE,
+			       "(objectClass=nfskeysDirectoryPolicy)", attrs, 0, NULL, NULL, &tv,
+			       0, &msg);
+	if (rc != LDAP_SUCCESS)
+		goto fail;
+	for (LDAPMessage *e = ldap_first_entry(ld, msg); e; e = ldap_next_entry(ld, e)) {
+		struct berval **dom = ldap_get_values_len(ld, e, "nfskeysDomain");
+		struct berval **path = ldap_get_values_len(ld, e, "nfskeysPath");
+		struct berval **kvs = ldap_get_values_len(ld, e, "nfskeysAttribute");
+		char *d = NULL, *p = NULL;
+
+		if (dom && dom[0] && path && path[0]) {
+			d = keep(res, dom[0]->bv_val, dom[0]->bv_len);
+			p = keep(res, path[0]->bv_val, path[0]->bv_len);
+		}
+		for (size_t i = 0; d && p && kvs && kvs[i]; i++)
+			if (add_row(res, d, p, kvs[i]->bv_val, kvs[i]->bv_len) == -ENOMEM)
+				res->error = -ENOMEM;
+		ldap_value_free_len(dom);
+		ldap_value_free_len(path);
+		ldap_value_free_len(kvs);
+	}
+	goto out;
+fail:
+	snprintf(res->msg, sizeof(res->msg), "%s: %s", s->uri, ldap_err2string(rc));
+	res->error = rc == LDAP_SERVER_DOWN || rc == LDAP_TIMEOUT || rc == LDAP_CONNECT_ERROR ?
+			     -EHOSTDOWN : -EIO;
+out:
+	ldap_msgfree(msg);
+	if (ld)
+		ldap_unbind_ext_s(ld, NULL, NULL);
+}
+
+/* On the loop thread: validate rows and swap them in. */
+static void apply(struct evloop *loop, void *userdata)
+{
+	struct result *res = userdata;
+	struct attrd_ldap *l = res->l;
+	size_t good = 0;
+
+	pthread_mutex_lock(&l->lock);
+	l->pending = NULL;
+	l->running = false;
+	pthread_mutex_unlock(&l->lock);
+	l->syncs++;
+	if (res->error < 0) {
+		l->failures++;
+		log_warning(l->ctx, "LDAP sync failed (%s); keeping the %llu LDAP-sourced "
+				    "attributes from the last good sync",
+			    res->msg[0] ? res->msg : strerror(-res->error),
+			    (unsigned long long)l->rows);
+		goto out;
+	}
+	/* entries that do not validate are skipped, with a message naming them */
+	for (size_t i = 0; i < res->n; i++) {
+		struct attr_sync_row *row = &res->rows[i];
+		struct nfskeys_attr_id *id = NULL;
+		char err[256] = "";
+		int r = nfskeys_attr_id_new(row->domain, row->path, &id);
+
+		if (r == 0)
+			r = nfskeys_attr_check(row->key, row->value, NULL, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "bad domain or path");
+		nfskeys_attr_id_free(id);
+		if (r < 0) {
+			l->invalid++;
+			log_warning(l->ctx, "LDAP entry %s%s: %s: skipped", row->domain, row->path,
+				    err);
+			continue;
+		}
+		res->rows[good++] = *row;
+	}
+	if (attr_store_replace_ldap(*l->store, res->rows, good) < 0) {
+		l->failures++;
+		goto out;
+	}
+	l->rows = good;
+	log_info(l->ctx, "LDAP sync: %zu attributes", good);
+out:
+	result_free(res);
+}
+
+struct job {
+	struct attrd_ldap *l;
+	struct evloop *loop;
+	struct settings s;
+};
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	struct result *res = calloc(1, sizeof(*res));
+
+	if (res) {
+		res->l = j->l;
+		fetch(res, &j->s);
+		pthread_mutex_lock(&j->l->lock);
+		j->l->pending = res;
+		pthread_mutex_unlock(&j->l->lock);
+		if (evloop_post(j->loop, apply, res) < 0) {
+			pthread_mutex_lock(&j->l->lock);
+			j->l->pending = NULL;
+			j->l->running = false;
+			pthread_mutex_unlock(&j->l->lock);
+			result_free(res);
+		}
+	} else {
+		pthread_mutex_lock(&j->l->lock);
+		j->l->running = false;
+		pthread_mutex_unlock(&j->l->lock);
+	}
+	settings_done(&j->s);
+	free(j);
+	return NULL;
+}
+
+void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_attr_store **store)
+{
+	struct job *j;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (l->running) {
+		pthread_mutex_unlock(&l->lock);
+		return;
+	}
+	if (l->have_thread) {
+		pthread_join(l->thread, NULL); /* the previous one has finished */
+		l->have_thread = false;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || settings_dup(&l->cur, &j->s) < 0) {
+		free(j);
+		pthread_mutex_unlock(&l->lock);
+		return;
+	}
+	j->l = l;
+	j->loop = loop;
+	l->store = store;
+	l->running = true;
+	if (pthread_create(&l->thread, NULL, worker, j) != 0) {
+		l->running = false;
+		settings_done(&j->s);
+		free(j);
+	} else {
+		l->have_thread = true;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+void attrd_ldap_free(struct attrd_ldap *l)
+{
+	if (!l)
+		return;
+	if (l->have_thread)
+		pthread_join(l->thread, NULL);
+	result_free(l->pending); /* posted but never applied: the loop is gone */
+	settings_done(&l->cur);
+	pthread_mutex_destroy(&l->lock);
+	nfskeys_ctx_unref(l->ctx);
+	free(l);
+}
+
+size_t attrd_ldap_metrics(struct attrd_ldap *l, struct attrd_metric *m, size_t max)
+{
+	const struct {
+		const char *name;
+		attrd_metric_type type;
+		uint64_t v;
+	} all[] = {
+		{ "ldap_syncs_total", ATTRD_METRIC_COUNTER, l->syncs },
+		{ "ldap_failures_total", ATTRD_METRIC_COUNTER, l->failures },
+		{ "ldap_invalid_total", ATTRD_METRIC_COUNTER, l->invalid },
+		{ "ldap_attributes", ATTRD_METRIC_GAUGE, l->rows },
+	};
+	size_t n = 0;
+
+	for (; n < ARRAY_SIZE(all) && n < max; n++)
+		m[n] = (attrd_metric){ .name = (char *)all[n].name, .labels = "",
+				       .type = all[n].type, .value = all[n].v };
+	return n;
+}

@@ -1,0 +1,26 @@
+/* nfskeys-attrd's optional fleet sync: periodically read directory policies from an LDAP
+ * subtree (layout in data/nfskeys-attr.schema) and make them the store's LDAP-sourced
+ * rows, keeping the last good copy through LDAP outages.  Internal to the daemon. */
+#pragma once
+
+#include <stddef.h>
+
+#include "nfskeys.h"
+
+struct attrd_ldap;
+struct attrd_metric;
+struct evloop;
+
+/* From [Attrd] LDAP-URI, LDAP-Base, LDAP-Bind-DN, LDAP-Bind-Password-File,
+ * Sync-Interval, LDAP-Timeout.  *ret NULL (and 0) when no LDAP-URI is configured. */
+int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret);
+void attrd_ldap_free(struct attrd_ldap *l);
+/* Take new settings (SIGHUP); they apply from the next sync. */
+int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx);
+/* Seconds between syncs. */
+unsigned attrd_ldap_interval(const struct attrd_ldap *l);
+/* Fetch in a worker thread; the result is applied to *store on the loop thread (through
+ * evloop_post).  A sync already running makes this a no-op. */
+void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_attr_store **store);
+/* Append the sync metrics to m (at most max); returns how many. */
+size_t attrd_ldap_metrics(struct attrd_ldap *l, struct attrd_metric *m, size_t max);

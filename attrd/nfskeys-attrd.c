@@ -1,0 +1,686 @@
+/* nfskeys-attrd: keeps per-directory cache policy on the client.  A library user (the
+ * store, index and identity code live in libnfskeys) that adds the write path: it
+ * accepts SET/UNSET with an open directory descriptor, fstat()s it for identity and
+ * ownership, authorizes (root, the admin group, or the directory's owner), commits
+ * durably and answers lookups from the in-memory index; optional LDAP fleet sync. */
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "attr-private.h"
+#include "attrd-ldap.h"
+#include "evloop.h"
+#include "rpc-server.h"
+#include "stats.h"
+#include "time-util.h"
+#include "unix-socket.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
+#include "attr.h"
+
+enum op { OP_SET, OP_UNSET, OP_LOOKUP, OP_OTHER, _OP_MAX };
+static const char *const op_names[_OP_MAX] = { "set", "unset", "lookup", "other" };
+
+struct op_stats {
+	uint64_t calls, errors, refused;
+	struct stats_hist latency;
+};
+
+struct daemon {
+	const char *conf_path;
+	const char *socket_override, *store_override;
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_attr_store *store;
+	char *socket_path;
+	struct evloop *loop;
+	struct rpc_server *srv;
+	bool have_admin;
+	gid_t admin_gid;
+	char *admin_group;
+	uint64_t generation;
+	int64_t start_usec;
+	struct op_stats ops[_OP_MAX];
+	struct attrd_ldap *ldap;
+	struct evtimer *sync_timer;
+};
+
+static void notify(const char *state)
+{
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, state);
+#else
+	(void)state;
+#endif
+}
+
+/* ---------------------------------------------------------------- configuration */
+
+/* Read the daemon's settings from ctx into d; on error *msg says why and d is unchanged. */
+static int apply_config(struct daemon *d, struct nfskeys_ctx *ctx, char *msg, size_t msg_size)
+{
+	const char *g = nfskeys_conf_get(ctx, "Attrd", "Admin-Group");
+	bool have = false;
+	gid_t gid = 0;
+	char *name = NULL;
+
+	if (g && *g) {
+		struct group *gr = getgrnam(g);
+		char *end;
+		unsigned long v = strtoul(g, &end, 10);
+
+		if (gr)
+			gid = gr->gr_gid;
+		else if (*end == '\0' && v < (gid_t)-1)
+			gid = (gid_t)v;
+		else {
+			snprintf(msg, msg_size, "[Attrd] Admin-Group: no group '%s'", g);
+			return -EINVAL;
+		}
+		have = true;
+		name = strdup(g);
+		if (!name)
+			return -ENOMEM;
+	}
+	free(d->admin_group);
+	d->admin_group = name;
+	d->have_admin = have;
+	d->admin_gid = gid;
+	return 0;
+}
+
+static int do_reload(struct daemon *d, char *msg, size_t msg_size)
+{
+	struct nfskeys_ctx *ctx = NULL;
+	struct nfskeys_attr_store *st = NULL;
+	const char *store_path;
+	int r;
+
+	notify("RELOADING=1");
+	r = nfskeys_ctx_new(d->conf_path, &ctx);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot load configuration: %s (keeping the old one)",
+			 strerror(-r));
+		goto out;
+	}
+	r = apply_config(d, ctx, msg, msg_size);
+	if (r < 0)
+		goto out;
+	store_path = d->store_override ? d->store_override : attr_default_store_path(ctx);
+	/* Reopen even when the path is the same: the index is rebuilt from what is stored,
+	 * which picks up 'nfsattr import' and 'nfsattr --direct' changes. */
+	r = nfskeys_attr_store_open(ctx, store_path, NFSKEYS_ATTR_STORE_WRITE, &st);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot open store %s: %s (keeping %s)", store_path,
+			 strerror(-r), attr_store_path(d->store));
+		goto out;
+	}
+	nfskeys_attr_store_close(d->store);
+	d->store = TAKE_PTR(st);
+	if (d->ldap)
+		attrd_ldap_configure(d->ldap, ctx);
+	nfskeys_ctx_unref(d->ctx);
+	d->ctx = TAKE_PTR(ctx);
+	d->generation++;
+	snprintf(msg, msg_size, "configuration generation %llu", (unsigned long long)d->generation);
+	nfskeys_ctx_log(d->ctx, LOG_NOTICE, __FILE__, __LINE__, __func__, "reloaded: %s", msg);
+	r = 0;
+out:
+	if (r < 0)
+		nfskeys_ctx_log(d->ctx, LOG_ERR, __FILE__, __LINE__, __func__, "reload failed: %s",
+				msg);
+	nfskeys_ctx_unref(ctx);
+	notify("READY=1");
+	return r;
+}
+
+/* ---------------------------------------------------------------- authorization */
+
+/* Is gid among the caller's groups?  The supplementary groups come from
+ * /proc/PID/status of the connecting process (SO_PEERCRED's pid), checked against its
+ * uid so that a recycled pid cannot lend someone else's groups. */
+static bool peer_in_group(const struct ucred *peer, gid_t gid)
+{
+	char path[64], line[4096];
+	_cleanup_fclose_ FILE *f = NULL;
+	bool uid_ok = false, found = false;
+
+	if (peer->gid == gid)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)peer->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned ruid, euid;
+		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2)
+			uid_ok = euid == peer->uid;
+		if (startswith(line, "Groups:")) {
+			char *save = NULL;
+			for (char *t = strtok_r(line + 7, " \t\n", &save); t;
+			     t = strtok_r(NULL, " \t\n", &save))
+				if ((gid_t)strtoul(t, NULL, 10) == gid)
+					found = true;
+		}
+	}
+	return uid_ok && found;
+}
+
+/* May peer change the attributes of the directory st (identity where)? */
+static int authorize(struct daemon *d, const struct ucred *peer, const struct stat *st,
+		     const char *where, char *msg, size_t msg_size)
+{
+	if (peer->uid == 0)
+		return 0;
+	if (d->have_admin && peer_in_group(peer, d->admin_gid))
+		return 0;
+	if (st->st_uid == peer->uid)
+		return 0;
+	snprintf(msg, msg_size,
+		 "uid %u may not change the attributes of %s: it belongs to uid %u, and only its "
+		 "owner%s%s%s may",
+		 (unsigned)peer->uid, where, (unsigned)st->st_uid,
+		 d->have_admin ? ", root or members of group '" : " or root",
+		 d->have_admin ? d->admin_group : "", d->have_admin ? "'" : "");
+	return -EPERM;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+/* The identity of the directory open as fd, seen from the caller's mount namespace if
+ * it is not in ours. */
+static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
+		       struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
+{
+	char peer_mi[64];
+	const char *files[] = { "/proc/self/mountinfo", peer_mi, NULL };
+	int r;
+
+	snprintf(peer_mi, sizeof(peer_mi), "/proc/%d/mountinfo", (int)peer->pid);
+	r = attr_id_from_fd_tables(d->ctx, fd, files, ret_id);
+	if (r < 0)
+		snprintf(msg, msg_size, "cannot place the directory in the mount table: %s",
+			 strerror(-r));
+	return r;
+}
+
+/* Take the passed directory, fstat it and work out its identity. */
+static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, struct stat *st,
+		    struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (rpc_request_take_fd(req, &fd) < 0) {
+		snprintf(msg, msg_size, "no directory descriptor came with the request");
+		return -EBADF;
+	}
+	if (fstat(fd, st) < 0) {
+		r = negerrno();
+		snprintf(msg, msg_size, "cannot fstat the directory: %s", strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(st->st_mode)) {
+		snprintf(msg, msg_size, "the descriptor passed is not a directory");
+		return -ENOTDIR;
+	}
+	r = fd_identity(d, fd, &req->peer, ret_id, msg, msg_size);
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static void finish(struct daemon *d, enum op op, struct rpc_request *req, int status)
+{
+	struct op_stats *s = &d->ops[op];
+
+	stats_inc(&s->calls);
+	if (status == -EPERM)
+		stats_inc(&s->refused);
+	else if (status < 0)
+		stats_inc(&s->errors);
+	stats_hist_add(&s->latency, mono_nsec() - req->start_ns);
+}
+
+static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
+{
+	attrd_set_args a = {};
+	attrd_change_res res = {};
+	struct nfskeys_attr_policy *policy = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	_cleanup_free_ char *where = NULL;
+	_cleanup_close_ int fd = -1;
+	char msg[ATTRD_MESSAGE_MAX + 1] = "";
+	struct stat st;
+	int r;
+
+	if (!xdr_attrd_set_args(args, &a)) {
+		xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
+		finish(d, OP_SET, req, -EINVAL);
+		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
+		return;
+	}
+	r = nfskeys_attr_policy_new(&policy);
+	if (r < 0)
+		goto reply;
+	if (a.attrs.attrs_len == 0) {
+		snprintf(msg, sizeof(msg), "no attributes given");
+		r = -EINVAL;
+		goto reply;
+	}
+	for (u_int i = 0; i < a.attrs.attrs_len; i++) {
+		r = nfskeys_attr_policy_set(policy, a.attrs.attrs_val[i].key,
+					    a.attrs.attrs_val[i].value, msg, sizeof(msg));
+		if (r < 0)
+			goto reply;
+	}
+	r = take_dir(d, req, &fd, &st, &id, msg, sizeof(msg));
+	if (r < 0)
+		goto reply;
+	where = attr_id_format(nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id));
+	r = authorize(d, &req->peer, &st, where ? where : "?", msg, sizeof(msg));
+	if (r < 0)
+		goto reply;
+	r = nfskeys_attr_store_set(d->store, id, policy, req->peer.uid, false);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot store the change: %s", strerror(-r));
+		goto reply;
+	}
+	res.changed = (u_int)nfskeys_attr_policy_count(policy);
+	nfskeys_ctx_log(d->ctx, LOG_INFO, __FILE__, __LINE__, __func__,
+			"uid %u set %u attribute(s) on %s", (unsigned)req->peer.uid, res.changed,
+			where);
+reply:
+	res.status = r;
+	res.message = msg;
+	res.domain = (char *)(id ? nfskeys_attr_id_get_domain(id) : "");
+	res.path = (char *)(id ? nfskeys_attr_id_get_path(id) : "");
+	finish(d, OP_SET, req, r);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_change_res, &res);
+	nfskeys_attr_id_free(id);
+	nfskeys_attr_policy_free(policy);
+	xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
+}
+
+static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
+{
+	attrd_unset_args a = {};
+	attrd_change_res res = {};
+	struct nfskeys_attr_id *id = NULL;
+	_cleanup_free_ const char **keys = NULL;
+	_cleanup_free_ char *where = NULL;
+	_cleanup_close_ int fd = -1;
+	char msg[ATTRD_MESSAGE_MAX + 1] = "";
+	struct stat st;
+	int r;
+
+	if (!xdr_attrd_unset_args(args, &a)) {
+		xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
+		finish(d, OP_UNSET, req, -EINVAL);
+		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
+		return;
+	}
+	if (!a.all && a.keys.keys_len == 0) {
+		snprintf(msg, sizeof(msg), "no attributes named");
+		r = -EINVAL;
+		goto reply;
+	}
+	if (!a.all) {
+		keys = calloc(a.keys.keys_len + 1, sizeof(*keys));
+		if (!keys) {
+			r = -ENOMEM;
+			goto reply;
+		}
+		for (u_int i = 0; i < a.keys.keys_len; i++) {
+			r = attr_key_parse(a.keys.keys_val[i], msg, sizeof(msg));
+			if (r < 0)
+				goto reply;
+			keys[i] = a.keys.keys_val[i];
+		}
+	}
+	r = take_dir(d, req, &fd, &st, &id, msg, sizeof(msg));
+	if (r < 0)
+		goto reply;
+	where = attr_id_format(nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id));
+	r = authorize(d, &req->peer, &st, where ? where : "?", msg, sizeof(msg));
+	if (r < 0)
+		goto reply;
+	r = nfskeys_attr_store_unset(d->store, id, keys, false);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot store the change: %s", strerror(-r));
+		goto reply;
+	}
+	res.changed = (u_int)r;
+	r = 0;
+	nfskeys_ctx_log(d->ctx, LOG_INFO, __FILE__, __LINE__, __func__,
+			"uid %u removed %u attribute(s) from %s", (unsigned)req->peer.uid,
+			res.changed, where);
+reply:
+	res.status = r;
+	res.message = msg;
+	res.domain = (char *)(id ? nfskeys_attr_id_get_domain(id) : "");
+	res.path = (char *)(id ? nfskeys_attr_id_get_path(id) : "");
+	finish(d, OP_UNSET, req, r);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_change_res, &res);
+	nfskeys_attr_id_free(id);
+	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
+}
+
+static void handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
+{
+	attrd_lookup_args a = {};
+	attrd_lookup_res res = {};
+	struct nfskeys_attr_policy *policy = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	attrd_entry ent[ATTRD_ENTRIES_MAX];
+	size_t n = 0;
+	int r;
+
+	if (!xdr_attrd_lookup_args(args, &a)) {
+		xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
+		finish(d, OP_LOOKUP, req, -EINVAL);
+		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
+		return;
+	}
+	r = nfskeys_attr_id_new(a.domain, a.path, &id);
+	if (r < 0)
+		goto reply;
+	r = nfskeys_attr_policy_new(&policy);
+	if (r < 0)
+		goto reply;
+	if (a.flags & ATTRD_LOOKUP_EFFECTIVE)
+		r = attr_index_resolve(attr_store_index(d->store), nfskeys_attr_id_get_domain(id),
+				       nfskeys_attr_id_get_path(id),
+				       (a.flags & ATTRD_LOOKUP_SOURCES) ? NFSKEYS_ATTR_SOURCES : 0,
+				       policy);
+	else
+		r = attr_index_explicit(attr_store_index(d->store), nfskeys_attr_id_get_domain(id),
+					nfskeys_attr_id_get_path(id), policy);
+	if (r < 0)
+		goto reply;
+	n = MIN(nfskeys_attr_policy_count(policy), (size_t)ATTRD_ENTRIES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		struct nfskeys_attr_entry e;
+		nfskeys_attr_policy_entry(policy, i, &e);
+		ent[i].key = (char *)e.key;
+		ent[i].value = (char *)e.value;
+		ent[i].source = (char *)(e.source ? e.source : "");
+		ent[i].from_ldap = e.from_ldap;
+	}
+reply:
+	res.status = r;
+	res.entries.entries_len = (u_int)n;
+	res.entries.entries_val = ent;
+	res.cut = (char *)(policy && nfskeys_attr_policy_cut(policy) ?
+				   nfskeys_attr_policy_cut(policy) : "");
+	finish(d, OP_LOOKUP, req, r);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_lookup_res, &res);
+	nfskeys_attr_policy_free(policy);
+	nfskeys_attr_id_free(id);
+	xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
+}
+
+static void handle_stats(struct daemon *d, struct rpc_request *req)
+{
+	attrd_metric m[4 * _OP_MAX + 16];
+	uint64_t buckets[_OP_MAX][STATS_HIST_BUCKETS];
+	char labels[_OP_MAX][32];
+	struct rpc_server_stats ss;
+	attrd_stats_res res = {};
+	size_t n = 0;
+
+	rpc_server_get_stats(d->srv, &ss);
+	memset(m, 0, sizeof(m));
+#define GAUGE(nm, v) (m[n++] = (attrd_metric){ .name = nm, .labels = "", .type = ATTRD_METRIC_GAUGE, .value = (v) })
+#define COUNTER(nm, lb, v) (m[n++] = (attrd_metric){ .name = nm, .labels = lb, .type = ATTRD_METRIC_COUNTER, .value = (v) })
+	GAUGE("policies", attr_index_count(attr_store_index(d->store)));
+	GAUGE("index_bytes", attr_index_memory(attr_store_index(d->store)));
+	GAUGE("clients", ss.current);
+	GAUGE("uptime_seconds", (uint64_t)((mono_usec() - d->start_usec) / USEC_PER_SEC));
+	COUNTER("connections_total", "", ss.accepted);
+	COUNTER("bad_messages_total", "", ss.bad_frames + ss.bad_headers);
+	for (int o = 0; o < _OP_MAX; o++) {
+		struct stats_hist h;
+
+		snprintf(labels[o], sizeof(labels[o]), "op=\"%s\"", op_names[o]);
+		COUNTER("requests_total", labels[o], __atomic_load_n(&d->ops[o].calls, __ATOMIC_RELAXED));
+		COUNTER("errors_total", labels[o], __atomic_load_n(&d->ops[o].errors, __ATOMIC_RELAXED));
+		COUNTER("refused_total", labels[o], __atomic_load_n(&d->ops[o].refused, __ATOMIC_RELAXED));
+		stats_hist_snapshot(&d->ops[o].latency, &h);
+		memcpy(buckets[o], h.buckets, sizeof(h.buckets));
+		m[n++] = (attrd_metric){ .name = "latency", .labels = labels[o],
+					 .type = ATTRD_METRIC_HISTOGRAM, .value = h.count,
+					 .sum_ns = h.sum,
+					 .buckets = { STATS_HIST_BUCKETS, buckets[o] } };
+	}
+	if (d->ldap)
+		n += attrd_ldap_metrics(d->ldap, m + n, ARRAY_SIZE(m) - n);
+#undef GAUGE
+#undef COUNTER
+	res.metrics.metrics_len = (u_int)n;
+	res.metrics.metrics_val = m;
+	finish(d, OP_OTHER, req, 0);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_stats_res, &res);
+}
+
+static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	switch (req->call.proc) {
+	case ATTRD_NULL:
+		finish(d, OP_OTHER, req, 0);
+		rpc_request_reply(req, NULL, NULL);
+		return;
+	case ATTRD_PING: {
+		attrd_ping_res res = { .release = (char *)PACKAGE_VERSION,
+				       .pid = (u_int)getpid(),
+				       .generation = d->generation,
+				       .policies = attr_index_count(attr_store_index(d->store)),
+				       .store = (char *)attr_store_path(d->store) };
+		finish(d, OP_OTHER, req, 0);
+		rpc_request_reply(req, (xdrproc_t)xdr_attrd_ping_res, &res);
+		return;
+	}
+	case ATTRD_SET:
+		handle_set(d, req, args);
+		return;
+	case ATTRD_UNSET:
+		handle_unset(d, req, args);
+		return;
+	case ATTRD_LOOKUP:
+		handle_lookup(d, req, args);
+		return;
+	case ATTRD_STATS:
+		handle_stats(d, req);
+		return;
+	case ATTRD_RELOAD: {
+		char msg[ATTRD_MESSAGE_MAX + 1] = "";
+		attrd_reload_res res = { .message = msg };
+
+		if (req->peer.uid != 0) {
+			snprintf(msg, sizeof(msg), "only root may reload nfskeys-attrd");
+			res.status = -EPERM;
+		} else {
+			res.status = do_reload(d, msg, sizeof(msg));
+		}
+		res.generation = d->generation;
+		finish(d, OP_OTHER, req, res.status);
+		rpc_request_reply(req, (xdrproc_t)xdr_attrd_reload_res, &res);
+		return;
+	}
+	default:
+		finish(d, OP_OTHER, req, -EOPNOTSUPP);
+		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
+	}
+}
+
+/* ---------------------------------------------------------------- signals, sync, main */
+
+static void on_signal(struct evloop *loop, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+	char msg[512];
+
+	if (si->ssi_signo == SIGHUP) {
+		do_reload(d, msg, sizeof(msg));
+		return;
+	}
+	nfskeys_ctx_log(d->ctx, LOG_NOTICE, __FILE__, __LINE__, __func__, "signal %u: stopping",
+			si->ssi_signo);
+	evloop_exit(loop, 0);
+}
+
+static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	struct daemon *d = userdata;
+	unsigned interval = attrd_ldap_interval(d->ldap);
+
+	attrd_ldap_sync(d->ldap, loop, &d->store);
+	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nfskeys-attrd [OPTIONS]\n"
+		"\n"
+		"Keep per-directory cache policy for network filesystems (see nfskeys-attrd(8)).\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE   configuration file (default %s/nfskeys/nfskeys.conf)\n"
+		"  -s, --socket PATH   listen here instead of [Attrd] Socket\n"
+		"  -S, --store PATH    keep the store here instead of [Attr] Store\n"
+		"  -v, --verbose       more messages (repeat for debug)\n"
+		"  -h, --help          show this help\n"
+		"  -V, --version       show the version\n",
+		SYSCONFDIR);
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
+		{ "store", required_argument, NULL, 'S' },  { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },	    { "version", no_argument, NULL, 'V' },
+		{}
+	};
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct daemon d = { .generation = 1 };
+	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .idle_timeout_ms = 30000 };
+	char msg[512] = "";
+	int verbose = 0, c, r, lfd = -1;
+	int64_t v;
+
+	while ((c = getopt_long(argc, argv, "c:s:S:vhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			d.conf_path = optarg;
+			break;
+		case 's':
+			d.socket_override = optarg;
+			break;
+		case 'S':
+			d.store_override = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("nfskeys-attrd %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nfskeys-attrd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	d.start_usec = mono_usec();
+	r = nfskeys_ctx_new(d.conf_path, &d.ctx);
+	if (r < 0) {
+		fprintf(stderr, "nfskeys-attrd: cannot load configuration: %s\n", strerror(-r));
+		return 3;
+	}
+	nfskeys_ctx_set_log_priority(d.ctx, verbose > 1 ? LOG_DEBUG : verbose ? LOG_INFO : LOG_NOTICE);
+	r = apply_config(&d, d.ctx, msg, sizeof(msg));
+	if (r < 0) {
+		fprintf(stderr, "nfskeys-attrd: %s\n", msg);
+		goto out;
+	}
+	if (nfskeys_conf_get_int(d.ctx, "Attrd", "Max-Clients", 1, 65536, &v) == 0)
+		limits.max_clients = (unsigned)v;
+	if (nfskeys_conf_get_int(d.ctx, "Attrd", "Idle-Timeout", 1, 86400, &v) == 0)
+		limits.idle_timeout_ms = (unsigned)v * 1000;
+
+	r = nfskeys_attr_store_open(d.ctx, d.store_override, NFSKEYS_ATTR_STORE_WRITE, &d.store);
+	if (r < 0) {
+		fprintf(stderr, "nfskeys-attrd: cannot open store %s: %s\n",
+			d.store_override ? d.store_override : attr_default_store_path(d.ctx),
+			strerror(-r));
+		goto out;
+	}
+	d.socket_path = strdup(d.socket_override ? d.socket_override :
+						   attr_default_socket_path(d.ctx));
+	if (!d.socket_path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = evloop_new(&d.loop);
+	if (r < 0)
+		goto out;
+	r = evloop_add_signals(d.loop, sigs, ARRAY_SIZE(sigs), on_signal, &d);
+	if (r < 0)
+		goto out;
+	r = unix_listen(d.socket_path, 0666, 128, &lfd);
+	if (r < 0) {
+		fprintf(stderr, "nfskeys-attrd: cannot listen on %s: %s\n", d.socket_path,
+			strerror(-r));
+		goto out;
+	}
+	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits, dispatch, &d,
+			   &d.srv);
+	if (r < 0) {
+		close(lfd);
+		goto out;
+	}
+	r = attrd_ldap_new(d.ctx, &d.ldap);
+	if (r < 0) {
+		fprintf(stderr, "nfskeys-attrd: LDAP sync: %s\n", strerror(-r));
+		goto out;
+	}
+	if (d.ldap) {
+		r = evloop_add_timer(d.loop, 0, on_sync_timer, &d, &d.sync_timer);
+		if (r < 0)
+			goto out;
+	}
+	nfskeys_ctx_log(d.ctx, LOG_NOTICE, __FILE__, __LINE__, __func__,
+			"nfskeys-attrd %s: %zu directories with policy in %s, listening on %s",
+			PACKAGE_VERSION, attr_index_count(attr_store_index(d.store)),
+			attr_store_path(d.store), d.socket_path);
+	notify("READY=1\nSTATUS=serving");
+	r = evloop_run(d.loop);
+	notify("STOPPING=1");
+out:
+	evloop_timer_free(d.sync_timer);
+	attrd_ldap_free(d.ldap);
+	rpc_server_free(d.srv);
+	if (d.socket_path && lfd >= 0)
+		unlink(d.socket_path);
+	evloop_free(d.loop);
+	nfskeys_attr_store_close(d.store);
+	nfskeys_ctx_unref(d.ctx);
+	free(d.socket_path);
+	free(d.admin_group);
+	return r < 0 ? 1 : 0;
+}

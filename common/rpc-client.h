@@ -1,0 +1,41 @@
+/* A blocking ONC RPC client over an AF_UNIX stream socket, for the tools and the upcall
+ * helper: connects lazily, starts at a random xid, checks each reply's xid and status,
+ * bounds every call by a timeout, and reconnects once when a kept connection turns out
+ * to be broken (the daemon restarted).  Not thread-safe: one client per thread.
+ * Internal; never installed. */
+#pragma once
+
+#include <stdint.h>
+#include <rpc/types.h>
+#include <rpc/xdr.h>
+
+struct rpc_client;
+
+/* A client for program prog version vers at socket_path.  timeout_ms bounds each call
+ * (connect + send + receive); max_msg caps request and reply sizes (0: default 64 KiB).
+ * Nothing is connected yet. */
+int rpc_client_new(const char *socket_path, uint32_t prog, uint32_t vers, int timeout_ms,
+		   size_t max_msg, struct rpc_client **ret_client);
+/* Close and free; NULL-safe; returns NULL. */
+struct rpc_client *rpc_client_free(struct rpc_client *client);
+void rpc_client_set_timeout(struct rpc_client *client, int timeout_ms);
+
+/* Call procedure proc with args encoded by args_fn (NULL: no arguments) and decode the
+ * results into res (zero-initialized by the caller) with res_fn (NULL: none expected).  On success the caller owns what
+ * res_fn allocated (release with xdr_free(res_fn, res)).  pass_fd >= 0 sends that
+ * descriptor along (SCM_RIGHTS).  Errors: -ENOENT/-ECONNREFUSED (no daemon),
+ * -ETIMEDOUT, -EPROTO (bad reply: wrong xid, undecodable), -EMSGSIZE, and the mapped RPC
+ * status (rpc_status_to_errno: -EACCES, -EOPNOTSUPP, -EINVAL, -EIO,
+ * -EPROTONOSUPPORT).  After a timeout or protocol error the connection is closed, so a
+ * late reply can never be mistaken for the next call's. */
+int rpc_client_call_fd(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
+		       const void *args, int pass_fd, xdrproc_t res_fn, void *res);
+static inline int rpc_client_call(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
+				  const void *args, xdrproc_t res_fn, void *res)
+{
+	return rpc_client_call_fd(client, proc, args_fn, args, -1, res_fn, res);
+}
+/* The xid the next call will use (for tests). */
+uint32_t rpc_client_next_xid(const struct rpc_client *client);
+/* Close the connection (the next call reconnects). */
+void rpc_client_disconnect(struct rpc_client *client);

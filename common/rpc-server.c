@@ -1,0 +1,493 @@
+/* ONC RPC server transport over evloop: accept, per-client record reassembly and limits,
+ * call-header checks, asynchronous replies with an output buffer per client. */
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "macros.h"
+#include "rpc-frame.h"
+#include "rpc-server.h"
+#include "time-util.h"
+#include "unix-socket.h"
+
+#define FD_QUEUE_MAX 8
+#define READ_CHUNK 16384
+
+struct rpc_server {
+	struct evloop *loop;
+	int listen_fd;
+	struct evio *listen_io;
+	uint32_t prog, vers;
+	struct rpc_server_limits lim;
+	rpc_dispatch_fn dispatch;
+	void *userdata;
+	struct rpc_conn *conns; /* doubly linked list of open connections */
+	struct rpc_server_stats st;
+};
+
+struct rpc_conn {
+	struct rpc_server *srv; /* NULL once the server is gone */
+	unsigned refs;          /* the connection itself + each request in flight */
+	bool closed;
+	int fd;
+	struct evio *io;
+	struct evtimer *idle;
+	struct ucred peer;
+	struct rpc_framer in;
+	uint8_t *out;
+	size_t out_off, out_len, out_cap;
+	unsigned inflight;
+	int64_t last_activity;
+	int64_t partial_since; /* when unfinished input appeared, 0 when none */
+	int fds[FD_QUEUE_MAX];
+	size_t nfds;
+	struct rpc_conn *prev, *next;
+};
+
+static void conn_unref(struct rpc_conn *c)
+{
+	if (--c->refs > 0)
+		return;
+	for (size_t i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	rpc_framer_done(&c->in);
+	free(c->out);
+	free(c);
+}
+
+static void conn_close(struct rpc_conn *c)
+{
+	struct rpc_server *srv = c->srv;
+
+	if (c->closed)
+		return;
+	c->closed = true;
+	evloop_io_free(c->io);
+	c->io = NULL;
+	evloop_timer_free(c->idle);
+	c->idle = NULL;
+	close(c->fd);
+	c->fd = -1;
+	if (srv) {
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			srv->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		srv->st.current--;
+	}
+	c->srv = NULL;
+	c->prev = c->next = NULL;
+	conn_unref(c);
+}
+
+static void conn_update_events(struct rpc_conn *c)
+{
+	uint32_t ev = 0;
+
+	if (c->closed)
+		return;
+	if (c->inflight < c->srv->lim.max_inflight)
+		ev |= EPOLLIN;
+	if (c->out_len > c->out_off)
+		ev |= EPOLLOUT;
+	if (evloop_io_set_events(c->io, ev) < 0)
+		conn_close(c);
+}
+
+/* Write what we can; returns false when the connection was closed. */
+static bool conn_flush(struct rpc_conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			conn_close(c);
+			return false;
+		}
+		c->out_off += n;
+	}
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	return true;
+}
+
+static int conn_queue(struct rpc_conn *c, const uint8_t *buf, size_t len)
+{
+	if (c->out_len - c->out_off + len > c->srv->lim.max_outbuf) {
+		c->srv->st.overflow_closed++;
+		conn_close(c);
+		return -ENOBUFS;
+	}
+	if (c->out_off > 0 && c->out_len + len > c->out_cap) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_len + len > c->out_cap) {
+		size_t ncap = MAX(c->out_cap * 2, c->out_len + len);
+		uint8_t *nb = realloc(c->out, ncap);
+
+		if (!nb) {
+			conn_close(c);
+			return -ENOMEM;
+		}
+		c->out = nb;
+		c->out_cap = ncap;
+	}
+	memcpy(c->out + c->out_len, buf, len);
+	c->out_len += len;
+	return 0;
+}
+
+/* Encode and queue a reply; used for both dispatcher answers and our own errors. */
+static int conn_reply(struct rpc_conn *c, const struct rpc_reply *rep, xdrproc_t res_fn,
+		      const void *res)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len;
+	int r;
+
+	if (c->closed)
+		return -ENOTCONN;
+	r = rpc_build_reply(rep, res_fn, res, c->srv->lim.max_outbuf, &buf, &len);
+	if (r < 0 && res_fn) {
+		struct rpc_reply err = { .xid = rep->xid, .status = RPC_STATUS_SYSTEM_ERR };
+
+		r = rpc_build_reply(&err, NULL, NULL, c->srv->lim.max_outbuf, &buf, &len);
+	}
+	if (r < 0)
+		return r;
+	c->srv->st.replies++;
+	c->last_activity = evloop_now(c->srv->loop);
+	r = conn_queue(c, buf, len);
+	if (r < 0)
+		return r;
+	if (!conn_flush(c))
+		return -ENOTCONN;
+	return 0;
+}
+
+static void conn_process(struct rpc_conn *c);
+
+static int request_finish(struct rpc_request *req, const struct rpc_reply *rep, xdrproc_t res_fn,
+			  const void *res)
+{
+	struct rpc_conn *c = req->conn;
+	int r = -ENOTCONN;
+
+	free(req);
+	if (!c->closed && c->srv) {
+		bool was_full = c->inflight >= c->srv->lim.max_inflight;
+
+		c->inflight--;
+		r = conn_reply(c, rep, res_fn, res);
+		if (!c->closed) {
+			/* Messages may be waiting in the buffer for the in-flight slot. */
+			if (was_full)
+				conn_process(c);
+			if (!c->closed)
+				conn_update_events(c);
+		}
+	} else {
+		c->inflight--;
+	}
+	conn_unref(c);
+	return r;
+}
+
+int rpc_request_reply(struct rpc_request *req, xdrproc_t res_fn, const void *res)
+{
+	struct rpc_reply rep = { .xid = req->call.xid, .status = RPC_STATUS_SUCCESS };
+
+	return request_finish(req, &rep, res_fn, res);
+}
+
+int rpc_request_error(struct rpc_request *req, enum rpc_status status)
+{
+	struct rpc_reply rep = { .xid = req->call.xid, .status = status };
+
+	if (status == RPC_STATUS_SUCCESS)
+		return -EINVAL;
+	if (status == RPC_STATUS_AUTH_ERROR)
+		rep.auth_stat = RPC_AUTH_TOOWEAK;
+	if (status == RPC_STATUS_PROG_MISMATCH || status == RPC_STATUS_RPC_MISMATCH)
+		rep.low = rep.high = req->call.vers;
+	return request_finish(req, &rep, NULL, NULL);
+}
+
+int rpc_request_take_fd(struct rpc_request *req, int *ret_fd)
+{
+	struct rpc_conn *c = req->conn;
+
+	if (c->nfds == 0)
+		return -ENOENT;
+	*ret_fd = c->fds[0];
+	memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
+	c->nfds--;
+	return 0;
+}
+
+bool rpc_request_connected(const struct rpc_request *req)
+{
+	return !req->conn->closed && req->conn->srv;
+}
+
+/* Handle one complete message; returns false when the connection was closed. */
+static bool conn_handle(struct rpc_conn *c, const uint8_t *msg, size_t len)
+{
+	struct rpc_server *srv = c->srv;
+	struct rpc_reply rep = {};
+	struct rpc_request *req;
+	struct rpc_call call;
+	XDR x;
+	int r;
+
+	xdrmem_create(&x, (char *)msg, len, XDR_DECODE);
+	r = rpc_call_decode(&x, &call);
+	rep.xid = call.xid;
+	if (r == -EPROTONOSUPPORT) {
+		rep.status = RPC_STATUS_RPC_MISMATCH;
+		rep.low = rep.high = RPC_VERSION;
+	} else if (r < 0) {
+		/* Not a call we can answer (no xid, a reply, garbage): drop the client. */
+		srv->st.bad_headers++;
+		xdr_destroy(&x);
+		conn_close(c);
+		return false;
+	} else if (call.prog != srv->prog) {
+		rep.status = RPC_STATUS_PROG_UNAVAIL;
+	} else if (call.vers != srv->vers) {
+		rep.status = RPC_STATUS_PROG_MISMATCH;
+		rep.low = rep.high = srv->vers;
+	} else {
+		req = calloc(1, sizeof(*req));
+		if (!req) {
+			rep.status = RPC_STATUS_SYSTEM_ERR;
+			goto answer;
+		}
+		req->call = call;
+		req->peer = c->peer;
+		req->start_ns = mono_nsec();
+		req->conn = c;
+		c->refs++;
+		c->inflight++;
+		srv->st.requests++;
+		srv->dispatch(srv, req, &x, srv->userdata);
+		xdr_destroy(&x);
+		return !c->closed;
+	}
+	srv->st.bad_headers += rep.status == RPC_STATUS_RPC_MISMATCH;
+answer:
+	xdr_destroy(&x);
+	conn_reply(c, &rep, NULL, NULL);
+	return !c->closed;
+}
+
+/* Dispatch buffered complete messages while in-flight slots are free. */
+static void conn_process(struct rpc_conn *c)
+{
+	c->refs++; /* the dispatcher may close the connection under us */
+	while (!c->closed && c->inflight < c->srv->lim.max_inflight) {
+		const uint8_t *msg;
+		size_t len;
+		int r = rpc_framer_next(&c->in, &msg, &len);
+
+		if (r == 0)
+			break;
+		if (r < 0) {
+			c->srv->st.bad_frames++;
+			conn_close(c);
+			break;
+		}
+		if (!conn_handle(c, msg, len))
+			break;
+	}
+	if (!c->closed) {
+		if (rpc_framer_pending(&c->in) == 0)
+			c->partial_since = 0;
+		else if (!c->partial_since)
+			c->partial_since = evloop_now(c->srv->loop);
+	}
+	conn_unref(c);
+}
+
+static void conn_read(struct rpc_conn *c)
+{
+	int fds[UNIX_MAX_FDS];
+	size_t nfds = 0, avail;
+	uint8_t *p;
+	ssize_t n;
+	int r;
+
+	r = rpc_framer_reserve(&c->in, READ_CHUNK, &p, &avail);
+	if (r < 0) {
+		conn_close(c);
+		return;
+	}
+	n = unix_recv_fds(c->fd, p, avail, fds, ARRAY_SIZE(fds), &nfds);
+	if (n == -EAGAIN)
+		return;
+	for (size_t i = 0; i < nfds; i++) {
+		if (c->nfds < FD_QUEUE_MAX)
+			c->fds[c->nfds++] = fds[i];
+		else
+			close(fds[i]);
+	}
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	rpc_framer_commit(&c->in, n);
+	c->last_activity = evloop_now(c->srv->loop);
+	conn_process(c);
+	if (!c->closed)
+		conn_update_events(c);
+}
+
+static void conn_event(struct evloop *loop, struct evio *io, int fd, uint32_t events, void *ud)
+{
+	struct rpc_conn *c = ud;
+
+	c->refs++;
+	if (events & EPOLLOUT) {
+		if (conn_flush(c))
+			conn_update_events(c);
+	}
+	if (!c->closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		conn_read(c);
+	conn_unref(c);
+}
+
+static void conn_idle(struct evloop *loop, struct evtimer *t, void *ud)
+{
+	struct rpc_conn *c = ud;
+	int64_t now = evloop_now(loop), limit = c->srv->lim.idle_timeout_ms * USEC_PER_MSEC;
+	int64_t due = c->last_activity + limit;
+
+	if (c->partial_since && c->partial_since + limit <= now) {
+		c->srv->st.idle_closed++;
+		conn_close(c);
+		return;
+	}
+	if (c->partial_since)
+		due = MIN(due, c->partial_since + limit);
+	if (due <= now) {
+		if (c->inflight == 0) {
+			c->srv->st.idle_closed++;
+			conn_close(c);
+			return;
+		}
+		due = now + limit;
+	}
+	evloop_timer_set(t, due);
+}
+
+static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t events,
+			  void *ud)
+{
+	struct rpc_server *srv = ud;
+
+	for (int i = 0; i < 64; i++) {
+		struct rpc_conn *c;
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0)
+			return;
+		if (srv->st.current >= srv->lim.max_clients) {
+			srv->st.refused++;
+			close(cfd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(cfd);
+			return;
+		}
+		c->srv = srv;
+		c->refs = 1;
+		c->fd = cfd;
+		rpc_framer_init(&c->in, srv->lim.max_msg);
+		c->last_activity = evloop_now(loop);
+		if (unix_peer_cred(cfd, &c->peer) < 0 ||
+		    evloop_add_io(loop, cfd, EPOLLIN, conn_event, c, &c->io) < 0 ||
+		    evloop_add_timer(loop, c->last_activity +
+						   srv->lim.idle_timeout_ms * USEC_PER_MSEC,
+				     conn_idle, c, &c->idle) < 0) {
+			evloop_io_free(c->io);
+			close(cfd);
+			free(c);
+			continue;
+		}
+		c->next = srv->conns;
+		if (srv->conns)
+			srv->conns->prev = c;
+		srv->conns = c;
+		srv->st.accepted++;
+		srv->st.current++;
+	}
+}
+
+int rpc_server_new(struct evloop *loop, int listen_fd, uint32_t prog, uint32_t vers,
+		   const struct rpc_server_limits *limits, rpc_dispatch_fn dispatch,
+		   void *userdata, struct rpc_server **ret_server)
+{
+	struct rpc_server *srv;
+	int r;
+
+	if (!loop || listen_fd < 0 || !dispatch || !ret_server)
+		return -EINVAL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->loop = loop;
+	srv->listen_fd = listen_fd;
+	srv->prog = prog;
+	srv->vers = vers;
+	srv->dispatch = dispatch;
+	srv->userdata = userdata;
+	if (limits)
+		srv->lim = *limits;
+	if (!srv->lim.max_msg)
+		srv->lim.max_msg = RPC_FRAME_MAX_DEFAULT;
+	if (!srv->lim.max_inflight)
+		srv->lim.max_inflight = 16;
+	if (!srv->lim.idle_timeout_ms)
+		srv->lim.idle_timeout_ms = 30000;
+	if (!srv->lim.max_clients)
+		srv->lim.max_clients = 1024;
+	if (!srv->lim.max_outbuf)
+		srv->lim.max_outbuf = 1024 * 1024;
+	r = evloop_add_io(loop, listen_fd, EPOLLIN, server_accept, srv, &srv->listen_io);
+	if (r < 0) {
+		free(srv);
+		return r;
+	}
+	*ret_server = srv;
+	return 0;
+}
+
+struct rpc_server *rpc_server_free(struct rpc_server *srv)
+{
+	if (!srv)
+		return NULL;
+	while (srv->conns) {
+		struct rpc_conn *c = srv->conns;
+
+		conn_close(c); /* unlinks c */
+	}
+	evloop_io_free(srv->listen_io);
+	close(srv->listen_fd);
+	free(srv);
+	return NULL;
+}
+
+void rpc_server_get_stats(const struct rpc_server *srv, struct rpc_server_stats *ret_stats)
+{
+	*ret_stats = srv->st;
+}

@@ -1,0 +1,191 @@
+/* Typed calls to nfskeys-idmapd: argument packing, answer conversion to the engine's
+ * struct nfskeys_idmap_answer, and stats rendering through common/stats.c. */
+#include <stdio.h>
+
+#include "idmapd-client.h"
+#include "macros.h"
+#include "stats.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
+#include "idmap.h"
+
+const char *idmapd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path)
+{
+	const char *p;
+
+	if (explicit_path && *explicit_path)
+		return explicit_path;
+	if (ctx) {
+		p = nfskeys_conf_get(ctx, "Idmapd", "Socket");
+		if (p && *p)
+			return p;
+	}
+	return IDMAPD_SOCKET_DEFAULT;
+}
+
+int idmapd_client_new(const char *path, int timeout_ms, struct rpc_client **ret_client)
+{
+	return rpc_client_new(path, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, timeout_ms,
+			      256 * 1024, ret_client);
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
+			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
+			 bool *ret_transport)
+{
+	idmapd_lookup_args args = { .kind = kind, .flags = flags, .key = (char *)key };
+	idmapd_lookup_res res = {};
+	struct nfskeys_idmap_answer a = {};
+	idmapd_answer *w;
+	int r;
+
+	if (ret_transport)
+		*ret_transport = false;
+	if (!key || strlen(key) > IDMAPD_KEY_MAX)
+		return -EINVAL;
+	r = rpc_client_call(c, IDMAPD_LOOKUP, (xdrproc_t)xdr_idmapd_lookup_args, &args,
+			    (xdrproc_t)xdr_idmapd_lookup_res, &res);
+	if (r < 0) {
+		if (ret_transport)
+			*ret_transport = true;
+		return r;
+	}
+	if (res.status != 0) {
+		r = res.status < 0 ? res.status : -EIO;
+		goto out;
+	}
+	w = &res.idmapd_lookup_res_u.answer;
+	a.kind = w->kind;
+	a.flags = w->flags & 0xffff;
+	a.error = w->error;
+	a.ttl = w->ttl;
+	a.id = w->id;
+	a.gid = w->gid;
+	a.n_groups = MIN(w->groups.groups_len, (unsigned)NFSKEYS_IDMAP_GROUPS_MAX);
+	memcpy(a.groups, w->groups.groups_val, a.n_groups * sizeof(uint32_t));
+	if (w->sid.sid_len > 0 &&
+	    nfskeys_sid_from_binary(w->sid.sid_val, w->sid.sid_len, &a.sid) < 0) {
+		r = -EPROTO;
+		goto out;
+	}
+	copy_str(a.name, sizeof(a.name), w->name);
+	copy_str(a.backend, sizeof(a.backend), w->backend);
+	*ret = a;
+	if (ret_flags)
+		*ret_flags = w->flags;
+	r = 0;
+out:
+	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
+	return r;
+}
+
+int idmapd_client_ping(struct rpc_client *c, char *release, size_t release_size,
+		       uint32_t *ret_pid, uint64_t *ret_generation)
+{
+	idmapd_ping_res res = {};
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_PING, NULL, NULL, (xdrproc_t)xdr_idmapd_ping_res, &res);
+	if (r < 0)
+		return r;
+	if (release)
+		copy_str(release, release_size, res.release);
+	if (ret_pid)
+		*ret_pid = res.pid;
+	if (ret_generation)
+		*ret_generation = res.generation;
+	xdr_free((xdrproc_t)xdr_idmapd_ping_res, (char *)&res);
+	return 0;
+}
+
+int idmapd_client_flush(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
+			unsigned *ret_dropped, unsigned *ret_keyrings)
+{
+	idmapd_flush_args args = { .all = !key, .kind = kind, .key = (char *)(key ? key : "") };
+	idmapd_flush_res res = {};
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_FLUSH, (xdrproc_t)xdr_idmapd_flush_args, &args,
+			    (xdrproc_t)xdr_idmapd_flush_res, &res);
+	if (r < 0)
+		return r;
+	if (res.status < 0)
+		return res.status;
+	if (ret_dropped)
+		*ret_dropped = res.dropped;
+	if (ret_keyrings)
+		*ret_keyrings = res.kernel_keyrings_cleared;
+	return 0;
+}
+
+int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_size,
+			 uint64_t *ret_generation)
+{
+	idmapd_reload_res res = {};
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_RELOAD, NULL, NULL, (xdrproc_t)xdr_idmapd_reload_res, &res);
+	if (r < 0)
+		return r;
+	if (message)
+		copy_str(message, message_size, res.message);
+	r = res.status;
+	if (r == 0 && ret_generation)
+		*ret_generation = res.generation;
+	xdr_free((xdrproc_t)xdr_idmapd_reload_res, (char *)&res);
+	return r < 0 ? r : 0;
+}
+
+int idmapd_client_print_stats(struct rpc_client *c, FILE *f, int format)
+{
+	idmapd_stats_res res = {};
+	_cleanup_free_ struct stats_entry *e = NULL;
+	_cleanup_free_ struct stats_hist *h = NULL;
+	size_t n;
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_STATS, NULL, NULL, (xdrproc_t)xdr_idmapd_stats_res, &res);
+	if (r < 0)
+		return r;
+	if (res.status < 0) {
+		r = res.status;
+		goto out;
+	}
+	n = res.metrics.metrics_len;
+	e = calloc(n ? n : 1, sizeof(*e));
+	h = calloc(n ? n : 1, sizeof(*h));
+	if (!e || !h) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		idmapd_metric *m = &res.metrics.metrics_val[i];
+
+		e[i].name = m->name;
+		e[i].labels = m->labels && *m->labels ? m->labels : NULL;
+		e[i].value = m->value;
+		switch (m->type) {
+		case IDMAPD_METRIC_COUNTER:
+			e[i].type = STATS_COUNTER;
+			break;
+		case IDMAPD_METRIC_GAUGE:
+			e[i].type = STATS_GAUGE;
+			break;
+		default:
+			e[i].type = STATS_HISTOGRAM;
+			h[i].count = m->value;
+			h[i].sum = m->sum_ns;
+			for (unsigned b = 0; b < m->buckets.buckets_len && b < STATS_HIST_BUCKETS; b++)
+				h[i].buckets[b] = m->buckets.buckets_val[b];
+			e[i].hist = &h[i];
+		}
+	}
+	r = stats_print(f, format, "nfskeys_idmapd_", e, n);
+out:
+	xdr_free((xdrproc_t)xdr_idmapd_stats_res, (char *)&res);
+	return r;
+}

@@ -1,0 +1,536 @@
+/* Directory identity: which filesystem a directory lives on and where inside it, read
+ * from the mount table with libmount, so that a policy set through one mount point of
+ * an export applies through every other mount of it (and through subtree mounts). */
+#include <ctype.h>
+#include <fcntl.h>
+#include <libmount.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "attr-private.h"
+
+struct nfskeys_attr_id {
+	char *domain;
+	char *path;
+	char *fstype;
+	char *source;
+	char *mountpoint;
+};
+
+_public_ struct nfskeys_attr_id *nfskeys_attr_id_free(struct nfskeys_attr_id *id)
+{
+	if (!id)
+		return NULL;
+	free(id->domain);
+	free(id->path);
+	free(id->fstype);
+	free(id->source);
+	free(id->mountpoint);
+	free(id);
+	return NULL;
+}
+
+static void attr_id_freep(struct nfskeys_attr_id **id)
+{
+	nfskeys_attr_id_free(*id);
+}
+#define _cleanup_id_ _cleanup_(attr_id_freep)
+
+_public_ const char *nfskeys_attr_id_get_domain(const struct nfskeys_attr_id *id)
+{
+	return id ? id->domain : NULL;
+}
+
+_public_ const char *nfskeys_attr_id_get_path(const struct nfskeys_attr_id *id)
+{
+	return id ? id->path : NULL;
+}
+
+_public_ const char *nfskeys_attr_id_get_fstype(const struct nfskeys_attr_id *id)
+{
+	return id ? id->fstype : NULL;
+}
+
+_public_ const char *nfskeys_attr_id_get_source(const struct nfskeys_attr_id *id)
+{
+	return id ? id->source : NULL;
+}
+
+_public_ const char *nfskeys_attr_id_get_mountpoint(const struct nfskeys_attr_id *id)
+{
+	return id ? id->mountpoint : NULL;
+}
+
+int attr_path_normalize(const char *path, char **ret)
+{
+	size_t n, len = 0;
+	char *out;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	n = strlen(path);
+	if (n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	out = malloc(n + 2);
+	if (!out)
+		return -ENOMEM;
+	for (const char *p = path; *p;) {
+		const char *s;
+		size_t cl;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		cl = (size_t)(p - s);
+		if (cl == 0 || (cl == 1 && s[0] == '.'))
+			continue;
+		if (cl == 2 && s[0] == '.' && s[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--; /* the slash; ".." at the root stays at the root */
+			continue;
+		}
+		out[len++] = '/';
+		memcpy(out + len, s, cl);
+		len += cl;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	*ret = out;
+	return 0;
+}
+
+char *attr_id_format(const char *domain, const char *path)
+{
+	char *s;
+
+	if (asprintf(&s, "%s%s", domain, path) < 0)
+		return NULL;
+	return s;
+}
+
+static bool domain_valid(const char *domain)
+{
+	static const char *const schemes[] = { "nfs://", "cifs://", "afs://", "local://" };
+	bool ok = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schemes); i++)
+		if (startswith(domain, schemes[i]) && domain[strlen(schemes[i])] != '\0')
+			ok = true;
+	if (!ok || strlen(domain) > 512)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)domain; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f)
+			return false;
+	return domain[strlen(domain) - 1] != '/';
+}
+
+static int id_build(const char *domain, const char *path, const char *fstype, const char *source,
+		    const char *mountpoint, struct nfskeys_attr_id **ret_id)
+{
+	_cleanup_id_ struct nfskeys_attr_id *id = NULL;
+	int r;
+
+	if (!domain_valid(domain))
+		return -EINVAL;
+	id = calloc(1, sizeof(*id));
+	if (!id)
+		return -ENOMEM;
+	r = attr_path_normalize(path, &id->path);
+	if (r < 0)
+		return r;
+	id->domain = strdup(domain);
+	if (!id->domain)
+		return -ENOMEM;
+	if ((fstype && !(id->fstype = strdup(fstype))) || (source && !(id->source = strdup(source))) ||
+	    (mountpoint && !(id->mountpoint = strdup(mountpoint))))
+		return -ENOMEM;
+	*ret_id = TAKE_PTR(id);
+	return 0;
+}
+
+_public_ int nfskeys_attr_id_new(const char *domain, const char *path,
+				 struct nfskeys_attr_id **ret_id)
+{
+	if (!domain || !path || !ret_id)
+		return -EINVAL;
+	return id_build(domain, path, NULL, NULL, NULL, ret_id);
+}
+
+static void lowercase(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+/* "server:/path" or "[v6addr]:/path": server lower-cased and path out. */
+static int split_nfs_source(const char *source, char **ret_server, const char **ret_path)
+{
+	const char *colon;
+	char *server;
+
+	if (source[0] == '[') {
+		const char *end = strchr(source, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		colon = end + 1;
+	} else {
+		colon = strchr(source, ':');
+	}
+	if (!colon || colon == source || colon[1] != '/')
+		return -EINVAL;
+	server = strndup(source, (size_t)(colon - source));
+	if (!server)
+		return -ENOMEM;
+	lowercase(server);
+	*ret_server = server;
+	*ret_path = colon + 1;
+	return 0;
+}
+
+/* "//server/share/prefix" (or with backslashes): server and share lower-cased (SMB
+ * names are case-insensitive), the prefix path kept as written. */
+static int split_cifs_source(const char *source, char **ret_domain, char **ret_prefix)
+{
+	_cleanup_free_ char *s = strdup(source);
+	char *server, *share, *prefix;
+
+	if (!s)
+		return -ENOMEM;
+	for (char *p = s; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	if (!startswith(s, "//"))
+		return -EINVAL;
+	server = s + 2;
+	share = strchr(server, '/');
+	if (!share || share == server)
+		return -EINVAL;
+	*share++ = '\0';
+	prefix = strchr(share, '/');
+	if (prefix)
+		*prefix++ = '\0';
+	if (!*share)
+		return -EINVAL;
+	lowercase(server);
+	lowercase(share);
+	if (asprintf(ret_domain, "cifs://%s/%s", server, share) < 0)
+		return -ENOMEM;
+	if (asprintf(ret_prefix, "/%s", prefix ? prefix : "") < 0) {
+		free(*ret_domain);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* kafs sources: "%cell:volume." or "#cell:volume." (the leading character picks the
+ * read-write or read-only preference, the trailing dot is kafs's marker), or
+ * "cell:volume" as written by users.  The volume names the tree; ".readonly" and
+ * ".backup" are the same tree's snapshots and share its policy. */
+static int split_afs_source(const char *source, char **ret_domain)
+{
+	_cleanup_free_ char *s = NULL;
+	char *cell, *vol, *end;
+	size_t n;
+
+	if (source[0] == '%' || source[0] == '#')
+		source++;
+	s = strdup(source);
+	if (!s)
+		return -ENOMEM;
+	cell = s;
+	vol = strchr(s, ':');
+	if (!vol || vol == cell)
+		return -EINVAL;
+	*vol++ = '\0';
+	n = strlen(vol);
+	if (n && vol[n - 1] == '.')
+		vol[--n] = '\0';
+	if ((end = strstr(vol, ".readonly")) && end[9] == '\0')
+		*end = '\0';
+	else if ((end = strstr(vol, ".backup")) && end[7] == '\0')
+		*end = '\0';
+	if (!*vol || strchr(vol, '/') || strchr(cell, '/'))
+		return -EINVAL;
+	lowercase(cell);
+	if (asprintf(ret_domain, "afs://%s/%s", cell, vol) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* base + "/" + rel, normalized. */
+static int join(const char *base, const char *mid, const char *rel, char **ret)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (asprintf(&s, "%s/%s/%s", base, mid ? mid : "", rel ? rel : "") < 0)
+		return -ENOMEM;
+	return attr_path_normalize(s[0] == '/' ? s : "/", ret);
+}
+
+static bool path_has_prefix(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (streq(prefix, "/"))
+		return true;
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int attr_id_from_mount(const char *fstype, const char *source, const char *root, dev_t devno,
+		       const char *mountpoint, const char *rel, struct nfskeys_attr_id **ret_id)
+{
+	_cleanup_free_ char *domain = NULL, *path = NULL, *server = NULL, *prefix = NULL;
+	const char *spath;
+	int r;
+
+	if (!fstype || !root)
+		return -EINVAL;
+	if (!source)
+		source = "none";
+
+	if ((streq(fstype, "nfs") || streq(fstype, "nfs4")) &&
+	    split_nfs_source(source, &server, &spath) == 0) {
+		/* The NFS client names a mount by the server path of its root dentry (also for
+		 * bind mounts of subdirectories) and always shows "/" as the root, so the
+		 * source alone places the mount in the server's tree.  nfs and nfs4 share one
+		 * domain: a server without an fsid=0 pseudo-root shows the same paths to both. */
+		if (asprintf(&domain, "nfs://%s", server) < 0)
+			return -ENOMEM;
+		r = join(spath, NULL, rel, &path);
+	} else if ((streq(fstype, "cifs") || streq(fstype, "smb3")) &&
+		   split_cifs_source(source, &domain, &prefix) == 0) {
+		/* The root field may or may not already include the prefix path, depending
+		 * on whether the superblock's root is the share or the prefix directory. */
+		_cleanup_free_ char *nroot = NULL;
+		r = attr_path_normalize(root, &nroot);
+		if (r < 0)
+			return r;
+		if (!streq(prefix, "/") && path_has_prefix(nroot, prefix))
+			r = join(nroot, NULL, rel, &path);
+		else
+			r = join(prefix, nroot, rel, &path);
+	} else if (streq(fstype, "afs") && split_afs_source(source, &domain) == 0) {
+		r = join(root, NULL, rel, &path);
+	} else {
+		/* Local filesystems (and network ones whose source we cannot parse) are keyed
+		 * by device identity; the root field places bind mounts in the filesystem. */
+		if (asprintf(&domain, "local://%u:%u", major(devno), minor(devno)) < 0)
+			return -ENOMEM;
+		r = join(root, NULL, rel, &path);
+	}
+	if (r < 0)
+		return r;
+	return id_build(domain, path, fstype, source, mountpoint, ret_id);
+}
+
+/* The path of fd relative to mountpoint ("" at the mount point itself). */
+static int rel_below(const char *abs, const char *mountpoint, const char **ret_rel)
+{
+	size_t n = strlen(mountpoint);
+
+	if (streq(mountpoint, "/")) {
+		*ret_rel = abs + 1;
+		return 0;
+	}
+	if (strncmp(abs, mountpoint, n) != 0 || (abs[n] != '\0' && abs[n] != '/'))
+		return -EXDEV;
+	*ret_rel = abs[n] ? abs + n + 1 : "";
+	return 0;
+}
+
+static struct libmnt_fs *table_find_id(struct libmnt_table *tb, int mnt_id)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs = NULL, *found = NULL;
+
+	if (!it)
+		return NULL;
+	while (mnt_table_next_fs(tb, it, &fs) == 0) {
+		if (mnt_fs_get_id(fs) == mnt_id) {
+			found = fs;
+			break;
+		}
+	}
+	mnt_free_iter(it);
+	return found;
+}
+
+static int fd_mount_id(int fd, int *ret)
+{
+	struct statx stx;
+	char path[64];
+	char line[128];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID)) {
+		*ret = (int)stx.stx_mnt_id;
+		return 0;
+	}
+	/* Kernels before 5.8: fdinfo has carried mnt_id since 3.15. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return negerrno();
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", ret) == 1)
+			return 0;
+	return -ENOENT;
+}
+
+int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
+			   struct nfskeys_attr_id **ret_id)
+{
+	static const char *const self[] = { "/proc/self/mountinfo", NULL };
+	char link[64], abs[PATH_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	int mnt_id, r;
+
+	if (fd < 0 || !ret_id)
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return negerrno();
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	r = fd_mount_id(fd, &mnt_id);
+	if (r < 0)
+		return r;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, abs, sizeof(abs) - 1);
+	if (n < 0)
+		return negerrno();
+	if (n >= (ssize_t)sizeof(abs) - 1)
+		return -ENAMETOOLONG;
+	abs[n] = '\0';
+	if (abs[0] != '/' || (n > 10 && streq(abs + n - 10, " (deleted)")))
+		return -ENOENT;
+
+	for (const char *const *file = mountinfo_files ? mountinfo_files : self; *file; file++) {
+		struct libmnt_table *tb = mnt_new_table_from_file(*file);
+		struct libmnt_fs *fs;
+		const char *rel;
+
+		if (!tb) {
+			log_debug(ctx, "cannot read %s", *file);
+			continue;
+		}
+		fs = table_find_id(tb, mnt_id);
+		if (!fs) {
+			mnt_unref_table(tb);
+			continue;
+		}
+		r = rel_below(abs, mnt_fs_get_target(fs), &rel);
+		if (r == 0)
+			r = attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs),
+					       mnt_fs_get_root(fs), mnt_fs_get_devno(fs),
+					       mnt_fs_get_target(fs), rel, ret_id);
+		else
+			log_debug(ctx, "%s is not below its mount point %s", abs,
+				  mnt_fs_get_target(fs));
+		mnt_unref_table(tb);
+		return r;
+	}
+	log_debug(ctx, "mount %d of %s not found in the mount table", mnt_id, abs);
+	return -ENOENT;
+}
+
+_public_ int nfskeys_attr_id_from_fd(struct nfskeys_ctx *ctx, int fd,
+				     struct nfskeys_attr_id **ret_id)
+{
+	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id);
+}
+
+_public_ int nfskeys_attr_id_from_path(struct nfskeys_ctx *ctx, const char *path,
+				       struct nfskeys_attr_id **ret_id)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (!path || !ret_id)
+		return -EINVAL;
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negerrno();
+	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id);
+}
+
+int attr_id_from_table(struct libmnt_table *tb, const char *path, struct nfskeys_attr_id **ret_id)
+{
+	struct libmnt_iter *it;
+	struct libmnt_fs *fs = NULL, *best = NULL;
+	size_t best_len = 0;
+	const char *rel;
+	int r;
+
+	if (!tb || !path || path[0] != '/')
+		return -EINVAL;
+	it = mnt_new_iter(MNT_ITER_FORWARD);
+	if (!it)
+		return -ENOMEM;
+	while (mnt_table_next_fs(tb, it, &fs) == 0) {
+		const char *t = mnt_fs_get_target(fs);
+		size_t n = t ? strlen(t) : 0;
+
+		/* Later entries are mounted on top of earlier ones at the same place. */
+		if (t && path_has_prefix(path, t) && (!best || n >= best_len)) {
+			best = fs;
+			best_len = n;
+		}
+	}
+	mnt_free_iter(it);
+	if (!best)
+		return -ENOENT;
+	r = rel_below(path, mnt_fs_get_target(best), &rel);
+	if (r < 0)
+		return r;
+	return attr_id_from_mount(mnt_fs_get_fstype(best), mnt_fs_get_source(best),
+				  mnt_fs_get_root(best), mnt_fs_get_devno(best),
+				  mnt_fs_get_target(best), rel, ret_id);
+}
+
+_public_ int nfskeys_attr_id_from_spec(const char *spec, struct nfskeys_attr_id **ret_id)
+{
+	_cleanup_free_ char *domain = NULL, *prefix = NULL, *server = NULL, *afs = NULL;
+	const char *spath;
+	int r;
+
+	if (!spec || !ret_id)
+		return -EINVAL;
+	if (startswith(spec, "//") || startswith(spec, "\\\\")) {
+		r = split_cifs_source(spec, &domain, &prefix);
+		if (r < 0)
+			return r;
+		return id_build(domain, prefix, "cifs", spec, NULL, ret_id);
+	}
+	if (split_nfs_source(spec, &server, &spath) == 0) {
+		if (asprintf(&domain, "nfs://%s", server) < 0)
+			return -ENOMEM;
+		return id_build(domain, spath, "nfs", spec, NULL, ret_id);
+	}
+	/* cell:volume[/sub] */
+	afs = strdup(spec);
+	if (!afs)
+		return -ENOMEM;
+	{
+		char *slash = strchr(afs, '/');
+		const char *sub = "/";
+		_cleanup_free_ char *subcopy = NULL;
+
+		if (slash) {
+			subcopy = strdup(slash);
+			if (!subcopy)
+				return -ENOMEM;
+			*slash = '\0';
+			sub = subcopy;
+		}
+		r = split_afs_source(afs, &domain);
+		if (r < 0)
+			return -EINVAL;
+		return id_build(domain, sub, "afs", spec, NULL, ret_id);
+	}
+}

@@ -1,0 +1,910 @@
+/* The in-memory index of directory policies: per domain a path-compressed trie of path
+ * components (a chain of directories without policies or branches is one edge), held in
+ * flat arrays (nodes, one open-addressing table keyed by (parent, first component), a
+ * label arena and an attribute arena) so that an effective lookup is a few hash probes
+ * and never touches SQLite or allocates. */
+#include <limits.h>
+
+#include "attr-private.h"
+
+/* ---------------------------------------------------------------- layout */
+
+#define N_HASCHILD 0x1
+#define N_CUT 0x2 /* the effective inherit here is "no" */
+
+/* A node's label is the path from its parent: one or more components joined by '/'.
+ * Labels of at most 8 bytes live in the node, longer ones in the label arena (a split
+ * shares the arena bytes of the label it cuts).  24 bytes, 4-byte aligned. */
+struct node {
+	uint32_t parent;
+	uint32_t attrs;	   /* offset into arena, 0 for none */
+	uint16_t namelen;  /* label bytes */
+	uint16_t firstlen; /* bytes of the label's first component (the hash key) */
+	uint32_t name[2];  /* inline label (namelen <= 8), else name[0] = offset into names */
+	uint8_t flags;
+	uint8_t pad[3];
+};
+#define INLINE_MAX 8
+
+static inline uint64_t node_word(const struct node *nd)
+{
+	uint64_t w;
+
+	memcpy(&w, nd->name, sizeof(w));
+	return w;
+}
+
+/* One attribute: key packs the typed key (low 8 bits, 255 for user.*), the LDAP origin
+ * (bit 8) and for user.* the interned key name (bits 9-31); value is an interned
+ * (key, text) pair.  A block starts with a header entry {count, capacity}. */
+struct aent {
+	uint32_t key;
+	uint32_t value;
+};
+#define AK_TYPE(k) ((k) & 0xffu)
+#define AK_LDAP 0x100u
+#define AK_UNAME(k) ((k) >> 9)
+#define AK_MAKE(type, ldap, uname) ((uint32_t)(type) | ((ldap) ? AK_LDAP : 0) | ((uint32_t)(uname) << 9))
+#define UNAME_MAX_ID ((1u << 23) - 1)
+
+struct istr {
+	char *s;
+	uint64_t number;
+	uint32_t hash;
+	uint32_t len;
+	int key; /* which key's vocabulary; -1 for user key names */
+};
+
+struct domain {
+	char *name;
+	uint32_t root;
+};
+
+struct attr_index {
+	struct node *nodes;
+	uint32_t nnodes, nodecap;
+	uint64_t *slots; /* (hash << 32) | node, 0 empty */
+	uint32_t slotmask, nslots_used;
+	char *names;
+	size_t nameslen, namescap;
+	struct aent *arena;
+	uint32_t arenalen, arenacap, arenagarbage;
+	struct istr *strs;
+	uint32_t nstrs, strscap;
+	uint32_t *strslots;
+	uint32_t strmask;
+	struct domain *domains;
+	size_t ndomains;
+	size_t npolicies;
+};
+
+
+/* ---------------------------------------------------------------- hashing */
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint32_t hash_bytes(uint64_t seed, const char *s, size_t n)
+{
+	uint64_t h = seed * 0x9e3779b97f4a7c15ULL ^ n;
+	uint64_t w;
+
+	while (n >= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+		s += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h ^= w;
+	return (uint32_t)mix64(h);
+}
+
+/* ---------------------------------------------------------------- growth */
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint64_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? (uint64_t)*cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > UINT32_MAX)
+		return -E2BIG;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+int attr_index_new(struct attr_index **ret)
+{
+	struct attr_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	/* node 0 and arena offset 0 are reserved as "none" */
+	if (grow((void **)&ix->nodes, &ix->nodecap, 1, sizeof(struct node)) < 0 ||
+	    grow((void **)&ix->arena, &ix->arenacap, 1, sizeof(struct aent)) < 0) {
+		attr_index_free(ix);
+		return -ENOMEM;
+	}
+	ix->nnodes = 1;
+	ix->arenalen = 1;
+	ix->slotmask = 1023;
+	ix->slots = calloc(ix->slotmask + 1, sizeof(uint64_t));
+	ix->strmask = 255;
+	ix->strslots = calloc(ix->strmask + 1, sizeof(uint32_t));
+	if (!ix->slots || !ix->strslots) {
+		attr_index_free(ix);
+		return -ENOMEM;
+	}
+	*ret = ix;
+	return 0;
+}
+
+struct attr_index *attr_index_free(struct attr_index *ix)
+{
+	if (!ix)
+		return NULL;
+	for (uint32_t i = 0; i < ix->nstrs; i++)
+		free(ix->strs[i].s);
+	for (size_t i = 0; i < ix->ndomains; i++)
+		free(ix->domains[i].name);
+	free(ix->strs);
+	free(ix->strslots);
+	free(ix->domains);
+	free(ix->nodes);
+	free(ix->slots);
+	free(ix->names);
+	free(ix->arena);
+	free(ix);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- interned strings */
+
+static uint32_t str_find(const struct attr_index *ix, int key, const char *s, uint32_t h)
+{
+	for (uint32_t i = h & ix->strmask;; i = (i + 1) & ix->strmask) {
+		uint32_t id = ix->strslots[i];
+		if (id == 0)
+			return 0;
+		if (ix->strs[id - 1].hash == h && ix->strs[id - 1].key == key &&
+		    streq(ix->strs[id - 1].s, s))
+			return id;
+	}
+}
+
+static int str_rehash(struct attr_index *ix)
+{
+	uint32_t mask = ix->strmask * 2 + 1;
+	uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		uint32_t i = ix->strs[id - 1].hash & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id;
+	}
+	free(ix->strslots);
+	ix->strslots = slots;
+	ix->strmask = mask;
+	return 0;
+}
+
+/* Intern (key, s); returns the id (>= 1) or a negative errno. */
+static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_t number)
+{
+	uint32_t h = hash_bytes((uint64_t)(key + 7), s, strlen(s));
+	uint32_t id = str_find(ix, key, s, h), i;
+	int r;
+
+	if (id)
+		return id;
+	if ((ix->nstrs + 1) * 4 > (ix->strmask + 1) * 3) {
+		r = str_rehash(ix);
+		if (r < 0)
+			return r;
+	}
+	r = grow((void **)&ix->strs, &ix->strscap, ix->nstrs + 1, sizeof(struct istr));
+	if (r < 0)
+		return r;
+	ix->strs[ix->nstrs] = (struct istr){ .s = strdup(s), .number = number, .hash = h,
+					     .len = (uint32_t)strlen(s), .key = key };
+	if (!ix->strs[ix->nstrs].s)
+		return -ENOMEM;
+	id = ++ix->nstrs;
+	for (i = h & ix->strmask; ix->strslots[i]; i = (i + 1) & ix->strmask)
+		;
+	ix->strslots[i] = id;
+	return id;
+}
+
+/* ---------------------------------------------------------------- trie */
+
+/* Hash of component s[0..n) under parent, and its first eight bytes as a word. */
+static inline uint32_t comp_hash(uint32_t parent, const char *s, size_t n, uint64_t *ret_w)
+{
+	uint64_t h = ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL, w = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		h = (h ^ c) * 0x100000001b3ULL;
+		if (i < INLINE_MAX)
+			w |= (uint64_t)c << (8 * i);
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	*ret_w = w;
+	return (uint32_t)h;
+}
+
+/* The component at p (up to '/' or the end): its length, word and hash. */
+static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len, uint64_t *ret_w)
+{
+	size_t n = 0;
+
+	while (p[n] && p[n] != '/')
+		n++;
+	*ret_len = n;
+	return comp_hash(parent, p, n, ret_w);
+}
+
+static inline const char *label(const struct attr_index *ix, const struct node *nd)
+{
+	return nd->namelen <= INLINE_MAX ? (const char *)nd->name : ix->names + nd->name[0];
+}
+
+/* The child of parent whose label starts with component name[0..n). */
+static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const char *name,
+			   size_t n, uint32_t h, uint64_t w)
+{
+	uint64_t mask = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+
+	for (uint32_t i = h & ix->slotmask;; i = (i + 1) & ix->slotmask) {
+		uint64_t s = ix->slots[i];
+		const struct node *nd;
+
+		if (!s)
+			return 0;
+		if ((uint32_t)(s >> 32) != h)
+			continue;
+		nd = &ix->nodes[(uint32_t)s];
+		if (nd->parent != parent || nd->firstlen != n)
+			continue;
+		if (nd->namelen <= INLINE_MAX ? (node_word(nd) & mask) == w :
+						memcmp(ix->names + nd->name[0], name, n) == 0)
+			return (uint32_t)s;
+	}
+}
+
+/* Does the whole label of nd match the path at p (ending at a component boundary)? */
+static inline bool edge_matches(const struct attr_index *ix, const struct node *nd, const char *p,
+				size_t n)
+{
+	size_t m = nd->namelen;
+
+	if (m == n)
+		return true; /* child_find compared the first (only) component */
+	return strncmp(p + n, label(ix, nd) + n, m - n) == 0 && (p[m] == '/' || p[m] == '\0');
+}
+
+static int slots_rehash(struct attr_index *ix)
+{
+	uint32_t mask = ix->slotmask * 2 + 1;
+	uint64_t *slots = calloc((size_t)mask + 1, sizeof(uint64_t));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t j = 0; j <= ix->slotmask; j++) {
+		uint64_t s = ix->slots[j];
+		uint32_t i;
+		if (!s)
+			continue;
+		for (i = (uint32_t)(s >> 32) & mask; slots[i]; i = (i + 1) & mask)
+			;
+		slots[i] = s;
+	}
+	free(ix->slots);
+	ix->slots = slots;
+	ix->slotmask = mask;
+	return 0;
+}
+
+static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
+{
+	uint32_t i;
+	int r;
+
+	if ((uint64_t)(ix->nslots_used + 1) * 10 > (uint64_t)(ix->slotmask + 1) * 7) {
+		r = slots_rehash(ix);
+		if (r < 0)
+			return r;
+	}
+	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
+		;
+	ix->slots[i] = ((uint64_t)h << 32) | id;
+	ix->nslots_used++;
+	return 0;
+}
+
+static int64_t node_new(struct attr_index *ix, uint32_t parent)
+{
+	int r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+
+	if (r < 0)
+		return r;
+	ix->nodes[ix->nnodes] = (struct node){ .parent = parent };
+	return ix->nnodes++;
+}
+
+/* Give node id the label src[0..len): inline, at arena offset off (>= 0: bytes already
+ * there), or copied into the arena. */
+static int node_set_label(struct attr_index *ix, uint32_t id, const char *src, size_t len,
+			  int64_t off)
+{
+	struct node *nd = &ix->nodes[id];
+	const char *slash = memchr(src, '/', len);
+
+	if (len == 0 || len > UINT16_MAX)
+		return -EINVAL;
+	nd->namelen = (uint16_t)len;
+	nd->firstlen = (uint16_t)(slash ? (size_t)(slash - src) : len);
+	if (len <= INLINE_MAX) {
+		uint64_t w = 0;
+		memcpy(&w, src, len);
+		memcpy(nd->name, &w, sizeof(w));
+		return 0;
+	}
+	if (off < 0) {
+		if (ix->nameslen + len > ix->namescap) {
+			size_t cap = MAX(ix->namescap * 2, ix->nameslen + len + 4096);
+			char *p;
+			if (cap > UINT32_MAX)
+				return -E2BIG;
+			p = realloc(ix->names, cap);
+			if (!p)
+				return -ENOMEM;
+			ix->names = p;
+			ix->namescap = cap;
+		}
+		memcpy(ix->names + ix->nameslen, src, len);
+		off = (int64_t)ix->nameslen;
+		ix->nameslen += len;
+	}
+	ix->nodes[id].name[0] = (uint32_t)off;
+	return 0;
+}
+
+/* A new child of parent labelled with the rest of the path at p (all its components). */
+static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p)
+{
+	size_t len = strlen(p);
+	uint64_t w;
+	uint32_t h;
+	int64_t id;
+	int r;
+
+	while (len > 0 && p[len - 1] == '/')
+		len--;
+	id = node_new(ix, parent);
+	if (id < 0)
+		return id;
+	r = node_set_label(ix, (uint32_t)id, p, len, -1);
+	if (r < 0) {
+		ix->nnodes--;
+		return r;
+	}
+	h = comp_hash(parent, p, ix->nodes[id].firstlen, &w);
+	r = slot_insert(ix, h, (uint32_t)id);
+	if (r < 0) {
+		ix->nnodes--;
+		return r;
+	}
+	ix->nodes[parent].flags |= N_HASCHILD;
+	return id;
+}
+
+/* Split the edge to x after its first k label bytes (a component boundary): a new node
+ * mid takes x's place under its parent with label[0..k), and x hangs below mid with the
+ * rest.  Returns mid. */
+static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint32_t h_old)
+{
+	uint32_t parent = ix->nodes[x].parent, i;
+	size_t m = ix->nodes[x].namelen;
+	int64_t mid, off;
+	char buf[INLINE_MAX];
+	const char *lbl;
+	uint64_t w;
+	uint32_t h;
+	int r;
+
+	/* room first, so nothing below can fail half-way */
+	if ((uint64_t)(ix->nslots_used + 1) * 10 > (uint64_t)(ix->slotmask + 1) * 7 &&
+	    (r = slots_rehash(ix)) < 0)
+		return r;
+	mid = node_new(ix, parent);
+	if (mid < 0)
+		return mid;
+	off = m > INLINE_MAX ? (int64_t)ix->nodes[x].name[0] : -1;
+	if (m <= INLINE_MAX) { /* copy: x's inline bytes change below */
+		memcpy(buf, ix->nodes[x].name, INLINE_MAX);
+		lbl = buf;
+	} else {
+		lbl = ix->names + off;
+	}
+	node_set_label(ix, (uint32_t)mid, lbl, k, off);
+	node_set_label(ix, x, lbl + k + 1, m - k - 1, off >= 0 ? off + (int64_t)k + 1 : -1);
+	ix->nodes[mid].flags = N_HASCHILD;
+	ix->nodes[x].parent = (uint32_t)mid;
+	/* mid keeps x's key (same parent, same first component): repoint x's slot */
+	for (i = h_old & ix->slotmask; (uint32_t)ix->slots[i] != x; i = (i + 1) & ix->slotmask)
+		;
+	ix->slots[i] = ((uint64_t)h_old << 32) | (uint32_t)mid;
+	lbl = label(ix, &ix->nodes[x]);
+	h = comp_hash((uint32_t)mid, lbl, ix->nodes[x].firstlen, &w);
+	r = slot_insert(ix, h, x);
+	return r < 0 ? r : mid;
+}
+
+static int64_t domain_root(struct attr_index *ix, const char *domain, bool create)
+{
+	struct domain *d;
+	int r;
+
+	for (size_t i = 0; i < ix->ndomains; i++)
+		if (streq(ix->domains[i].name, domain))
+			return ix->domains[i].root;
+	if (!create)
+		return 0;
+	d = realloc(ix->domains, (ix->ndomains + 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	ix->domains = d;
+	r = grow((void **)&ix->nodes, &ix->nodecap, ix->nnodes + 1, sizeof(struct node));
+	if (r < 0)
+		return r;
+	d[ix->ndomains].name = strdup(domain);
+	if (!d[ix->ndomains].name)
+		return -ENOMEM;
+	d[ix->ndomains].root = ix->nnodes;
+	ix->nodes[ix->nnodes] = (struct node){ 0 };
+	ix->ndomains++;
+	return ix->nnodes++;
+}
+
+/* The node for (domain, path): created when create, else 0 when absent. */
+static int64_t node_get(struct attr_index *ix, const char *domain, const char *path, bool create)
+{
+	int64_t cur = domain_root(ix, domain, create);
+	const char *p = path;
+
+	if (cur <= 0)
+		return cur;
+	for (;;) {
+		const struct node *x;
+		const char *lbl;
+		size_t n, m, i, k;
+		uint64_t w;
+		uint32_t h, next;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		h = comp_scan((uint32_t)cur, p, &n, &w);
+		next = child_find(ix, (uint32_t)cur, p, n, h, w);
+		if (!next)
+			return create ? child_add(ix, (uint32_t)cur, p) : 0;
+		x = &ix->nodes[next];
+		if (edge_matches(ix, x, p, n)) {
+			cur = next;
+			p += x->namelen;
+			continue;
+		}
+		if (!create)
+			return 0;
+		/* the path leaves (or ends inside) this edge: split it at the last common
+		 * component boundary */
+		lbl = label(ix, x);
+		m = x->namelen;
+		for (i = 0; i < m && p[i] && lbl[i] == p[i]; i++)
+			;
+		if (i < m && lbl[i] == '/' && (p[i] == '\0' || p[i] == '/'))
+			k = i;
+		else
+			for (k = i < m ? i : m - 1; k > 0 && lbl[k] != '/'; k--)
+				;
+		if (k == 0 || k >= m)
+			return -EINVAL; /* not a normalized path */
+		cur = edge_split(ix, next, k, h);
+		if (cur < 0)
+			return cur;
+		p += k;
+	}
+	return cur;
+}
+
+/* ---------------------------------------------------------------- attribute blocks */
+
+static int block_reserve(struct attr_index *ix, uint32_t nid, uint32_t need)
+{
+	struct node *nd = &ix->nodes[nid];
+	uint32_t cnt = nd->attrs ? ix->arena[nd->attrs].key : 0;
+	uint32_t cap = nd->attrs ? ix->arena[nd->attrs].value : 0;
+	uint32_t ncap, off;
+	int r;
+
+	if (need <= cap)
+		return 0;
+	ncap = MAX(need, cap ? cap * 2 : 2);
+	r = grow((void **)&ix->arena, &ix->arenacap, ix->arenalen + 1 + ncap, sizeof(struct aent));
+	if (r < 0)
+		return r;
+	nd = &ix->nodes[nid];
+	off = ix->arenalen;
+	ix->arena[off] = (struct aent){ cnt, ncap };
+	if (nd->attrs) {
+		memcpy(&ix->arena[off + 1], &ix->arena[nd->attrs + 1], cnt * sizeof(struct aent));
+		ix->arenagarbage += cap + 1;
+	}
+	ix->arenalen += 1 + ncap;
+	nd->attrs = off;
+	return 0;
+}
+
+int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
+{
+	int64_t nid, vid, uname = 0;
+	uint32_t k, off, cnt;
+	int r;
+
+	if (!ix || !domain || !path || !value)
+		return -EINVAL;
+	if (key == NFSKEYS_ATTR_USER) {
+		if (!keyname)
+			return -EINVAL;
+		uname = str_intern(ix, -1, keyname, 0);
+		if (uname < 0)
+			return (int)uname;
+		if (uname > UNAME_MAX_ID)
+			return -E2BIG;
+	} else if (key < 0 || key >= _NFSKEYS_ATTR_MAX) {
+		return -EINVAL;
+	}
+	vid = str_intern(ix, key == NFSKEYS_ATTR_USER ? -2 : key, value, number);
+	if (vid < 0)
+		return (int)vid;
+	nid = node_get(ix, domain, path, true);
+	if (nid < 0)
+		return (int)nid;
+	k = AK_MAKE(key, from_ldap, uname);
+
+	off = ix->nodes[nid].attrs;
+	cnt = off ? ix->arena[off].key : 0;
+	for (uint32_t i = 1; i <= cnt; i++) {
+		if (ix->arena[off + i].key == k) {
+			ix->arena[off + i].value = (uint32_t)vid;
+			return 0;
+		}
+	}
+	r = block_reserve(ix, (uint32_t)nid, cnt + 1);
+	if (r < 0)
+		return r;
+	off = ix->nodes[nid].attrs;
+	ix->arena[off + 1 + cnt] = (struct aent){ k, (uint32_t)vid };
+	ix->arena[off].key = cnt + 1;
+	if (cnt == 0)
+		ix->npolicies++;
+	return 0;
+}
+
+int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, bool from_ldap)
+{
+	int64_t nid, uname = 0;
+	uint32_t off, cnt, out = 0;
+
+	if (!ix || !domain || !path)
+		return -EINVAL;
+	nid = node_get(ix, domain, path, false);
+	if (nid <= 0)
+		return (int)nid;
+	off = ix->nodes[nid].attrs;
+	if (!off)
+		return 0;
+	if (key == NFSKEYS_ATTR_USER && keyname) {
+		uint32_t h = hash_bytes(6, keyname, strlen(keyname));
+		uname = str_find(ix, -1, keyname, h);
+		if (!uname)
+			return 0;
+	}
+	cnt = ix->arena[off].key;
+	for (uint32_t i = 1; i <= cnt; i++) {
+		uint32_t k = ix->arena[off + i].key;
+		bool match = (k & AK_LDAP) == (from_ldap ? AK_LDAP : 0) &&
+			     (key < 0 || (AK_TYPE(k) == (uint32_t)key &&
+					  (key != NFSKEYS_ATTR_USER || !keyname ||
+					   AK_UNAME(k) == (uint32_t)uname)));
+		if (!match)
+			ix->arena[off + 1 + out++] = ix->arena[off + i];
+	}
+	ix->arena[off].key = out;
+	if (out == 0) {
+		ix->arenagarbage += ix->arena[off].value + 1;
+		ix->nodes[nid].attrs = 0;
+		ix->npolicies--;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- lookups */
+
+#define MAX_USER_ATTRS (ATTR_MAX_PER_DIR * 2)
+
+struct resolved {
+	uint32_t tval[_NFSKEYS_ATTR_MAX], tsrc[_NFSKEYS_ATTR_MAX];
+	uint32_t tmask, tldap;
+	struct {
+		uint32_t uname, val, src;
+		bool ldap;
+	} user[MAX_USER_ATTRS];
+	size_t nuser;
+	uint32_t cut;
+};
+
+/* Overlay one node's attributes: LDAP-sourced first, then local ones, so that a local
+ * value wins on the same directory. */
+static void apply(const struct attr_index *ix, uint32_t nid, struct resolved *rs)
+{
+	uint32_t off = ix->nodes[nid].attrs, cnt = ix->arena[off].key;
+	const struct aent *e = &ix->arena[off + 1];
+	int inherit = -1;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < cnt; i++)
+			if (AK_TYPE(e[i].key) == NFSKEYS_ATTR_INHERIT &&
+			    !!(e[i].key & AK_LDAP) == (pass == 0))
+				inherit = (int)ix->strs[e[i].value - 1].number;
+	if (inherit == 1) { /* "no": nothing from above applies here or below */
+		rs->tmask = 0;
+		rs->tldap = 0;
+		rs->nuser = 0;
+		rs->cut = nid;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t k = e[i].key, t = AK_TYPE(k);
+			bool ldap = k & AK_LDAP;
+
+			if (ldap != (pass == 0))
+				continue;
+			if (t < _NFSKEYS_ATTR_MAX) {
+				rs->tval[t] = e[i].value;
+				rs->tsrc[t] = nid;
+				rs->tmask |= 1u << t;
+				rs->tldap = ldap ? rs->tldap | (1u << t) : rs->tldap & ~(1u << t);
+				continue;
+			}
+			size_t j;
+			for (j = 0; j < rs->nuser; j++)
+				if (rs->user[j].uname == AK_UNAME(k))
+					break;
+			if (j == rs->nuser) {
+				if (rs->nuser == MAX_USER_ATTRS)
+					continue;
+				rs->nuser++;
+			}
+			rs->user[j].uname = AK_UNAME(k);
+			rs->user[j].val = e[i].value;
+			rs->user[j].src = nid;
+			rs->user[j].ldap = ldap;
+		}
+	}
+}
+
+/* domain + path of a node into buf. */
+static const char *node_format(const struct attr_index *ix, uint32_t nid, char *buf, size_t size)
+{
+	uint32_t chain[PATH_MAX / 2];
+	size_t depth = 0, len;
+	uint32_t cur = nid;
+	const char *dom = "";
+
+	while (cur && ix->nodes[cur].namelen && depth < ARRAY_SIZE(chain)) {
+		chain[depth++] = cur;
+		cur = ix->nodes[cur].parent;
+	}
+	for (size_t i = 0; i < ix->ndomains; i++)
+		if (ix->domains[i].root == cur)
+			dom = ix->domains[i].name;
+	len = (size_t)snprintf(buf, size, "%s", dom);
+	if (depth == 0 && len + 1 < size) {
+		buf[len++] = '/';
+		buf[len] = '\0';
+	}
+	while (depth-- > 0 && len < size) {
+		const struct node *nd = &ix->nodes[chain[depth]];
+		len += (size_t)snprintf(buf + len, size - len, "/%.*s", (int)nd->namelen,
+					label(ix, nd));
+	}
+	return buf;
+}
+
+static int emit(const struct attr_index *ix, struct resolved *rs, unsigned flags,
+		struct nfskeys_attr_policy *policy)
+{
+	char src[8192];
+	bool sources = flags & NFSKEYS_ATTR_SOURCES;
+	int r;
+
+	nfskeys_attr_policy_clear(policy);
+	for (uint32_t m = rs->tmask; m; m &= m - 1) {
+		int t = __builtin_ctz(m);
+		const struct istr *v = &ix->strs[rs->tval[t] - 1];
+
+		r = attr_policy_append(policy, t, NULL, v->s, v->len, v->number,
+				       sources ? node_format(ix, rs->tsrc[t], src, sizeof(src)) : NULL,
+				       rs->tldap & (1u << t));
+		if (r < 0)
+			return r;
+	}
+	/* user.* by name: insertion sort, there are few */
+	for (size_t j = 1; j < rs->nuser; j++) {
+		for (size_t k = j; k > 0 && strcmp(ix->strs[rs->user[k - 1].uname - 1].s,
+						   ix->strs[rs->user[k].uname - 1].s) > 0; k--) {
+			__typeof__(rs->user[0]) tmp = rs->user[k];
+			rs->user[k] = rs->user[k - 1];
+			rs->user[k - 1] = tmp;
+		}
+	}
+	for (size_t j = 0; j < rs->nuser; j++) {
+		const struct istr *v = &ix->strs[rs->user[j].val - 1];
+
+		r = attr_policy_append(policy, NFSKEYS_ATTR_USER, ix->strs[rs->user[j].uname - 1].s,
+				       v->s, v->len, 0,
+				       sources ? node_format(ix, rs->user[j].src, src, sizeof(src)) :
+						 NULL,
+				       rs->user[j].ldap);
+		if (r < 0)
+			return r;
+	}
+	if (rs->cut && sources)
+		attr_policy_set_cut(policy, node_format(ix, rs->cut, src, sizeof(src)));
+	return 0;
+}
+
+int attr_index_resolve(struct attr_index *ix, const char *domain, const char *path,
+		       unsigned flags, struct nfskeys_attr_policy *policy)
+{
+	struct resolved rs;
+	const char *p = path;
+	uint32_t cur, last = 0;
+	int64_t root;
+	size_t n;
+	bool full = true;
+
+	if (!ix || !domain || !path || !policy)
+		return -EINVAL;
+	rs.tmask = 0;
+	rs.tldap = 0;
+	rs.nuser = 0;
+	rs.cut = 0;
+	root = domain_root(ix, domain, false);
+	if (root <= 0) {
+		nfskeys_attr_policy_clear(policy);
+		return 0;
+	}
+	cur = (uint32_t)root;
+	if (ix->nodes[cur].attrs)
+		apply(ix, cur, &rs);
+	last = cur;
+	for (;;) {
+		uint64_t w;
+		uint32_t h;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		if (!(ix->nodes[cur].flags & N_HASCHILD)) {
+			full = false;
+			break;
+		}
+		h = comp_scan(cur, p, &n, &w);
+		cur = child_find(ix, cur, p, n, h, w);
+		if (!cur || !edge_matches(ix, &ix->nodes[cur], p, n)) {
+			full = false;
+			break;
+		}
+		p += ix->nodes[cur].namelen;
+		if (ix->nodes[cur].attrs)
+			apply(ix, cur, &rs);
+		last = cur;
+	}
+	/* inherit describes the directory that sets it; it is not inherited. */
+	if ((rs.tmask & (1u << NFSKEYS_ATTR_INHERIT)) &&
+	    (!full || rs.tsrc[NFSKEYS_ATTR_INHERIT] != last))
+		rs.tmask &= ~(1u << NFSKEYS_ATTR_INHERIT);
+	return emit(ix, &rs, flags, policy);
+}
+
+int attr_index_explicit(struct attr_index *ix, const char *domain, const char *path,
+			struct nfskeys_attr_policy *policy)
+{
+	struct resolved rs = { 0 };
+	int64_t nid;
+
+	if (!ix || !domain || !path || !policy)
+		return -EINVAL;
+	nid = node_get(ix, domain, path, false);
+	if (nid < 0)
+		return (int)nid;
+	if (nid > 0 && ix->nodes[nid].attrs)
+		apply(ix, (uint32_t)nid, &rs);
+	rs.cut = 0;
+	return emit(ix, &rs, 0, policy);
+}
+
+void attr_index_compact(struct attr_index *ix)
+{
+	void *p;
+
+	if (!ix)
+		return;
+	if (ix->nodecap > ix->nnodes && (p = realloc(ix->nodes, ix->nnodes * sizeof(struct node)))) {
+		ix->nodes = p;
+		ix->nodecap = ix->nnodes;
+	}
+	if (ix->namescap > ix->nameslen && ix->nameslen && (p = realloc(ix->names, ix->nameslen))) {
+		ix->names = p;
+		ix->namescap = ix->nameslen;
+	}
+	if (ix->arenacap > ix->arenalen && (p = realloc(ix->arena, ix->arenalen * sizeof(struct aent)))) {
+		ix->arena = p;
+		ix->arenacap = ix->arenalen;
+	}
+	if (ix->strscap > ix->nstrs && ix->nstrs && (p = realloc(ix->strs, ix->nstrs * sizeof(struct istr)))) {
+		ix->strs = p;
+		ix->strscap = ix->nstrs;
+	}
+}
+
+size_t attr_index_count(const struct attr_index *ix)
+{
+	return ix ? ix->npolicies : 0;
+}
+
+size_t attr_index_memory(const struct attr_index *ix)
+{
+	size_t m;
+
+	if (!ix)
+		return 0;
+	m = sizeof(*ix) + (size_t)ix->nodecap * sizeof(struct node) +
+	    ((size_t)ix->slotmask + 1) * sizeof(uint64_t) + ix->namescap +
+	    (size_t)ix->arenacap * sizeof(struct aent) + (size_t)ix->strscap * sizeof(struct istr) +
+	    ((size_t)ix->strmask + 1) * sizeof(uint32_t) + ix->ndomains * sizeof(struct domain);
+	for (uint32_t i = 0; i < ix->nstrs; i++)
+		m += strlen(ix->strs[i].s) + 1;
+	return m;
+}

@@ -1,0 +1,108 @@
+/* Internal declarations of the directory-attribute area: vocabulary, identity, the
+ * in-memory index and the SQLite store.  Shared by libnfskeys/attr*.c, nfskeys-attrd
+ * and the unit tests (which link the internal library). */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libnfskeys-private.h"
+
+struct libmnt_fs;
+struct libmnt_table;
+
+/* ---------------------------------------------------------------- attr-model.c */
+
+#define ATTR_USER_PREFIX "user."
+#define ATTR_USER_NAME_MAX 64  /* bytes after "user." */
+#define ATTR_USER_VALUE_MAX 1024
+#define ATTR_MAX_PER_DIR 64     /* attributes on one directory */
+
+/* key: a typed attribute (enum nfskeys_attr_key), NFSKEYS_ATTR_USER for a valid
+ * user.<name>, -EINVAL otherwise (message in errbuf). */
+int attr_key_parse(const char *key, char *errbuf, size_t errlen);
+/* Validate value for key (typed or user); canonical text into *ret_value (malloc()ed),
+ * its number into *ret_number. */
+int attr_value_parse(int key, const char *keyname, const char *value, char **ret_value,
+		     uint64_t *ret_number, char *errbuf, size_t errlen);
+
+/* Policy internals used by the index and store to fill a policy without re-validating. */
+int attr_policy_put(struct nfskeys_attr_policy *policy, int key, const char *keyname,
+		    const char *value, uint64_t number, const char *source, bool from_ldap);
+/* The same without the sorted insertion, for callers that add in order (typed keys by
+ * enum, then user.* by name) into a cleared policy: the lookup hot path. */
+int attr_policy_append(struct nfskeys_attr_policy *policy, int key, const char *keyname,
+		       const char *value, size_t vlen, uint64_t number, const char *source,
+		       bool from_ldap);
+void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
+
+/* ---------------------------------------------------------------- attr-id.c */
+
+/* Build an identity from one mount-table entry and a path relative to its mount point
+ * ("" or "a/b").  Exposed for the unit tests on recorded mountinfo samples. */
+int attr_id_from_mount(const char *fstype, const char *source, const char *root, dev_t devno,
+		       const char *mountpoint, const char *rel, struct nfskeys_attr_id **ret_id);
+/* Identity of the directory open as fd, looking its mount up by mount id in each of the
+ * NULL-terminated mountinfo files in turn (the daemon adds /proc/PID/mountinfo of the
+ * caller, whose mount namespace may differ). */
+int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
+			   struct nfskeys_attr_id **ret_id);
+/* Find the mount covering path in a parsed table by longest mount-point prefix (the last
+ * mounted wins) and build the identity: for tests on samples, no filesystem access. */
+int attr_id_from_table(struct libmnt_table *tb, const char *path, struct nfskeys_attr_id **ret_id);
+/* Lexically normalize an absolute path: collapse '//', drop '.', resolve '..', no
+ * trailing slash ("/" for the root).  -EINVAL when path is not absolute. */
+int attr_path_normalize(const char *path, char **ret);
+/* domain + path as one display string ("nfs://srv/export/a"). */
+char *attr_id_format(const char *domain, const char *path);
+
+/* ---------------------------------------------------------------- attr-index.c */
+
+struct attr_index;
+
+int attr_index_new(struct attr_index **ret);
+struct attr_index *attr_index_free(struct attr_index *index);
+/* Set one attribute (already validated) on (domain, path); path normalized. */
+int attr_index_put(struct attr_index *index, const char *domain, const char *path, int key,
+		   const char *keyname, const char *value, uint64_t number, bool from_ldap);
+/* Remove one attribute; keyname NULL (with key < 0) removes all of that origin. */
+int attr_index_del(struct attr_index *index, const char *domain, const char *path, int key,
+		   const char *keyname, bool from_ldap);
+int attr_index_resolve(struct attr_index *index, const char *domain, const char *path,
+		       unsigned flags, struct nfskeys_attr_policy *policy);
+int attr_index_explicit(struct attr_index *index, const char *domain, const char *path,
+			struct nfskeys_attr_policy *policy);
+/* Give back growth slack after a bulk load (the index stays usable and growable). */
+void attr_index_compact(struct attr_index *index);
+/* Directories that hold at least one attribute, and the bytes the index uses. */
+size_t attr_index_count(const struct attr_index *index);
+size_t attr_index_memory(const struct attr_index *index);
+
+/* ---------------------------------------------------------------- attr-store.c */
+
+#define ATTR_SCHEMA_VERSION 2
+
+/* nfskeys_attr_store_open() with a choice: hold_ctx false for a store the context itself
+ * keeps (CTX_EXT_ATTR), which must not keep the context alive in turn. */
+int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned flags, bool hold_ctx,
+			 struct nfskeys_attr_store **ret_store);
+/* The store's index (kept in step with every change through this store). */
+struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
+/* For read-only stores: rebuild the index when another connection changed the store.
+ * Returns 1 when it was rebuilt. */
+int attr_store_refresh(struct nfskeys_attr_store *store);
+int attr_store_list(struct nfskeys_attr_store *store, const char *domain, const char *path,
+		    int (*fn)(void *userdata, const struct nfskeys_attr_id *id,
+			      const struct nfskeys_attr_policy *policy),
+		    void *userdata);
+/* Replace all LDAP-sourced rows by the given set in one transaction (fleet sync). */
+struct attr_sync_row {
+	const char *domain, *path, *key, *value;
+};
+int attr_store_replace_ldap(struct nfskeys_attr_store *store, const struct attr_sync_row *rows,
+			    size_t n);
+const char *attr_store_path(const struct nfskeys_attr_store *store);
+/* The default store path for ctx ([Attr] Store or STATEDIR/attr.db). */
+const char *attr_default_store_path(const struct nfskeys_ctx *ctx);
+/* The daemon socket for ctx ([Attrd] Socket or RUNDIR/attrd.sock). */
+const char *attr_default_socket_path(const struct nfskeys_ctx *ctx);

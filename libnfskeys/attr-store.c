@@ -1,0 +1,656 @@
+/* The policy store: one SQLite database in WAL mode, schema version in PRAGMA
+ * user_version with step-by-step migrations, every change committed durably
+ * (synchronous=FULL) before the call returns, and an in-memory index kept in step with
+ * it.  Read-only opens serve the library's read path without the daemon. */
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "attr-private.h"
+
+struct nfskeys_attr_store {
+	struct nfskeys_ctx *ctx;
+	bool holds_ctx; /* false for the context's own read store (no reference cycle) */
+	sqlite3 *db;
+	char *path;
+	bool writable;
+	int version;
+	int64_t data_version;
+	struct attr_index *index;
+};
+
+/* Schema history.  Version 1 had no origin column (every row local); version 2 tells
+ * local rows from LDAP-sourced ones and adds a meta table (sync state). */
+static const char *const migrations[ATTR_SCHEMA_VERSION] = {
+	/* 0 -> 1 */
+	"CREATE TABLE attrs ("
+	" domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+	" set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
+	" PRIMARY KEY (domain, path, key)) WITHOUT ROWID;",
+	/* 1 -> 2 */
+	"CREATE TABLE attrs2 ("
+	" domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+	" origin INTEGER NOT NULL DEFAULT 0, set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
+	" PRIMARY KEY (domain, path, key, origin)) WITHOUT ROWID;"
+	"INSERT INTO attrs2 (domain, path, key, value, origin, set_by, set_at)"
+	" SELECT domain, path, key, value, 0, set_by, set_at FROM attrs;"
+	"DROP TABLE attrs;"
+	"ALTER TABLE attrs2 RENAME TO attrs;"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;",
+};
+
+static int sql_err(struct nfskeys_attr_store *st, int rc, const char *what)
+{
+	log_err(st->ctx, "attr store %s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+	switch (rc & 0xff) {
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static int exec(struct nfskeys_attr_store *st, const char *sql)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : sql_err(st, rc, sql);
+}
+
+static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *ret)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(st, rc, sql);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : sql_err(st, rc, sql);
+}
+
+const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
+{
+	static __thread char buf[4096];
+	const char *p = nfskeys_conf_get(ctx, "Attr", "Store");
+	const char *dir;
+
+	if (p && *p)
+		return p;
+	dir = nfskeys_conf_get(ctx, "General", "State-Dir");
+	snprintf(buf, sizeof(buf), "%s/attr.db", dir && *dir ? dir : STATEDIR);
+	return buf;
+}
+
+const char *attr_default_socket_path(const struct nfskeys_ctx *ctx)
+{
+	static __thread char buf[4096];
+	const char *p = nfskeys_conf_get(ctx, "Attrd", "Socket");
+	const char *dir;
+
+	if (p && *p)
+		return p;
+	dir = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
+	snprintf(buf, sizeof(buf), "%s/attrd.sock", dir && *dir ? dir : RUNDIR);
+	return buf;
+}
+
+const char *attr_store_path(const struct nfskeys_attr_store *store)
+{
+	return store ? store->path : NULL;
+}
+
+struct attr_index *attr_store_index(struct nfskeys_attr_store *store)
+{
+	return store ? store->index : NULL;
+}
+
+_public_ int nfskeys_attr_store_version(struct nfskeys_attr_store *store)
+{
+	return store ? store->version : -EINVAL;
+}
+
+static int migrate(struct nfskeys_attr_store *st)
+{
+	int64_t v;
+	int r;
+
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	r = pragma_int(st, "PRAGMA user_version", &v);
+	if (r < 0)
+		goto fail;
+	if (v > ATTR_SCHEMA_VERSION) {
+		log_err(st->ctx, "attr store %s has schema version %lld, newer than this version "
+				 "of nfskeys understands (%d)",
+			st->path, (long long)v, ATTR_SCHEMA_VERSION);
+		r = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	for (; v < ATTR_SCHEMA_VERSION; v++) {
+		char sql[64];
+
+		log_info(st->ctx, "attr store %s: migrating schema %lld -> %lld", st->path,
+			 (long long)v, (long long)v + 1);
+		r = exec(st, migrations[v]);
+		if (r < 0)
+			goto fail;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v + 1);
+		r = exec(st, sql);
+		if (r < 0)
+			goto fail;
+	}
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	st->version = ATTR_SCHEMA_VERSION;
+	return 0;
+fail:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+/* Fill a fresh index from the database. */
+static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret)
+{
+	struct attr_index *ix = NULL;
+	sqlite3_stmt *s = NULL;
+	const char *sql;
+	int r, rc;
+
+	r = attr_index_new(&ix);
+	if (r < 0)
+		return r;
+	if (!st->db || st->version == 0)
+		goto done;
+	sql = st->version >= 2 ? "SELECT domain, path, key, value, origin FROM attrs"
+			       : "SELECT domain, path, key, value, 0 FROM attrs";
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto fail;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *domain = (const char *)sqlite3_column_text(s, 0);
+		const char *path = (const char *)sqlite3_column_text(s, 1);
+		const char *key = (const char *)sqlite3_column_text(s, 2);
+		const char *value = (const char *)sqlite3_column_text(s, 3);
+		bool ldap = sqlite3_column_int(s, 4) != 0;
+		_cleanup_free_ char *v = NULL;
+		char err[256];
+		uint64_t number;
+		int k;
+
+		if (!domain || !path || !key || !value)
+			continue;
+		k = attr_key_parse(key, err, sizeof(err));
+		if (k >= 0)
+			k = attr_value_parse(k, key, value, &v, &number, err, sizeof(err)) < 0 ? -1 : k;
+		if (k < 0) {
+			log_warning(st->ctx, "attr store %s: skipping %s%s %s: %s", st->path, domain,
+				    path, key, err);
+			continue;
+		}
+		r = attr_index_put(ix, domain, path, k, key, v, number, ldap);
+		if (r < 0)
+			goto fail;
+	}
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, rc, "reading policies");
+		goto fail;
+	}
+	sqlite3_finalize(s);
+	attr_index_compact(ix);
+done:
+	*ret = ix;
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	attr_index_free(ix);
+	return r;
+}
+
+static int open_db(struct nfskeys_attr_store *st)
+{
+	int flags = st->writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+	int64_t v = 0;
+	int rc, r;
+
+	flags |= SQLITE_OPEN_NOMUTEX;
+	rc = sqlite3_open_v2(st->path, &st->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		r = st->db ? sql_err(st, rc, "open") : -ENOMEM;
+		sqlite3_close(st->db);
+		st->db = NULL;
+		return r;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	if (st->writable) {
+		/* readers (everyone may read policies) need the database and its -wal/-shm,
+		 * which SQLite creates with the database file's mode */
+		if (chmod(st->path, 0644) < 0)
+			log_debug(st->ctx, "chmod %s: %m", st->path);
+		r = exec(st, "PRAGMA journal_mode = WAL");
+		if (r == 0)
+			r = exec(st, "PRAGMA synchronous = FULL");
+		if (r == 0)
+			r = migrate(st);
+		return r;
+	}
+	r = pragma_int(st, "PRAGMA user_version", &v);
+	if (r < 0)
+		return r;
+	if (v > ATTR_SCHEMA_VERSION) {
+		log_err(st->ctx, "attr store %s has schema version %lld, newer than this version "
+				 "of nfskeys understands (%d)",
+			st->path, (long long)v, ATTR_SCHEMA_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	st->version = (int)v;
+	return pragma_int(st, "PRAGMA data_version", &st->data_version);
+}
+
+_public_ struct nfskeys_attr_store *nfskeys_attr_store_close(struct nfskeys_attr_store *store)
+{
+	if (!store)
+		return NULL;
+	sqlite3_close(store->db);
+	attr_index_free(store->index);
+	if (store->holds_ctx)
+		nfskeys_ctx_unref(store->ctx);
+	free(store->path);
+	free(store);
+	return NULL;
+}
+
+static void storep_close(struct nfskeys_attr_store **st)
+{
+	nfskeys_attr_store_close(*st);
+}
+
+_public_ int nfskeys_attr_store_open(struct nfskeys_ctx *ctx, const char *path, unsigned flags,
+				     struct nfskeys_attr_store **ret_store)
+{
+	return attr_store_open_full(ctx, path, flags, true, ret_store);
+}
+
+int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned flags, bool hold_ctx,
+			 struct nfskeys_attr_store **ret_store)
+{
+	_cleanup_(storep_close) struct nfskeys_attr_store *st = NULL;
+	int r;
+
+	if (!ctx || !ret_store || (flags & ~NFSKEYS_ATTR_STORE_WRITE))
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = hold_ctx ? nfskeys_ctx_ref(ctx) : ctx;
+	st->holds_ctx = hold_ctx;
+	st->writable = flags & NFSKEYS_ATTR_STORE_WRITE;
+	st->path = strdup(path ? path : attr_default_store_path(ctx));
+	if (!st->path)
+		return -ENOMEM;
+	/* A read-only open of a store that does not exist yet is an empty store: mounts
+	 * at boot must work before anyone has set a policy. */
+	if (!st->writable && access(st->path, F_OK) < 0 && errno == ENOENT) {
+		log_debug(ctx, "attr store %s does not exist yet", st->path);
+	} else {
+		r = open_db(st);
+		if (r < 0)
+			return r;
+	}
+	r = load_index(st, &st->index);
+	if (r < 0)
+		return r;
+	*ret_store = TAKE_PTR(st);
+	return 0;
+}
+
+int attr_store_refresh(struct nfskeys_attr_store *st)
+{
+	struct attr_index *ix;
+	int64_t v;
+	int r;
+
+	if (!st || st->writable)
+		return 0;
+	if (!st->db) {
+		if (access(st->path, F_OK) < 0)
+			return 0;
+		r = open_db(st);
+		if (r < 0) {
+			sqlite3_close(st->db);
+			st->db = NULL;
+			return r;
+		}
+	} else {
+		r = pragma_int(st, "PRAGMA data_version", &v);
+		if (r < 0)
+			return r;
+		if (v == st->data_version)
+			return 0;
+		st->data_version = v;
+		if (st->version == 0) {
+			r = pragma_int(st, "PRAGMA user_version", &v);
+			if (r < 0)
+				return r;
+			st->version = (int)v;
+		}
+	}
+	r = load_index(st, &ix);
+	if (r < 0)
+		return r;
+	attr_index_free(st->index);
+	st->index = ix;
+	return 1;
+}
+
+static int writable(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id)
+{
+	if (!st || !id)
+		return -EINVAL;
+	if (!st->writable || !st->db)
+		return -EROFS;
+	return 0;
+}
+
+_public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
+				    const struct nfskeys_attr_policy *policy, uid_t by,
+				    bool origin_ldap)
+{
+	static const char sql[] = "INSERT OR REPLACE INTO attrs (domain, path, key, value, origin,"
+				  " set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
+	struct nfskeys_attr_entry e;
+	sqlite3_stmt *s = NULL;
+	size_t n = nfskeys_attr_policy_count(policy);
+	int r, rc;
+
+	r = writable(st, id);
+	if (r < 0 || !policy)
+		return r < 0 ? r : -EINVAL;
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		nfskeys_attr_policy_entry(policy, i, &e);
+		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, e.key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, e.value, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 5, origin_ldap ? 1 : 0);
+		sqlite3_bind_int64(s, 6, (int64_t)by);
+		sqlite3_bind_int64(s, 7, (int64_t)time(NULL));
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_DONE) {
+			r = sql_err(st, rc, "insert");
+			goto fail;
+		}
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		nfskeys_attr_policy_entry(policy, i, &e);
+		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
+				   e.value, e.number, origin_ldap);
+		if (r < 0) {
+			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+_public_ int nfskeys_attr_store_unset(struct nfskeys_attr_store *st,
+				      const struct nfskeys_attr_id *id, const char *const *keys,
+				      bool origin_ldap)
+{
+	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
+	const char *sql = keys ? "DELETE FROM attrs WHERE domain = ? AND path = ? AND origin = ?"
+				 " AND key = ?"
+			       : "DELETE FROM attrs WHERE domain = ? AND path = ? AND origin = ?";
+	sqlite3_stmt *s = NULL;
+	int removed = 0, r, rc;
+
+	r = writable(st, id);
+	if (r < 0)
+		return r;
+	for (const char *const *k = keys; k && *k; k++) {
+		r = attr_key_parse(*k, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto fail;
+	}
+	for (size_t i = 0; !keys || keys[i]; i++) {
+		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, origin_ldap ? 1 : 0);
+		if (keys)
+			sqlite3_bind_text(s, 4, keys[i], -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_DONE) {
+			r = sql_err(st, rc, "delete");
+			goto fail;
+		}
+		removed += sqlite3_changes(st->db);
+		sqlite3_reset(s);
+		if (!keys)
+			break;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	if (!keys)
+		attr_index_del(st->index, domain, path, -1, NULL, origin_ldap);
+	for (const char *const *k = keys; k && *k; k++)
+		attr_index_del(st->index, domain, path, attr_key_parse(*k, NULL, 0), *k, origin_ldap);
+	return removed;
+fail:
+	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+int attr_store_list(struct nfskeys_attr_store *st, const char *domain, const char *path,
+		    int (*fn)(void *userdata, const struct nfskeys_attr_id *id,
+			      const struct nfskeys_attr_policy *policy),
+		    void *userdata)
+{
+	_cleanup_free_ char *lo = NULL, *hi = NULL, *cur_domain = NULL, *cur_path = NULL;
+	struct nfskeys_attr_policy *policy = NULL;
+	sqlite3_stmt *s = NULL;
+	const char *sql;
+	int r = 0, rc;
+
+	if (!st || !fn)
+		return -EINVAL;
+	if (!st->db || st->version == 0)
+		return 0;
+	if (!domain) {
+		sql = "SELECT domain, path, key, value, origin FROM attrs"
+		      " ORDER BY domain, path, key, origin DESC";
+	} else if (!path || streq(path, "/")) {
+		sql = "SELECT domain, path, key, value, origin FROM attrs WHERE domain = ?1"
+		      " ORDER BY domain, path, key, origin DESC";
+	} else {
+		/* the directory and everything below it: '0' sorts right after '/' */
+		sql = "SELECT domain, path, key, value, origin FROM attrs WHERE domain = ?1 AND"
+		      " (path = ?2 OR (path > ?3 AND path < ?4)) ORDER BY domain, path, key, origin DESC";
+		if (asprintf(&lo, "%s/", path) < 0 || asprintf(&hi, "%s0", path) < 0)
+			return -ENOMEM;
+	}
+	if (st->version < 2) {
+		log_err(st->ctx, "attr store %s: schema version %d is too old to list; "
+				 "let nfskeys-attrd migrate it", st->path, st->version);
+		return -EPROTONOSUPPORT;
+	}
+	r = nfskeys_attr_policy_new(&policy);
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto out;
+	}
+	if (domain)
+		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+	if (lo) {
+		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, lo, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, hi, -1, SQLITE_STATIC);
+	}
+	for (;;) {
+		const char *d = NULL, *p = NULL;
+
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			d = (const char *)sqlite3_column_text(s, 0);
+			p = (const char *)sqlite3_column_text(s, 1);
+			if (!d || !p)
+				continue;
+		} else if (rc != SQLITE_DONE) {
+			r = sql_err(st, rc, "list");
+			goto out;
+		}
+		/* a new directory (or the end): hand over the one collected so far */
+		if (cur_domain && (!d || !streq(d, cur_domain) || !streq(p, cur_path))) {
+			struct nfskeys_attr_id *id = NULL;
+			if (nfskeys_attr_policy_count(policy) &&
+			    nfskeys_attr_id_new(cur_domain, cur_path, &id) == 0) {
+				r = fn(userdata, id, policy);
+				nfskeys_attr_id_free(id);
+				if (r < 0)
+					goto out;
+			}
+			nfskeys_attr_policy_clear(policy);
+			free(cur_domain);
+			free(cur_path);
+			cur_domain = cur_path = NULL;
+		}
+		if (!d)
+			break;
+		if (!cur_domain) {
+			cur_domain = strdup(d);
+			cur_path = strdup(p);
+			if (!cur_domain || !cur_path) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		{
+			const char *key = (const char *)sqlite3_column_text(s, 2);
+			const char *value = (const char *)sqlite3_column_text(s, 3);
+			_cleanup_free_ char *v = NULL;
+			uint64_t number;
+			int k = key ? attr_key_parse(key, NULL, 0) : -EINVAL;
+
+			if (k < 0 || attr_value_parse(k, key, value, &v, &number, NULL, 0) < 0)
+				continue;
+			r = attr_policy_put(policy, k, key, v, number, NULL, sqlite3_column_int(s, 4));
+			if (r < 0)
+				goto out;
+		}
+	}
+	r = 0;
+out:
+	sqlite3_finalize(s);
+	nfskeys_attr_policy_free(policy);
+	return r;
+}
+
+int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_sync_row *rows,
+			    size_t n)
+{
+	static const char sql[] = "INSERT OR REPLACE INTO attrs (domain, path, key, value, origin,"
+				  " set_by, set_at) VALUES (?, ?, ?, ?, 1, 0, ?)";
+	struct attr_index *ix = NULL;
+	sqlite3_stmt *s = NULL;
+	int r, rc;
+
+	if (!st || (n && !rows))
+		return -EINVAL;
+	if (!st->writable || !st->db)
+		return -EROFS;
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	r = exec(st, "DELETE FROM attrs WHERE origin = 1");
+	if (r < 0)
+		goto fail;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_text(s, 1, rows[i].domain, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, rows[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, rows[i].key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, rows[i].value, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, (int64_t)time(NULL));
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_DONE) {
+			r = sql_err(st, rc, "insert");
+			goto fail;
+		}
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	r = load_index(st, &ix);
+	if (r < 0)
+		return r;
+	attr_index_free(st->index);
+	st->index = ix;
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}

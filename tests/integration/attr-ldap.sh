@@ -1,0 +1,112 @@
+#!/bin/sh
+# nfskeys-attrd's fleet sync against a real OpenLDAP slapd on loopback (schema from
+# data/nfskeys-attr.schema): policies arrive from LDAP marked as such, a local value wins
+# on the same directory, bad entries are skipped, changes and removals in LDAP follow,
+# and through an LDAP outage (and a daemon restart during it) the last good copy stays.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/slapd.sh"
+
+t_slapd_start "dc=nfskeys,dc=test" || skip_all "slapd cannot run here"
+# our schema next to the standard ones
+t_slapd_stop
+sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$SLAPD_DIR/slapd.conf"
+t_slapd_restart || skip_all "slapd does not accept data/nfskeys-attr.schema"
+
+plan 14
+
+ATTRD="$top_builddir/attrd/nfskeys-attrd"
+NFSATTR="$top_builddir/tools/nfsattr"
+CONF="$T_TMP/nfskeys.conf"
+cat >"$CONF" <<EOF
+[Attr]
+Store = $T_TMP/attr.db
+[Attrd]
+Socket = $T_TMP/attrd.sock
+LDAP-URI = $SLAPD_URI
+LDAP-Base = ou=nfskeys,dc=nfskeys,dc=test
+LDAP-Bind-DN = $SLAPD_ROOTDN
+LDAP-Bind-Password-File = $SLAPD_ROOTPW_FILE
+Sync-Interval = 1
+LDAP-Timeout = 2
+EOF
+na() { "$NFSATTR" -c "$CONF" "$@"; }
+# KEY's value and origin in effect at TARGET: "60 ldap"
+eff() { na show "$1" | awk -v k="$2" '$1 == k { print $2, ($NF == "[ldap]" ? "ldap" : "local"); f = 1 }
+	END { if (!f) print "unset" }'; }
+ATTRD_PID=
+start_daemon() {
+	"$ATTRD" -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+	ATTRD_PID=$!
+}
+t_on_exit '[ -n "$ATTRD_PID" ] && kill $ATTRD_PID'
+
+cat >"$T_TMP/fleet.ldif" <<EOF
+dn: ou=nfskeys,dc=nfskeys,dc=test
+objectClass: organizationalUnit
+ou: nfskeys
+
+dn: cn=home,ou=nfskeys,dc=nfskeys,dc=test
+objectClass: nfskeysDirectoryPolicy
+cn: home
+nfskeysDomain: nfs://fleet
+nfskeysPath: /export/home
+nfskeysAttribute: actimeo=60
+nfskeysAttribute: lookupcache=positive
+
+dn: cn=scratch,ou=nfskeys,dc=nfskeys,dc=test
+objectClass: nfskeysDirectoryPolicy
+cn: scratch
+nfskeysDomain: nfs://fleet
+nfskeysPath: /export/scratch
+nfskeysAttribute: cache=none
+
+dn: cn=broken,ou=nfskeys,dc=nfskeys,dc=test
+objectClass: nfskeysDirectoryPolicy
+cn: broken
+nfskeysDomain: nfs://fleet
+nfskeysPath: /export/broken
+nfskeysAttribute: cache=maybe
+EOF
+check "policies loaded into LDAP" t_slapd_load "$T_TMP/fleet.ldif"
+
+start_daemon
+t_wait_for "[ \"\$(eff nfs://fleet/export/home/alice actimeo)\" = '60 ldap' ]" 15
+check_eq "synced from LDAP, marked as such" "60 ldap" "$(eff nfs://fleet/export/home/alice actimeo)"
+check_eq "second entry" "none ldap" "$(eff nfs://fleet/export/scratch cache)"
+check_eq "invalid entry skipped" "unset" "$(eff nfs://fleet/export/broken cache)"
+check_contains "... and named in the log" "nfs://fleet/export/broken: bad value 'maybe' for cache" \
+	"$(cat "$T_TMP/attrd.log")"
+
+# a local value on the same directory wins; the LDAP one stays underneath
+printf '{"policies":[{"domain":"nfs://fleet","path":"/export/home","attributes":{"actimeo":"5"}}]}' >"$T_TMP/local.json"
+na import "$T_TMP/local.json" >/dev/null 2>&1
+check_eq "local value wins" "5 local" "$(eff nfs://fleet/export/home/alice actimeo)"
+check_eq "other LDAP value still there" "positive ldap" "$(eff nfs://fleet/export/home/alice lookupcache)"
+
+# changes and removals in LDAP follow
+printf 'dn: cn=scratch,ou=nfskeys,dc=nfskeys,dc=test\nchangetype: modify\nreplace: nfskeysAttribute\nnfskeysAttribute: cache=read\n' |
+	ldapmodify -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" >/dev/null
+t_wait_for "[ \"\$(eff nfs://fleet/export/scratch cache)\" = 'read ldap' ]" 10
+check_eq "a change in LDAP arrives" "read ldap" "$(eff nfs://fleet/export/scratch cache)"
+ldapdelete -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" \
+	"cn=scratch,ou=nfskeys,dc=nfskeys,dc=test" >/dev/null
+t_wait_for "[ \"\$(eff nfs://fleet/export/scratch cache)\" = unset ]" 10
+check_eq "a removal in LDAP arrives" "unset" "$(eff nfs://fleet/export/scratch cache)"
+
+# outage: the last good copy stays, also across a daemon restart
+t_slapd_kill
+sleep 3
+check_eq "LDAP down: policy kept" "positive ldap" "$(eff nfs://fleet/export/home/alice lookupcache)"
+check_contains "failures counted" "nfskeys_attrd_ldap_failures_total" \
+	"$(na stats --prometheus | grep '^nfskeys_attrd_ldap_failures_total [1-9]')"
+kill "$ATTRD_PID"; wait "$ATTRD_PID" 2>/dev/null
+start_daemon
+sleep 2
+check_eq "restart during the outage: kept" "positive ldap" "$(eff nfs://fleet/export/home/alice lookupcache)"
+check_contains "outage logged" "LDAP sync failed" "$(cat "$T_TMP/attrd.log")"
+# LDAP back: syncing resumes
+t_slapd_restart
+printf 'dn: cn=home,ou=nfskeys,dc=nfskeys,dc=test\nchangetype: modify\nreplace: nfskeysAttribute\nnfskeysAttribute: lookupcache=all\n' |
+	ldapmodify -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" >/dev/null
+t_wait_for "[ \"\$(eff nfs://fleet/export/home/alice lookupcache)\" = 'all ldap' ]" 15
+check_eq "LDAP back: syncing resumes" "all ldap" "$(eff nfs://fleet/export/home/alice lookupcache)"

@@ -1,0 +1,786 @@
+/* Directory attributes, library side: the vocabulary and its error messages, policy
+ * objects, directory identity on recorded mountinfo samples (nfs, nfs4, cifs, afs,
+ * local bind mounts) and on this machine's own mount table, the index's inheritance
+ * rules over deep trees, the SQLite store (restart, migration from schema 1, newer
+ * schema refused) and policy -> mount options. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libmount.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "attr-private.h"
+
+static char dir[64];
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/nfskeys-test-attr.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* A context whose store lives in the test directory. */
+static struct nfskeys_ctx *test_ctx(void)
+{
+	struct nfskeys_ctx *ctx = NULL;
+	char conf[128];
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/nfskeys.conf", dir);
+	f = fopen(conf, "we");
+	assert_non_null(f);
+	fprintf(f, "[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n", dir, dir);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(conf, &ctx), 0);
+	return ctx;
+}
+
+/* ---------------------------------------------------------------- vocabulary */
+
+static void check_ok(const char *key, const char *value, const char *canonical)
+{
+	char err[256] = "", *v = NULL;
+
+	assert_int_equal(nfskeys_attr_check(key, value, &v, err, sizeof(err)), 0);
+	assert_string_equal(v, canonical);
+	free(v);
+}
+
+static void check_err(const char *key, const char *value, const char *needle)
+{
+	char err[256] = "", *v = NULL;
+
+	assert_int_equal(nfskeys_attr_check(key, value, &v, err, sizeof(err)), -EINVAL);
+	assert_null(v);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' does not contain '%s'", err, needle);
+}
+
+static void test_vocabulary(void **state)
+{
+	check_ok("cache", "none", "none");
+	check_ok("cache", "FULL", "full");
+	check_ok("fscache", "on", "on");
+	check_ok("actimeo", "30", "30");
+	check_ok("acregmin", "30s", "30");
+	check_ok("acregmax", "5m", "300");
+	check_ok("acdirmin", "0", "0");
+	check_ok("acdirmax", "1h", "3600");
+	check_ok("lookupcache", "pos", "positive");
+	check_ok("lookupcache", "none", "none");
+	check_ok("cto", "off", "off");
+	check_ok("writeback", "throttled", "throttled");
+	check_ok("dirty_limit", "64M", "67108864");
+	check_ok("dirty_limit", "4k", "4096");
+	check_ok("dirty_limit", "1G", "1073741824");
+	check_ok("dirty_limit", "8192", "8192");
+	check_ok("inherit", "no", "no");
+	check_ok("user.project", "Apollo 11", "Apollo 11");
+	assert_string_equal(nfskeys_attr_key_name(NFSKEYS_ATTR_DIRTY_LIMIT), "dirty_limit");
+	assert_null(nfskeys_attr_key_name(_NFSKEYS_ATTR_MAX));
+}
+
+static void test_vocabulary_errors(void **state)
+{
+	check_err("cahce", "none", "unknown attribute 'cahce'");
+	check_err("", "x", "empty attribute name");
+	check_err("cache", "maybe", "bad value 'maybe' for cache (expected none|read|full)");
+	check_err("cache", "", "empty value for cache");
+	check_err("actimeo", "90000", "actimeo=90000 is out of range (0-86400 seconds)");
+	check_err("actimeo", "99999999999999999999999", "out of range");
+	check_err("actimeo", "-1", "bad value '-1' for actimeo");
+	check_err("acregmax", "5d", "bad time unit 'd'");
+	check_err("dirty_limit", "64X", "bad size suffix 'X' in dirty_limit=64X");
+	check_err("dirty_limit", "2T", "out of range (4K-1T)");
+	check_err("dirty_limit", "100", "out of range (4K-1T)");
+	check_err("dirty_limit", "M", "bad value 'M' for dirty_limit");
+	check_err("inherit", "maybe", "expected yes|no");
+	check_err("user.", "x", "bad attribute name 'user.'");
+	check_err("user.a b", "x", "bad attribute name");
+	check_err("user.note", "line\nbreak", "control character");
+}
+
+static void test_policy(void **state)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry e;
+	char err[256];
+
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "user.zz=1", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "dirty_limit=1M", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cache=read", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "user.aa=2", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cache=full", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cachefull", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'cachefull' is not key=value");
+	assert_int_equal(nfskeys_attr_policy_count(p), 4);
+	/* typed keys in enum order, then user.* by name */
+	assert_int_equal(nfskeys_attr_policy_entry(p, 0, &e), 0);
+	assert_string_equal(e.key, "cache");
+	assert_string_equal(e.value, "full");
+	assert_int_equal(e.number, 2);
+	assert_int_equal(nfskeys_attr_policy_entry(p, 1, &e), 0);
+	assert_string_equal(e.key, "dirty_limit");
+	assert_int_equal(e.number, 1048576);
+	assert_int_equal(nfskeys_attr_policy_entry(p, 2, &e), 0);
+	assert_string_equal(e.key, "user.aa");
+	assert_int_equal(nfskeys_attr_policy_entry(p, 3, &e), 0);
+	assert_string_equal(e.key, "user.zz");
+	assert_int_equal(nfskeys_attr_policy_entry(p, 4, &e), -ERANGE);
+	assert_int_equal(nfskeys_attr_policy_get(p, "cto", &e), -ENOENT);
+	nfskeys_attr_policy_clear(p);
+	assert_int_equal(nfskeys_attr_policy_count(p), 0);
+	nfskeys_attr_policy_free(p);
+	assert_null(nfskeys_attr_policy_free(NULL));
+}
+
+/* ---------------------------------------------------------------- identity */
+
+/* Recorded from real clients (options trimmed where long; the fields libmount reads are
+ * as the kernel writes them). */
+static const char mountinfo_sample[] =
+	"26 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+	"44 26 254:0 /srv/export/a /srv/bind rw,relatime - ext4 /dev/vda rw,discard\n"
+	"412 26 0:52 / /mnt/home rw,relatime shared:230 - nfs4 fileserver.example.com:/export/home "
+	"rw,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,"
+	"sec=sys,clientaddr=192.168.1.10,local_lock=none,addr=192.168.1.2\n"
+	"413 26 0:52 / /srv/projects rw,relatime shared:231 - nfs4 "
+	"FileServer.Example.com:/export/home/projects rw,vers=4.2,hard,proto=tcp,sec=sys,"
+	"addr=192.168.1.2\n"
+	"415 26 0:53 / /mnt/data rw,relatime shared:233 - nfs 192.168.1.2:/export/data rw,vers=3,"
+	"rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,"
+	"mountaddr=192.168.1.2,mountvers=3,mountport=20048,mountproto=udp,local_lock=none,"
+	"addr=192.168.1.2\n"
+	"420 26 0:55 / /mnt/v6 rw,relatime shared:240 - nfs4 [fd00::2]:/export rw,vers=4.2,"
+	"addr=fd00::2\n"
+	"421 26 0:56 / /mnt/with\\040space rw,relatime - nfs4 srv:/export/with\\040space rw,vers=4.1\n"
+	"450 26 0:60 / /mnt/share rw,relatime shared:250 - cifs //winsrv/Public rw,vers=3.1.1,"
+	"cache=strict,username=alice,uid=1000,noforceuid,gid=1000,noforcegid,addr=192.168.1.5,"
+	"file_mode=0755,dir_mode=0755,soft,nounix,serverino,mapposix,rsize=4194304,wsize=4194304,"
+	"bsize=1048576,echo_interval=60,actimeo=1,closetimeo=1\n"
+	"451 26 0:61 / /mnt/docs rw,relatime shared:251 - cifs //WINSRV/public/Team/Docs "
+	"rw,vers=3.1.1,cache=strict,addr=192.168.1.5\n"
+	"452 26 0:60 /Team /mnt/team rw,relatime shared:252 - cifs //winsrv/Public rw,vers=3.1.1\n"
+	"453 26 0:62 /Team/Docs /mnt/docs2 rw,relatime - cifs //winsrv/public/Team/Docs rw\n"
+	"460 26 0:70 / /afs rw,relatime shared:260 - afs none rw,autocell\n"
+	"461 460 0:71 / /afs/example.com rw,relatime shared:261 - afs %example.com:root.cell. rw\n"
+	"462 461 0:72 / /afs/example.com/user/alice rw,relatime shared:262 - afs "
+	"%example.com:user.alice. rw\n"
+	"463 460 0:73 / /afs/.example.com rw,relatime - afs #Example.COM:root.cell.readonly. rw\n"
+	"470 26 0:80 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw,size=1024k\n";
+
+static struct libmnt_table *sample_table(void)
+{
+	char path[128];
+	FILE *f;
+	struct libmnt_table *tb;
+
+	snprintf(path, sizeof(path), "%s/mountinfo", dir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(mountinfo_sample, f);
+	fclose(f);
+	tb = mnt_new_table_from_file(path);
+	assert_non_null(tb);
+	return tb;
+}
+
+static void expect_id(struct libmnt_table *tb, const char *path, const char *domain,
+		      const char *inside)
+{
+	struct nfskeys_attr_id *id = NULL;
+	int r = attr_id_from_table(tb, path, &id);
+
+	if (r < 0)
+		fail_msg("%s: %s", path, strerror(-r));
+	if (!streq(nfskeys_attr_id_get_domain(id), domain) ||
+	    !streq(nfskeys_attr_id_get_path(id), inside))
+		fail_msg("%s: got %s %s, expected %s %s", path, nfskeys_attr_id_get_domain(id),
+			 nfskeys_attr_id_get_path(id), domain, inside);
+	nfskeys_attr_id_free(id);
+}
+
+static void test_id_samples(void **state)
+{
+	struct libmnt_table *tb = sample_table();
+	struct nfskeys_attr_id *id = NULL;
+
+	/* nfs4: the export path plus the path inside it */
+	expect_id(tb, "/mnt/home", "nfs://fileserver.example.com", "/export/home");
+	expect_id(tb, "/mnt/home/alice/src", "nfs://fileserver.example.com", "/export/home/alice/src");
+	/* a subtree mount of the same export (server name in another case) lands on the
+	 * same identity as the path through the first mount */
+	expect_id(tb, "/srv/projects/x", "nfs://fileserver.example.com", "/export/home/projects/x");
+	expect_id(tb, "/mnt/home/projects/x", "nfs://fileserver.example.com", "/export/home/projects/x");
+	/* nfs (v3) by address, IPv6, escaped spaces */
+	expect_id(tb, "/mnt/data/db", "nfs://192.168.1.2", "/export/data/db");
+	expect_id(tb, "/mnt/v6/a", "nfs://[fd00::2]", "/export/a");
+	expect_id(tb, "/mnt/with space/d", "nfs://srv", "/export/with space/d");
+	/* cifs: server and share are case-insensitive, the prefix path kept; a bind mount
+	 * of a subdirectory (root field) and a prefix-path mount agree */
+	expect_id(tb, "/mnt/share/Dir", "cifs://winsrv/public", "/Dir");
+	expect_id(tb, "/mnt/docs/x", "cifs://winsrv/public", "/Team/Docs/x");
+	expect_id(tb, "/mnt/team/Docs/x", "cifs://winsrv/public", "/Team/Docs/x");
+	expect_id(tb, "/mnt/docs2/x", "cifs://winsrv/public", "/Team/Docs/x");
+	/* afs: cell and volume; the read-only replica shares the volume's policy; the
+	 * dynamic root has no volume and falls back to the device identity */
+	expect_id(tb, "/afs/example.com/user/alice/www", "afs://example.com/user.alice", "/www");
+	expect_id(tb, "/afs/example.com/proj", "afs://example.com/root.cell", "/proj");
+	expect_id(tb, "/afs/.example.com/proj", "afs://example.com/root.cell", "/proj");
+	expect_id(tb, "/afs", "local://0:70", "/");
+	/* local: device identity, the bind mount's root places it in the filesystem */
+	expect_id(tb, "/srv/bind/x", "local://254:0", "/srv/export/a/x");
+	expect_id(tb, "/srv/export/a/x", "local://254:0", "/srv/export/a/x");
+	expect_id(tb, "/tmp/q", "local://0:80", "/q");
+
+	assert_int_equal(attr_id_from_table(tb, "relative", &id), -EINVAL);
+	mnt_unref_table(tb);
+}
+
+static void expect_spec(const char *spec, const char *domain, const char *inside)
+{
+	struct nfskeys_attr_id *id = NULL;
+
+	assert_int_equal(nfskeys_attr_id_from_spec(spec, &id), 0);
+	assert_string_equal(nfskeys_attr_id_get_domain(id), domain);
+	assert_string_equal(nfskeys_attr_id_get_path(id), inside);
+	nfskeys_attr_id_free(id);
+}
+
+static void test_id_spec(void **state)
+{
+	struct nfskeys_attr_id *id = NULL;
+
+	expect_spec("FileServer.example.com:/export/home/", "nfs://fileserver.example.com",
+		    "/export/home");
+	expect_spec("srv:/export//a/./b/../c", "nfs://srv", "/export/a/c");
+	expect_spec("[fd00::2]:/x", "nfs://[fd00::2]", "/x");
+	expect_spec("//WinSrv/Public/Team", "cifs://winsrv/public", "/Team");
+	expect_spec("\\\\winsrv\\public", "cifs://winsrv/public", "/");
+	expect_spec("example.com:user.alice/www", "afs://example.com/user.alice", "/www");
+	expect_spec("%example.com:root.cell.", "afs://example.com/root.cell", "/");
+	assert_int_equal(nfskeys_attr_id_from_spec("/just/a/path", &id), -EINVAL);
+	assert_int_equal(nfskeys_attr_id_from_spec("//server", &id), -EINVAL);
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:", &id), -EINVAL);
+	assert_null(id);
+
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/a//b/", &id), 0);
+	assert_string_equal(nfskeys_attr_id_get_path(id), "/a/b");
+	assert_null(nfskeys_attr_id_get_mountpoint(id));
+	nfskeys_attr_id_free(id);
+	id = NULL;
+	assert_int_equal(nfskeys_attr_id_new("http://srv", "/a", &id), -EINVAL);
+	assert_int_equal(nfskeys_attr_id_new("nfs://", "/a", &id), -EINVAL);
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "a", &id), -EINVAL);
+	assert_int_equal(nfskeys_attr_id_new("nfs://s rv", "/a", &id), -EINVAL);
+	assert_null(id);
+}
+
+/* This machine's own mount table: a directory reached through a bind mount has the same
+ * identity as through its real path (in a private mount namespace when root). */
+static void test_id_live(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_id *a = NULL, *b = NULL;
+	char src[128], dst[128], sub[160], viadst[160];
+
+	snprintf(src, sizeof(src), "%s/export", dir);
+	snprintf(dst, sizeof(dst), "%s/mnt", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", src);
+	snprintf(viadst, sizeof(viadst), "%s/sub", dst);
+	assert_int_equal(mkdir(src, 0755), 0);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	assert_int_equal(mkdir(sub, 0755), 0);
+
+	assert_int_equal(nfskeys_attr_id_from_path(ctx, sub, &a), 0);
+	assert_string_equal(nfskeys_attr_id_get_mountpoint(a) ? "" : "x", "");
+	assert_int_equal(nfskeys_attr_id_from_path(ctx, "/nonexistent-nfskeys", &b), -ENOENT);
+	assert_int_equal(nfskeys_attr_id_from_path(ctx, "/etc/passwd", &b), -ENOTDIR);
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+		nfskeys_attr_id_free(a);
+		nfskeys_ctx_unref(ctx);
+		skip(); /* needs root for a private mount namespace */
+		return;
+	}
+	assert_int_equal(nfskeys_attr_id_from_path(ctx, viadst, &b), 0);
+	assert_string_equal(nfskeys_attr_id_get_domain(a), nfskeys_attr_id_get_domain(b));
+	assert_string_equal(nfskeys_attr_id_get_path(a), nfskeys_attr_id_get_path(b));
+	assert_string_equal(nfskeys_attr_id_get_mountpoint(b), dst);
+	assert_true(startswith(nfskeys_attr_id_get_domain(b), "local://"));
+	umount(dst);
+	nfskeys_attr_id_free(a);
+	nfskeys_attr_id_free(b);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* ---------------------------------------------------------------- index */
+
+static void put(struct attr_index *ix, const char *path, const char *kv, bool ldap)
+{
+	char key[64], err[256], *v = NULL;
+	const char *eq = strchr(kv, '=');
+	uint64_t number;
+	int k;
+
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+	k = attr_key_parse(key, err, sizeof(err));
+	assert_true(k >= 0);
+	assert_int_equal(attr_value_parse(k, key, eq + 1, &v, &number, err, sizeof(err)), 0);
+	assert_int_equal(attr_index_put(ix, "nfs://srv", path, k, key, v, number, ldap), 0);
+	free(v);
+}
+
+static void expect_eff(struct attr_index *ix, struct nfskeys_attr_policy *p, const char *path,
+		       const char *key, const char *value, const char *source)
+{
+	struct nfskeys_attr_entry e;
+	int r;
+
+	assert_int_equal(attr_index_resolve(ix, "nfs://srv", path, NFSKEYS_ATTR_SOURCES, p), 0);
+	r = nfskeys_attr_policy_get(p, key, &e);
+	if (!value) {
+		if (r != -ENOENT)
+			fail_msg("%s: %s should be unset, is %s from %s", path, key, e.value, e.source);
+		return;
+	}
+	if (r < 0)
+		fail_msg("%s: %s unset, expected %s", path, key, value);
+	if (!streq(e.value, value) || !streq(e.source, source))
+		fail_msg("%s: %s=%s from %s, expected %s from %s", path, key, e.value, e.source, value,
+			 source);
+}
+
+static void test_index_inheritance(void **state)
+{
+	struct attr_index *ix = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	char deep[512] = "/export", src[600];
+
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	for (int i = 0; i < 24; i++)
+		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep), "/d%d", i);
+
+	put(ix, "/", "cache=full", false);
+	put(ix, "/export", "actimeo=60", false);
+	put(ix, "/export/d0/d1/d2", "cache=read", false);
+	put(ix, "/export/d0/d1/d2/d3/d4/d5/d6/d7", "inherit=no", false);
+	put(ix, "/export/d0/d1/d2/d3/d4/d5/d6/d7", "cto=off", false);
+	put(ix, "/export/d0/d1/d2/d3/d4/d5/d6/d7/d8/d9", "user.team=ops", false);
+	put(ix, "/export/d0/d1/d2/d3/d4/d5/d6/d7/d8/d9/d10/d11/d12/d13/d14/d15", "acregmax=5m",
+	    false);
+	assert_int_equal(attr_index_count(ix), 6);
+
+	/* nearest ancestor per attribute */
+	expect_eff(ix, p, "/export/d0", "cache", "full", "nfs://srv/");
+	expect_eff(ix, p, "/export/d0", "actimeo", "60", "nfs://srv/export");
+	expect_eff(ix, p, "/export/d0/d1/d2/d3", "cache", "read", "nfs://srv/export/d0/d1/d2");
+	expect_eff(ix, p, "/export/d0/d1/d2/d3", "actimeo", "60", "nfs://srv/export");
+	assert_null(nfskeys_attr_policy_cut(p));
+	/* below inherit=no nothing from above applies, the cut directory's own do */
+	snprintf(src, sizeof(src), "nfs://srv%s", deep);
+	expect_eff(ix, p, deep, "cache", NULL, NULL);
+	expect_eff(ix, p, deep, "actimeo", NULL, NULL);
+	expect_eff(ix, p, deep, "cto", "off", "nfs://srv/export/d0/d1/d2/d3/d4/d5/d6/d7");
+	assert_string_equal(nfskeys_attr_policy_cut(p), "nfs://srv/export/d0/d1/d2/d3/d4/d5/d6/d7");
+	expect_eff(ix, p, deep, "user.team", "ops", "nfs://srv/export/d0/d1/d2/d3/d4/d5/d6/d7/d8/d9");
+	expect_eff(ix, p, deep, "acregmax", "300",
+		   "nfs://srv/export/d0/d1/d2/d3/d4/d5/d6/d7/d8/d9/d10/d11/d12/d13/d14/d15");
+	/* inherit is reported on the directory that sets it only */
+	expect_eff(ix, p, "/export/d0/d1/d2/d3/d4/d5/d6/d7", "inherit", "no",
+		   "nfs://srv/export/d0/d1/d2/d3/d4/d5/d6/d7");
+	expect_eff(ix, p, "/export/d0/d1/d2/d3/d4/d5/d6/d7/d8", "inherit", NULL, NULL);
+	/* paths beyond what the index knows, and other domains */
+	expect_eff(ix, p, "/export/zz/yy", "actimeo", "60", "nfs://srv/export");
+	assert_int_equal(attr_index_resolve(ix, "nfs://other", "/export", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 0);
+
+	/* explicit: only what is set on the directory itself */
+	assert_int_equal(attr_index_explicit(ix, "nfs://srv", "/export/d0/d1/d2/d3/d4/d5/d6/d7", p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 2);
+	assert_int_equal(attr_index_explicit(ix, "nfs://srv", "/export/d0", p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 0);
+
+	/* removing the cut restores inheritance */
+	assert_int_equal(attr_index_del(ix, "nfs://srv", "/export/d0/d1/d2/d3/d4/d5/d6/d7",
+					NFSKEYS_ATTR_INHERIT, "inherit", false), 0);
+	expect_eff(ix, p, deep, "cache", "read", "nfs://srv/export/d0/d1/d2");
+	assert_int_equal(attr_index_count(ix), 6);
+	assert_int_equal(attr_index_del(ix, "nfs://srv", "/export/d0/d1/d2/d3/d4/d5/d6/d7", -1, NULL,
+					false), 0);
+	assert_int_equal(attr_index_count(ix), 5);
+	expect_eff(ix, p, deep, "cto", NULL, NULL);
+	assert_true(attr_index_memory(ix) > 0);
+
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
+}
+
+static void test_index_origin(void **state)
+{
+	struct attr_index *ix = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry e;
+
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	put(ix, "/export", "cache=none", true);
+	put(ix, "/export", "actimeo=10", true);
+	put(ix, "/export", "cache=full", false);
+	/* a local value wins over an LDAP-sourced one on the same directory */
+	assert_int_equal(attr_index_resolve(ix, "nfs://srv", "/export/x", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
+	assert_string_equal(e.value, "full");
+	assert_false(e.from_ldap);
+	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
+	assert_true(e.from_ldap);
+	/* removing the local one uncovers the LDAP one */
+	assert_int_equal(attr_index_del(ix, "nfs://srv", "/export", NFSKEYS_ATTR_CACHE, "cache", false), 0);
+	assert_int_equal(attr_index_resolve(ix, "nfs://srv", "/export", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
+	assert_string_equal(e.value, "none");
+	assert_true(e.from_ldap);
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
+}
+
+/* The path-compressed trie against a brute-force resolver: random policies on random
+ * paths of a small-fanout tree (so that edges are split in every way), including
+ * inherit=no, removals and paths that end inside edges. */
+struct ref_entry {
+	char path[128];
+	int key;	/* 0 cache, 1 actimeo, 2 inherit */
+	char value[16];
+	bool live;
+};
+
+static bool is_prefix_dir(const char *dirp, const char *q)
+{
+	size_t n = strlen(dirp);
+
+	if (streq(dirp, "/"))
+		return true;
+	return strncmp(q, dirp, n) == 0 && (q[n] == '\0' || q[n] == '/');
+}
+
+static int depth_of(const char *p)
+{
+	int d = 0;
+
+	if (streq(p, "/"))
+		return 0;
+	for (; *p; p++)
+		d += *p == '/';
+	return d;
+}
+
+static void test_index_random(void **state)
+{
+	static const char *const names[] = { "cache", "actimeo", "inherit" };
+	static const char *const vals[3][3] = { { "none", "read", "full" },
+						{ "1", "2", "3" },
+						{ "no", "yes", "no" } };
+	enum { N = 600, Q = 3000 };
+	struct ref_entry *ref = calloc(N, sizeof(*ref));
+	struct attr_index *ix = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	uint32_t seed = 12345;
+
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	assert_non_null(ref);
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	for (int i = 0; i < N; i++) {
+		int depth = (int)(RND() % 7);
+		size_t len = 0;
+		uint64_t number;
+		char *v = NULL;
+
+		ref[i].path[0] = '\0';
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(ref[i].path + len, sizeof(ref[i].path) - len, "/%s",
+						(const char *[]){ "a", "bb", "a.b", "long-name-x" }[RND() % 4]);
+		if (depth == 0)
+			strcpy(ref[i].path, "/");
+		ref[i].key = (int)(RND() % 3);
+		if (ref[i].key == 2 && RND() % 4)
+			ref[i].key = 0; /* keep cuts rare */
+		snprintf(ref[i].value, sizeof(ref[i].value), "%s", vals[ref[i].key][RND() % 3]);
+		ref[i].live = true;
+		/* later entries on the same (path, key) replace earlier ones */
+		for (int j = 0; j < i; j++)
+			if (ref[j].live && ref[j].key == ref[i].key && streq(ref[j].path, ref[i].path))
+				ref[j].live = false;
+		{
+			int k = attr_key_parse(names[ref[i].key], NULL, 0);
+			assert_int_equal(attr_value_parse(k, names[ref[i].key], ref[i].value, &v, &number,
+							  NULL, 0), 0);
+			assert_int_equal(attr_index_put(ix, "nfs://r", ref[i].path, k, names[ref[i].key], v,
+							 number, false), 0);
+			free(v);
+		}
+		/* now and then remove one */
+		if (RND() % 10 == 0) {
+			int j = (int)(RND() % (unsigned)(i + 1));
+			if (ref[j].live) {
+				ref[j].live = false;
+				assert_int_equal(attr_index_del(ix, "nfs://r", ref[j].path,
+								attr_key_parse(names[ref[j].key], NULL, 0),
+								names[ref[j].key], false), 0);
+			}
+		}
+	}
+	for (int q = 0; q < Q; q++) {
+		char path[160];
+		int depth = (int)(RND() % 9);
+		size_t len = 0;
+		const char *want[3] = { NULL, NULL, NULL };
+		int wdepth[3] = { -1, -1, -1 }, cut = -1;
+
+		path[0] = '\0';
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s",
+						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz" }[RND() % 5]);
+		if (depth == 0)
+			strcpy(path, "/");
+		/* reference: the deepest inherit=no among the ancestors cuts */
+		for (int i = 0; i < N; i++)
+			if (ref[i].live && ref[i].key == 2 && streq(ref[i].value, "no") &&
+			    is_prefix_dir(ref[i].path, path))
+				cut = MAX(cut, depth_of(ref[i].path));
+		for (int i = 0; i < N; i++) {
+			int d;
+			if (!ref[i].live || !is_prefix_dir(ref[i].path, path))
+				continue;
+			d = depth_of(ref[i].path);
+			if (d < cut || d < wdepth[ref[i].key])
+				continue;
+			if (ref[i].key == 2 && !streq(ref[i].path, path))
+				continue; /* inherit is not inherited */
+			wdepth[ref[i].key] = d;
+			want[ref[i].key] = ref[i].value;
+		}
+		assert_int_equal(attr_index_resolve(ix, "nfs://r", path, 0, p), 0);
+		for (int k = 0; k < 3; k++) {
+			struct nfskeys_attr_entry e;
+			int r = nfskeys_attr_policy_get(p, names[k], &e);
+			if (!want[k] && r == 0)
+				fail_msg("%s: %s=%s, expected unset", path, names[k], e.value);
+			if (want[k] && (r < 0 || !streq(e.value, want[k])))
+				fail_msg("%s: %s=%s, expected %s", path, names[k], r < 0 ? "(unset)" : e.value,
+					 want[k]);
+		}
+	}
+#undef RND
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
+	free(ref);
+}
+
+/* ---------------------------------------------------------------- store */
+
+static void test_store_restart(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL, *q = NULL;
+	struct nfskeys_attr_id *id = NULL, *below = NULL;
+	struct nfskeys_attr_entry e;
+	char err[256], path[128];
+
+	snprintf(path, sizeof(path), "%s/attr.db", dir);
+	/* reading a store nobody created yet: empty, not an error */
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, 0, &st), 0);
+	assert_int_equal(nfskeys_attr_store_version(st), 0);
+	nfskeys_attr_store_close(st);
+	st = NULL;
+	assert_int_equal(access(path, F_OK), -1);
+
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_store_version(st), ATTR_SCHEMA_VERSION);
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/export", &id), 0);
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/export/a/b", &below), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&q), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cache=none", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "user.owner=alice", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, id, p, 1000, false), 0);
+	assert_int_equal(nfskeys_attr_store_unset(st, id, (const char *const[]){ "user.owner", NULL },
+						  false), 1);
+	assert_int_equal(nfskeys_attr_store_unset(st, id, (const char *const[]){ "user.owner", NULL },
+						  false), 0);
+	assert_int_equal(nfskeys_attr_store_unset(st, id, (const char *const[]){ "bogus", NULL },
+						  false), -EINVAL);
+	nfskeys_attr_store_close(st);
+
+	/* "restart": the library's read path sees it */
+	assert_int_equal(nfskeys_attr_effective(ctx, below, NFSKEYS_ATTR_SOURCES, q), 0);
+	assert_int_equal(nfskeys_attr_policy_count(q), 1);
+	assert_int_equal(nfskeys_attr_policy_get(q, "cache", &e), 0);
+	assert_string_equal(e.value, "none");
+	assert_string_equal(e.source, "nfs://srv/export");
+	/* a read-only store refuses changes */
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, 0, &st), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), -EROFS);
+	nfskeys_attr_store_close(st);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_attr_policy_free(q);
+	nfskeys_attr_id_free(id);
+	nfskeys_attr_id_free(below);
+	nfskeys_ctx_unref(ctx);
+}
+
+static void sql(sqlite3 *db, const char *s)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(db, s, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", s, err);
+}
+
+static void test_store_migration(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	struct nfskeys_attr_entry e;
+	sqlite3 *db;
+	char path[128];
+
+	/* a store as schema version 1 wrote it */
+	snprintf(path, sizeof(path), "%s/attr.db", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sql(db, "CREATE TABLE attrs (domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL,"
+		" value TEXT NOT NULL, set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
+		" PRIMARY KEY (domain, path, key)) WITHOUT ROWID;"
+		"INSERT INTO attrs VALUES ('nfs://srv', '/export', 'actimeo', '30', 0, 0);"
+		"INSERT INTO attrs VALUES ('nfs://srv', '/export', 'nonsense', 'x', 0, 0);"
+		"PRAGMA user_version = 1;");
+	sqlite3_close(db);
+
+	/* the read path understands version 1 as it is */
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/export/x", &id), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(nfskeys_attr_effective(ctx, id, 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
+
+	/* opening for writing migrates, keeping the rows as local ones */
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_store_version(st), 2);
+	assert_int_equal(attr_index_resolve(attr_store_index(st), "nfs://srv", "/export/x", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
+	assert_string_equal(e.value, "30");
+	assert_false(e.from_ldap);
+	assert_int_equal(nfskeys_attr_policy_count(p), 1); /* the bad row skipped */
+	nfskeys_attr_store_close(st);
+	st = NULL;
+
+	/* a store from the future is refused, not misread */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sql(db, "PRAGMA user_version = 99");
+	sqlite3_close(db);
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st),
+			 -EPROTONOSUPPORT);
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, 0, &st), -EPROTONOSUPPORT);
+	assert_null(st);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_attr_id_free(id);
+	nfskeys_ctx_unref(ctx);
+}
+
+static void test_mount_options(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_id *id = NULL, *sub = NULL, *cifs = NULL;
+	char err[256], *o = NULL;
+
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export", &id), 0);
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/sub", &sub), 0);
+	assert_int_equal(nfskeys_attr_id_from_spec("//srv/share", &cifs), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cache=none", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "fscache=on", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "acregmin=10", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cto=off", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "dirty_limit=64M", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), 0);
+	nfskeys_attr_policy_clear(p);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "cache=full", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "actimeo=30", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, cifs, p, 0, false), 0);
+	nfskeys_attr_store_close(st);
+
+	/* finer attributes override what cache=none implies (acregmin drops noac) */
+	assert_int_equal(nfskeys_attr_mount_options(ctx, sub, NULL, NULL, &o), 0);
+	assert_string_equal(o, "lookupcache=none,fsc,acregmin=10,nocto");
+	free(o);
+	/* explicit options win and come last */
+	assert_int_equal(nfskeys_attr_mount_options(ctx, sub, "nfs4", "vers=4.2,cto,actimeo=3", &o), 0);
+	assert_string_equal(o, "lookupcache=none,fsc,vers=4.2,cto,actimeo=3");
+	free(o);
+	assert_int_equal(nfskeys_attr_mount_options(ctx, cifs, NULL, "cache=none,ro", &o), 0);
+	assert_string_equal(o, "actimeo=30,cache=none,ro");
+	free(o);
+	assert_int_equal(nfskeys_attr_mount_options(ctx, cifs, NULL, NULL, &o), 0);
+	assert_string_equal(o, "cache=loose,actimeo=30");
+	free(o);
+	/* nothing applies: only the explicit options */
+	nfskeys_attr_id_free(id);
+	assert_int_equal(nfskeys_attr_id_from_spec("other:/x", &id), 0);
+	assert_int_equal(nfskeys_attr_mount_options(ctx, id, NULL, "ro", &o), 0);
+	assert_string_equal(o, "ro");
+	free(o);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_attr_id_free(id);
+	nfskeys_attr_id_free(sub);
+	nfskeys_attr_id_free(cifs);
+	nfskeys_ctx_unref(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vocabulary),
+		cmocka_unit_test(test_vocabulary_errors),
+		cmocka_unit_test(test_policy),
+		cmocka_unit_test_setup_teardown(test_id_samples, setup, teardown),
+		cmocka_unit_test(test_id_spec),
+		cmocka_unit_test_setup_teardown(test_id_live, setup, teardown),
+		cmocka_unit_test(test_index_inheritance),
+		cmocka_unit_test(test_index_origin),
+		cmocka_unit_test(test_index_random),
+		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
