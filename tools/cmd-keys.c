@@ -28,12 +28,25 @@ static void print_json_string(const char *s)
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			printf("\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			printf("\\u%04x", c);
 		else
 			putchar(c);
 	}
 	putchar('"');
+}
+
+/* Descriptions come from whoever added the key: show control and non-ASCII bytes as
+ * \xNN so they cannot drive the terminal. */
+static void print_text(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
 }
 
 struct list_state {
@@ -82,8 +95,9 @@ static void show_keyring(struct list_state *st, const char *where, int32_t ring,
 			if (st->shown == 0)
 				printf("%-8s %-10s %-12s %-20s %s\n", "KEYRING", "SERIAL", "TYPE",
 				       "EXPIRES", "DESCRIPTION");
-			printf("%-8s %-10d %-12s %-20s %s\n", where, k.serial, k.type, expiry,
-			       k.description);
+			printf("%-8s %-10d %-12s %-20s ", where, k.serial, k.type, expiry);
+			print_text(k.description);
+			putchar('\n');
 		}
 		st->shown++;
 	}
@@ -120,8 +134,14 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc && !streq(argv[optind], "list"))
-		return tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
+	if (optind < argc && !streq(argv[optind], "list")) {
+		tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		tool_error("keys list: unexpected argument '%s'", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
 	if (st.json)
 		putchar('[');
 	show_keyring(&st, "session", KEY_SPEC_SESSION_KEYRING, 0);

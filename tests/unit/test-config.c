@@ -142,6 +142,26 @@ static void test_dropin_order(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+static void test_dropin_masked_and_fifo(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[256], expect[320];
+
+	write_file("nfskeys.conf", "[General]\nDomain = main\n");
+	/* a drop-in symlinked to /dev/null is empty (masked), not an error */
+	snprintf(path, sizeof(path), "%s/conf.d/50-masked.conf", dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	ctx = load(0);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+	nfskeys_ctx_unref(ctx);
+	/* a FIFO is refused at once (it used to block the reader forever) */
+	snprintf(path, sizeof(path), "%s/conf.d/60-fifo.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect), "<3>%s: not a regular file\n", path);
+	assert_string_equal(logbuf, expect);
+}
+
 static int collect(void *userdata, const char *key, const char *value)
 {
 	char *buf = userdata;
@@ -248,6 +268,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_dropin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropin_masked_and_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_warned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_explicit, setup, teardown),

@@ -97,6 +97,17 @@ static void test_parse_description(void **state)
 	assert_int_equal(nfskeys_key_parse_description("user;0;0;zz;d", &info), -EINVAL);
 	assert_int_equal(nfskeys_key_parse_description("user;99999999999;0;0;d", &info), -EINVAL);
 	assert_int_equal(nfskeys_key_parse_description(";0;0;0;d", &info), -EINVAL);
+	/* only plain digits: no blanks, signs or 0x prefixes (strtoull would take them) */
+	assert_int_equal(nfskeys_key_parse_description("user; 1;0;0;d", &info), -EINVAL);
+	assert_int_equal(nfskeys_key_parse_description("user;+1;0;0;d", &info), -EINVAL);
+	assert_int_equal(nfskeys_key_parse_description("user;1;0;0x3f;d", &info), -EINVAL);
+	assert_int_equal(nfskeys_key_parse_description("user;1;0; 3f;d", &info), -EINVAL);
+	assert_int_equal(nfskeys_key_parse_description("user;1;0;;d", &info), -EINVAL);
+	/* a type too long for the buffer */
+	assert_int_equal(nfskeys_key_parse_description(
+				 "0123456789012345678901234567890123456789012345678901234567890123;0;0;0;d",
+				 &info),
+			 -EINVAL);
 }
 
 static void test_list_link_unlink(void **state)
