@@ -17,7 +17,7 @@ struct nfskeys_ctx {
 	} ext[_CTX_EXT_MAX];
 };
 
-static void log_stderr(void *userdata, int priority, const char *file, int line,
+_printf_(6, 0) static void log_stderr(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "error",
