@@ -261,6 +261,36 @@ static void test_log_priority(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+static void test_verbosity(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char expect[320];
+
+	write_file("nfskeys.conf", "[General]\nVerbosity = info\n");
+	ctx = load(0);
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_INFO);
+	nfskeys_ctx_unref(ctx);
+	/* of $NFSKEYS_LOG and the file, the more verbose wins */
+	setenv("NFSKEYS_LOG", "debug", 1);
+	ctx = load(0);
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_DEBUG);
+	nfskeys_ctx_unref(ctx);
+	setenv("NFSKEYS_LOG", "err", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_INFO);
+	nfskeys_ctx_unref(ctx);
+	/* a bad value is a configuration error naming the file and the value */
+	write_file("nfskeys.conf", "[General]\nVerbosity = loud\n");
+	logbuf[0] = '\0';
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect),
+		 "<3>%s/nfskeys.conf: [General] Verbosity: invalid value 'loud' (use err, warning, "
+		 "notice, info, debug or 0-7)\n",
+		 dir);
+	assert_string_equal(logbuf, expect);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +305,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ref_unref, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_priority, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verbosity, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
