@@ -140,22 +140,33 @@ static void test_own_locked_pages(void **state)
 {
 	struct nfskeys_secret *a = NULL, *b = NULL;
 	long base = status_kb("VmLck"), page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t da, db;
 	char flags[512];
 
 	assert_int_equal(nfskeys_secret_new(16, &a), 0);
-	if (base < 0 || status_kb("VmLck") - base < page_kb) {
-		nfskeys_secret_free(a);
-		skip(); /* mlock not permitted here (RLIMIT_MEMLOCK) */
-	}
 	assert_int_equal(nfskeys_secret_new(16, &b), 0);
-	/* freeing one secret must not unlock the other (mlock does not nest) */
-	nfskeys_secret_free(a);
-	assert_true(status_kb("VmLck") - base >= page_kb);
-	/* and secrets stay out of core dumps */
+	/* each secret starts a page of its own (just past a small header), so no page
+	 * holds two secrets ... */
+	da = (uintptr_t)nfskeys_secret_data(a);
+	db = (uintptr_t)nfskeys_secret_data(b);
+	assert_true(da % page < 64 && db % page < 64);
+	assert_true(da / page != db / page);
+	/* ... and stays out of core dumps */
 	assert_true(smaps_flags(nfskeys_secret_data(b), flags, sizeof(flags)));
 	assert_non_null(strstr(flags, " dd"));
-	nfskeys_secret_free(b);
-	assert_int_equal(status_kb("VmLck"), base);
+	if (base >= 0 && status_kb("VmLck") - base >= 2 * page_kb) {
+		/* freeing one secret must not unlock the other (mlock does not nest) */
+		nfskeys_secret_free(a);
+		assert_true(status_kb("VmLck") - base >= page_kb);
+		nfskeys_secret_free(b);
+		assert_int_equal(status_kb("VmLck"), base);
+	} else {
+		/* ASan makes mlock() a no-op; RLIMIT_MEMLOCK may forbid it */
+		printf("# mlock has no effect here: lock accounting not checked\n");
+		nfskeys_secret_free(a);
+		nfskeys_secret_free(b);
+	}
 }
 
 int main(void)
