@@ -22,6 +22,9 @@ struct nfskeys_ctx;
 typedef void (*nfskeys_log_fn)(void *userdata, int priority, const char *file, int line,
 			       const char *fn, const char *format, va_list args);
 
+/* A context is not thread-safe (its reference count included): give each thread its own
+ * or serialize access to it. */
+
 /* Create a context and load configuration.  conf_path NULL means $NFSKEYS_CONF (ignored
  * when setuid) or SYSCONFDIR/nfskeys/nfskeys.conf; a missing default file is not an
  * error, a missing explicit file is (-ENOENT).  Drop-ins from conf.d/ next to the file
