@@ -21,17 +21,50 @@ static bool key_is_ours(const struct nfskeys_key_info *k)
 	return false;
 }
 
-static void print_json_string(const char *s)
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */
+static size_t utf8_len(const unsigned char *s)
 {
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* no overlong forms, surrogates or code points past U+10FFFF */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* A JSON string; bytes that are not valid UTF-8 come out as \u00XX so the output stays
+ * valid JSON whatever a key description holds. */
+static void print_json_string(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	while (*s) {
+		size_t n = utf8_len(s);
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if (*s < 0x20 || *s == 0x7f || n == 0)
+			printf("\\u%04x", *s);
+		else {
+			fwrite(s, 1, n, stdout);
+			s += n;
+			continue;
+		}
+		s++;
 	}
 	putchar('"');
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The nfskeys CLI: help, version, exit codes, config errors and keys list (no payloads).
 . "$top_srcdir/tests/harness/lib.sh"
-plan 16
+plan 17
 
 out=$("$NFSKEYS" --help); check_contains "--help lists the keys command" "keys" "$out"
 out=$("$NFSKEYS" --version); check_eq "--version" "nfskeys $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$out"
@@ -39,6 +39,9 @@ case "$out" in *"$(printf '\033')"*) not_ok "no raw escape byte reaches the term
 *) ok "no raw escape byte reaches the terminal" ;; esac
 out=$("$NFSKEYS" keys list --all)
 check_contains "keys list --all shows other keys" "nfskeys-unrelated" "$out"
+printf 'u:p\0' | keyctl padd logon "$(printf 'cifs:d:caf\303\251-\377\300\257')" @s >/dev/null
 out=$("$NFSKEYS" keys list --json)
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:d:caf\u00e9-\u00ff\u00c0\u00af" for k in d)' 2>/dev/null
+check_eq "keys list --json keeps UTF-8 and escapes invalid bytes" 0 $?
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:a:192.0.2.77" and k["type"]=="logon" for k in d)' 2>/dev/null
 check_eq "keys list --json is valid JSON with the key" 0 $?
