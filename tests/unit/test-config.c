@@ -162,6 +162,37 @@ static void test_dropin_masked_and_fifo(void **state)
 	assert_string_equal(logbuf, expect);
 }
 
+static void test_dropin_dir_unsafe(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[256];
+
+	write_file("nfskeys.conf", "[General]\nDomain = main\n");
+	write_file("conf.d/50.conf", "[General]\nDomain = injected\n");
+	snprintf(path, sizeof(path), "%s/conf.d", dir);
+	/* a conf.d others may write to is skipped, with a warning */
+	assert_int_equal(chmod(path, 0777), 0);
+	setenv("NFSKEYS_LOG", "warning", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+	assert_non_null(strstr(logbuf, "conf.d: ignored: owned by uid"));
+	nfskeys_ctx_unref(ctx);
+	/* so is one owned by another user (only root can set that up) */
+	assert_int_equal(chmod(path, 0755), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		ctx = load(0);
+		assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+		nfskeys_ctx_unref(ctx);
+		assert_int_equal(chown(path, 0, 0), 0);
+	}
+	/* and a safe one is read */
+	ctx = load(0);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "injected");
+	nfskeys_ctx_unref(ctx);
+}
+
 static int collect(void *userdata, const char *key, const char *value)
 {
 	char *buf = userdata;
@@ -299,6 +330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_dropin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_masked_and_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropin_dir_unsafe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_warned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_explicit, setup, teardown),
