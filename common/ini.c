@@ -2,10 +2,10 @@
  * with '#' or ';'.  Keys may contain letters, digits, '-', '_', '.', '@', '/', ':' and '*'
  * (so [Static] lines like "alice@EXAMPLE.COM = alice" work).  No escapes, no line
  * continuation: what is not understood is an error naming the line. */
-#include <ctype.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "ini.h"
 #include "macros.h"
@@ -42,9 +42,39 @@ static char *strip(char *s)
 	return s;
 }
 
+/* A character for an error message: itself when printable, else \xNN, so hostile
+ * input cannot put terminal escapes or line breaks into logs. */
+static const char *show_char(char buf[static 5], unsigned char c)
+{
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, 5, "%c", c);
+	else
+		snprintf(buf, 5, "\\x%02x", c);
+	return buf;
+}
+
+/* The same for a string, truncated to fit out. */
+static const char *show_str(char *out, size_t outlen, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < outlen; s++) {
+		char c[5];
+		n += (size_t)snprintf(out + n, outlen - n, "%s", show_char(c, (unsigned char)*s));
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* ASCII only: isalnum() would follow the caller's locale. */
+static bool ascii_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static bool key_char_ok(unsigned char c)
 {
-	return isalnum(c) || strchr("-_.@/:*$\\+", c);
+	return ascii_alnum(c) || (c != '\0' && strchr("-_.@/:*$\\+", c));
 }
 
 int ini_parse_string(const char *text, const char *file, ini_section_fn on_section,
@@ -92,11 +122,13 @@ int ini_parse_string(const char *text, const char *file, ini_section_fn on_secti
 			name = strip(line + 1);
 			if (*name == '\0')
 				return ini_error(err, errlen, file, lineno, "empty section name");
-			for (const char *c = name; *c; c++)
-				if (!isalnum((unsigned char)*c) && !strchr("-_. ", *c))
+			for (const char *c = name; *c; c++) {
+				char cb[5];
+				if (!ascii_alnum((unsigned char)*c) && !strchr("-_. ", *c))
 					return ini_error(err, errlen, file, lineno,
-							 "invalid character '%c' in section name",
-							 *c);
+							 "invalid character '%s' in section name",
+							 show_char(cb, (unsigned char)*c));
+			}
 			if (strlen(name) >= sizeof(section))
 				return ini_error(err, errlen, file, lineno, "section name too long");
 			strcpy(section, name);
@@ -118,10 +150,14 @@ int ini_parse_string(const char *text, const char *file, ini_section_fn on_secti
 		value = strip(eq + 1);
 		if (*key == '\0')
 			return ini_error(err, errlen, file, lineno, "missing key before '='");
-		for (const char *c = key; *c; c++)
+		for (const char *c = key; *c; c++) {
+			char cb[5], kb[128];
 			if (!key_char_ok((unsigned char)*c))
 				return ini_error(err, errlen, file, lineno,
-						 "invalid character '%c' in key '%s'", *c, key);
+						 "invalid character '%s' in key '%s'",
+						 show_char(cb, (unsigned char)*c),
+						 show_str(kb, sizeof(kb), key));
+		}
 		if (!have_section)
 			return ini_error(err, errlen, file, lineno,
 					 "key '%s' outside of any [section]", key);
@@ -148,7 +184,8 @@ int ini_parse_file(const char *path, ini_section_fn on_section, ini_handler_fn o
 	struct stat st;
 	size_t have = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO must be refused below, not block the reader forever. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int r = negerrno();
 		if (err)
@@ -158,8 +195,10 @@ int ini_parse_file(const char *path, ini_section_fn on_section, ini_handler_fn o
 	if (fstat(fd, &st) < 0)
 		return negerrno();
 	if (!S_ISREG(st.st_mode)) {
-		if (streq(path, "/dev/null"))
-			return 0; /* the usual way to say "no configuration" */
+		/* /dev/null, or a drop-in symlinked to it, is the usual way to say "no
+		 * configuration" (as in systemd's conf.d masking). */
+		if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+			return 0;
 		if (err)
 			snprintf(err, errlen, "%s: not a regular file", path);
 		return -EINVAL;

@@ -13,7 +13,6 @@ struct conf_key {
 static const struct conf_key schema[] = {
 	/* core */
 	{ "General", "Verbosity" },
-	{ "General", "Plugin-Dir" },
 	{ "General", "State-Dir" },
 	{ "General", "Runtime-Dir" },
 

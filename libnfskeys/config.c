@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "ini.h"
 #include "libnfskeys-private.h"
@@ -112,16 +113,28 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int conf_parse_dropins(struct conf_load_state *st, const char *dir)
+static int conf_parse_dropins(struct conf_load_state *state, const char *dir)
 {
 	DIR *d = opendir(dir);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
+	struct stat st;
 	int r = 0;
 
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : negerrno();
+	/* conf.d sits next to whatever file was named, /tmp included: a directory that
+	 * someone else owns or may write to could inject configuration, so it is skipped. */
+	if (fstat(dirfd(d), &st) < 0) {
+		r = negerrno();
+		goto out;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_warning(state->ctx, "%s: ignored: owned by uid %u or writable by others",
+			    dir, (unsigned)st.st_uid);
+		goto out;
+	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		if (de->d_name[0] == '.' || len < 6 || !streq(de->d_name + len - 5, ".conf"))
@@ -149,7 +162,7 @@ static int conf_parse_dropins(struct conf_load_state *st, const char *dir)
 			r = -ENAMETOOLONG;
 			break;
 		}
-		r = conf_parse_one(st, path);
+		r = conf_parse_one(state, path);
 		if (r == -ENOENT) /* raced with removal */
 			r = 0;
 	}

@@ -17,7 +17,7 @@ struct nfskeys_ctx {
 	} ext[_CTX_EXT_MAX];
 };
 
-static void log_stderr(void *userdata, int priority, const char *file, int line,
+_printf_(6, 0) static void log_stderr(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "error",
@@ -54,7 +54,7 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 				  struct nfskeys_ctx **ret_ctx)
 {
 	struct nfskeys_ctx *ctx;
-	const char *env;
+	const char *env, *verbosity;
 	bool explicit_path = true;
 	int r;
 
@@ -93,6 +93,19 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 	if (r < 0) {
 		nfskeys_ctx_unref(ctx);
 		return r;
+	}
+	/* [General] Verbosity applies from here on; of it and $NFSKEYS_LOG the more verbose
+	 * wins (so a tool may set a floor in the environment). */
+	verbosity = nfskeys_conf_get(ctx, "General", "Verbosity");
+	if (verbosity) {
+		r = log_priority_parse(verbosity);
+		if (r < 0) {
+			log_err(ctx, "%s: [General] Verbosity: invalid value '%s' (use err, "
+				"warning, notice, info, debug or 0-7)", ctx->conf_path, verbosity);
+			nfskeys_ctx_unref(ctx);
+			return -EINVAL;
+		}
+		ctx->log_priority = MAX(ctx->log_priority, r);
 	}
 	log_debug(ctx, "context %p created from %s", (void *)ctx, ctx->conf_path);
 	*ret_ctx = ctx;

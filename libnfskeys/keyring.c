@@ -1,5 +1,6 @@
 /* The keyring layer: thin wrappers over libkeyutils with negative-errno results, plus
  * parsing of the kernel's describe strings and the /proc/keys expiry column. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <keyutils.h>
 #include <time.h>
@@ -142,7 +143,9 @@ _public_ int nfskeys_key_parse_description(const char *text, struct nfskeys_key_
 	p = semi + 1;
 	for (int i = 0; i < 3; i++) {
 		int base = i == 2 ? 16 : 10;
-		if (*p == '\0' || *p == ';' || *p == '-' || *p == '+')
+		/* Digits only: strtoull() alone would also take blanks, signs and "0x". */
+		if (!(base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)) ||
+		    (base == 16 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')))
 			return -EINVAL;
 		errno = 0;
 		v[i] = strtoull(p, &end, base);

@@ -22,6 +22,9 @@ struct nfskeys_ctx;
 typedef void (*nfskeys_log_fn)(void *userdata, int priority, const char *file, int line,
 			       const char *fn, const char *format, va_list args);
 
+/* A context is not thread-safe (its reference count included): give each thread its own
+ * or serialize access to it. */
+
 /* Create a context and load configuration.  conf_path NULL means $NFSKEYS_CONF (ignored
  * when setuid) or SYSCONFDIR/nfskeys/nfskeys.conf; a missing default file is not an
  * error, a missing explicit file is (-ENOENT).  Drop-ins from conf.d/ next to the file
@@ -90,7 +93,9 @@ int nfskeys_secret_read_password(int fd, const char *prompt, size_t max,
 /* Thin wrappers over libkeyutils; serials are key_serial_t values (int32). */
 int nfskeys_key_add(const char *type, const char *description, const void *payload,
 		    size_t plen, int32_t keyring, int32_t *ret_serial);
-/* Search keyring (and what it links) for a key; -ENOKEY when absent. */
+/* Search keyring (and what it links) for a key; -ENOKEY when absent.  A matching key
+ * that was revoked or invalidated but not yet unlinked by the kernel's garbage collector
+ * gives -EKEYREVOKED (an expired one -EKEYEXPIRED) instead. */
 int nfskeys_key_search(int32_t keyring, const char *type, const char *description,
 		       int32_t dest_keyring, int32_t *ret_serial);
 /* request_key(2); callout NULL only searches, "" triggers an upcall without info. */

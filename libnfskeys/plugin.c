@@ -86,7 +86,7 @@ static int plugin_check(struct nfskeys_ctx *ctx, const char *name,
 int plugin_load(struct nfskeys_ctx *ctx, const char *name, uint32_t kind, uint32_t min_ops_size,
 		const struct nfskeys_plugin **ret)
 {
-	struct plugin_registry **regp = ctx_plugins(ctx);
+	struct plugin_registry **regp;
 	const struct nfskeys_plugin *p;
 	nfskeys_plugin_entry_fn entry;
 	struct plugin_slot *slots;
@@ -96,6 +96,7 @@ int plugin_load(struct nfskeys_ctx *ctx, const char *name, uint32_t kind, uint32
 
 	if (!ctx || !ret)
 		return -EINVAL;
+	regp = ctx_plugins(ctx);
 	if (!plugin_name_valid(name)) {
 		log_err(ctx, "invalid plugin name '%s'", name ? name : "");
 		return -EINVAL;
@@ -166,13 +167,14 @@ static int cmp_str(const void *a, const void *b)
 
 int plugin_list(uint32_t kind, char ***ret, size_t *ret_count)
 {
-	DIR *d = opendir(plugin_dir());
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *de;
+	DIR *d;
 
 	if (!ret || !ret_count)
 		return -EINVAL;
+	d = opendir(plugin_dir());
 	if (!d)
 		return negerrno();
 	while ((de = readdir(d))) {
@@ -192,7 +194,8 @@ int plugin_list(uint32_t kind, char ***ret, size_t *ret_count)
 			continue;
 		entry = (nfskeys_plugin_entry_fn)dlsym(h, NFSKEYS_PLUGIN_ENTRY);
 		p = entry ? entry() : NULL;
-		if (p && p->abi == NFSKEYS_PLUGIN_ABI && p->kind == kind && p->name) {
+		if (p && p->abi == NFSKEYS_PLUGIN_ABI && p->size >= sizeof(*p) && p->kind == kind &&
+		    p->name) {
 			nn = realloc(names, (n + 1) * sizeof(*nn));
 			if (nn) {
 				names = nn;

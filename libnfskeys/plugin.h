@@ -32,6 +32,9 @@ struct nfskeys_plugin {
 
 typedef const struct nfskeys_plugin *(*nfskeys_plugin_entry_fn)(void);
 
+/* What every plugin defines (and exports with _public_). */
+const struct nfskeys_plugin *nfskeys_plugin_entry(void);
+
 /* Load (once per context) the plugin "name" and check it is of the given kind and its
  * ops table is at least min_ops_size bytes.  The plugin stays loaded until the context
  * is freed.  -ENOENT when no such plugin, -EPROTO on an ABI/size/kind mismatch,

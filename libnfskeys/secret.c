@@ -1,11 +1,14 @@
-/* Secret buffers: page-locked where the process may lock memory, always wiped with
- * explicit_bzero() before the memory is returned. */
+/* Secret buffers: each in its own anonymous mapping, page-locked where the process may
+ * lock memory, excluded from core dumps, and wiped with explicit_bzero() before the
+ * pages are returned.  Own pages matter: mlock() does not nest, so two secrets sharing
+ * a heap page would unlock each other when the first is freed. */
 #include <sys/mman.h>
 #include <termios.h>
 
 #include "libnfskeys-private.h"
 
 struct nfskeys_secret {
+	size_t mapped; /* bytes of the mapping that holds this header and the data */
 	size_t capacity;
 	size_t len;
 	bool locked;
@@ -15,31 +18,40 @@ struct nfskeys_secret {
 _public_ int nfskeys_secret_new(size_t capacity, struct nfskeys_secret **ret_secret)
 {
 	struct nfskeys_secret *s;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size;
+	void *m;
 
 	if (!ret_secret || capacity == 0 || capacity > 16 * 1024 * 1024)
 		return -EINVAL;
-	s = calloc(1, sizeof(*s) + capacity + 1);
-	if (!s)
+	size = (sizeof(*s) + capacity + 1 + page - 1) / page * page;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
 		return -ENOMEM;
+	/* Best effort: a kernel without MADV_DONTDUMP still gets the wipe. */
+	(void)madvise(m, size, MADV_DONTDUMP);
+	s = m;
+	s->mapped = size;
 	s->capacity = capacity;
 	/* mlock can fail under RLIMIT_MEMLOCK; the wipe on free still happens. */
-	s->locked = mlock(s, sizeof(*s) + capacity + 1) == 0;
+	s->locked = mlock(m, size) == 0;
 	*ret_secret = s;
 	return 0;
 }
 
 _public_ struct nfskeys_secret *nfskeys_secret_free(struct nfskeys_secret *secret)
 {
-	size_t total;
+	size_t mapped;
+	bool locked;
 
 	if (!secret)
 		return NULL;
-	total = sizeof(*secret) + secret->capacity + 1;
-	explicit_bzero(secret->data, secret->capacity + 1);
-	if (secret->locked)
-		munlock(secret, total);
-	explicit_bzero(secret, sizeof(*secret));
-	free(secret);
+	mapped = secret->mapped;
+	locked = secret->locked;
+	explicit_bzero(secret, mapped);
+	if (locked)
+		munlock(secret, mapped);
+	munmap(secret, mapped);
 	return NULL;
 }
 
@@ -86,7 +98,8 @@ static int read_line(int fd, struct nfskeys_secret *s, size_t max)
 		}
 		if (k == 0 || c == '\n')
 			break;
-		if (n >= max) {
+		/* One '\r' past max is allowed: it is dropped below (CRLF input). */
+		if (n > max || (n == max && c != '\r')) {
 			/* Drain the rest of the line so it does not reach the next reader. */
 			while ((k = read(fd, &c, 1)) > 0 && c != '\n')
 				;

@@ -8,7 +8,7 @@ libkeyutils-dev keyutils libtirpc-dev rpcsvc-proto libkrb5-dev libssl-dev
 libsqlite3-dev sqlite3 libldap2-dev libmount-dev libcmocka-dev libsystemd-dev libfuse3-dev
 krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev
-python3 valgrind gnuplot-nox hyperfine
+python3 valgrind gnuplot-nox hyperfine groff-base
 "
 
 ensure_packages() {
@@ -32,8 +32,9 @@ ensure_packages() {
 		-o Dpkg::Options::=--force-confold $missing
 }
 
-# Configure and build in $1 with extra configure arguments after it.
-build_tree() {
+# Configure $1 (again only when configure or the arguments changed) with the configure
+# arguments after it (VAR=value ones such as CC=clang included).
+configure_tree() {
 	dir=$1; shift
 	[ -x "$SRCDIR/configure" ] || (cd "$SRCDIR" && ./autogen.sh >/dev/null)
 	mkdir -p "$dir"
@@ -42,5 +43,11 @@ build_tree() {
 		(cd "$dir" && "$SRCDIR/configure" -q "$@") || return 1
 		echo "$*" >"$dir/.configure-args"
 	fi
+}
+
+# Configure and build in $1 with extra configure arguments after it.
+build_tree() {
+	dir=$1
+	configure_tree "$@" || return 1
 	make -C "$dir" -j"$(nproc)" -s >/dev/null || make -C "$dir" -j1
 }

@@ -21,19 +21,65 @@ static bool key_is_ours(const struct nfskeys_key_info *k)
 	return false;
 }
 
-static void print_json_string(const char *s)
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */
+static size_t utf8_len(const unsigned char *s)
 {
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* no overlong forms, surrogates or code points past U+10FFFF */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* A JSON string; bytes that are not valid UTF-8 come out as \u00XX so the output stays
+ * valid JSON whatever a key description holds. */
+static void print_json_string(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	putchar('"');
+	while (*s) {
+		size_t n = utf8_len(s);
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if (*s < 0x20 || *s == 0x7f || n == 0)
+			printf("\\u%04x", *s);
+		else {
+			fwrite(s, 1, n, stdout);
+			s += n;
+			continue;
+		}
+		s++;
+	}
+	putchar('"');
+}
+
+/* Descriptions come from whoever added the key: show control and non-ASCII bytes as
+ * \xNN so they cannot drive the terminal. */
+static void print_text(const char *s)
+{
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			printf("\\x%02x", c);
 		else
 			putchar(c);
 	}
-	putchar('"');
 }
 
 struct list_state {
@@ -82,8 +128,9 @@ static void show_keyring(struct list_state *st, const char *where, int32_t ring,
 			if (st->shown == 0)
 				printf("%-8s %-10s %-12s %-20s %s\n", "KEYRING", "SERIAL", "TYPE",
 				       "EXPIRES", "DESCRIPTION");
-			printf("%-8s %-10d %-12s %-20s %s\n", where, k.serial, k.type, expiry,
-			       k.description);
+			printf("%-8s %-10d %-12s %-20s ", where, k.serial, k.type, expiry);
+			print_text(k.description);
+			putchar('\n');
 		}
 		st->shown++;
 	}
@@ -120,8 +167,14 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc && !streq(argv[optind], "list"))
-		return tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
+	if (optind < argc && !streq(argv[optind], "list")) {
+		tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		tool_error("keys list: unexpected argument '%s'", argv[optind + 1]);
+		return EXIT_USAGE;
+	}
 	if (st.json)
 		putchar('[');
 	show_keyring(&st, "session", KEY_SPEC_SESSION_KEYRING, 0);

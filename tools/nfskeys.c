@@ -112,6 +112,10 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (!cmd->no_ctx) {
+		/* The library is quiet below LOG_ERR by default; a person at the command line
+		 * wants configuration warnings (unknown keys) too.  $NFSKEYS_LOG still wins. */
+		if (!getenv("NFSKEYS_LOG"))
+			setenv("NFSKEYS_LOG", verbose > 1 ? "debug" : verbose ? "info" : "warning", 1);
 		r = nfskeys_ctx_new(config, &ctx);
 		if (r < 0) {
 			fprintf(stderr, "nfskeys: cannot load configuration: %s\n", strerror(-r));

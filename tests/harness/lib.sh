@@ -71,4 +71,15 @@ t_wait_for() {
 
 t_is_asan() { [ "${NFSKEYS_ASAN:-no}" = yes ]; }
 
+# Under make check-valgrind (NFSKEYS_VALGRIND=yes) start programs, daemons above all, as
+# "$T_VALGRIND program args": it works for libtool wrappers and plain binaries, and the
+# program exits 99 on an invalid access or a definite/indirect leak.  Empty otherwise.
+# Add such a test to VALGRIND_TESTS in your region of tests/Makemodule.am.
+T_VALGRIND=
+if [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
+	T_VALGRIND="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} -q --error-exitcode=99 \
+--leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+--suppressions=$top_srcdir/tests/harness/valgrind.supp"
+fi
+
 NFSKEYS="$top_builddir/tools/nfskeys"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The nfskeys CLI: help, version, exit codes, config errors and keys list (no payloads).
 . "$top_srcdir/tests/harness/lib.sh"
-plan 10
+plan 17
 
 out=$("$NFSKEYS" --help); check_contains "--help lists the keys command" "keys" "$out"
 out=$("$NFSKEYS" --version); check_eq "--version" "nfskeys $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$out"
@@ -13,6 +13,15 @@ err=$("$NFSKEYS" -c "$T_TMP/bad.conf" keys 2>&1); rc=$?
 check_eq "malformed config exits 3" 3 "$rc"
 check_contains "malformed config names file and line" "$T_TMP/bad.conf:2:" "$err"
 
+printf '[General]\nDomian = typo\n' >"$T_TMP/typo.conf"
+err=$("$NFSKEYS" -c "$T_TMP/typo.conf" keys list 2>&1 >/dev/null); rc=$?
+check_eq "unknown key is not fatal" 0 "$rc"
+check_contains "unknown key is warned about by default" "typo.conf:2: unknown key 'Domian'" "$err"
+err=$("$NFSKEYS" -c "$T_TMP/none.conf" keys 2>&1); rc=$?
+check_eq "missing explicit config exits 3" 3 "$rc"
+"$NFSKEYS" -c "$T_TMP/typo.conf" keys list extra >/dev/null 2>&1
+check_eq "keys list with an extra argument exits 2" 2 $?
+
 printf '[General]\n' >"$T_TMP/ok.conf"
 export NFSKEYS_CONF="$T_TMP/ok.conf"
 secret="pw-$$-never-shown"
@@ -22,8 +31,17 @@ out=$("$NFSKEYS" keys list)
 check_contains "keys list shows the cifs logon key" "cifs:a:192.0.2.77" "$out"
 case "$out" in *"$secret"*|*nfskeys-unrelated*) not_ok "keys list hides payloads and unrelated keys" ;;
 *) ok "keys list hides payloads and unrelated keys" ;; esac
+keyctl add user "$(printf 'cifs:x\033[2Jevil')" x @s >/dev/null
+printf 'u:p\0' | keyctl padd logon "$(printf 'cifs:d:EVIL\033[2J')" @s >/dev/null
+out=$("$NFSKEYS" keys list)
+check_contains "control bytes in descriptions are escaped" 'cifs:d:EVIL\x1b[2J' "$out"
+case "$out" in *"$(printf '\033')"*) not_ok "no raw escape byte reaches the terminal" ;;
+*) ok "no raw escape byte reaches the terminal" ;; esac
 out=$("$NFSKEYS" keys list --all)
 check_contains "keys list --all shows other keys" "nfskeys-unrelated" "$out"
+printf 'u:p\0' | keyctl padd logon "$(printf 'cifs:d:caf\303\251-\377\300\257')" @s >/dev/null
 out=$("$NFSKEYS" keys list --json)
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:d:caf\u00e9-\u00ff\u00c0\u00af" for k in d)' 2>/dev/null
+check_eq "keys list --json keeps UTF-8 and escapes invalid bytes" 0 $?
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:a:192.0.2.77" and k["type"]=="logon" for k in d)' 2>/dev/null
 check_eq "keys list --json is valid JSON with the key" 0 $?

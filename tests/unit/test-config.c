@@ -142,6 +142,57 @@ static void test_dropin_order(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+static void test_dropin_masked_and_fifo(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[256], expect[320];
+
+	write_file("nfskeys.conf", "[General]\nDomain = main\n");
+	/* a drop-in symlinked to /dev/null is empty (masked), not an error */
+	snprintf(path, sizeof(path), "%s/conf.d/50-masked.conf", dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	ctx = load(0);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+	nfskeys_ctx_unref(ctx);
+	/* a FIFO is refused at once (it used to block the reader forever) */
+	snprintf(path, sizeof(path), "%s/conf.d/60-fifo.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect), "<3>%s: not a regular file\n", path);
+	assert_string_equal(logbuf, expect);
+}
+
+static void test_dropin_dir_unsafe(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[256];
+
+	write_file("nfskeys.conf", "[General]\nDomain = main\n");
+	write_file("conf.d/50.conf", "[General]\nDomain = injected\n");
+	snprintf(path, sizeof(path), "%s/conf.d", dir);
+	/* a conf.d others may write to is skipped, with a warning */
+	assert_int_equal(chmod(path, 0777), 0);
+	setenv("NFSKEYS_LOG", "warning", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+	assert_non_null(strstr(logbuf, "conf.d: ignored: owned by uid"));
+	nfskeys_ctx_unref(ctx);
+	/* so is one owned by another user (only root can set that up) */
+	assert_int_equal(chmod(path, 0755), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		ctx = load(0);
+		assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
+		nfskeys_ctx_unref(ctx);
+		assert_int_equal(chown(path, 0, 0), 0);
+	}
+	/* and a safe one is read */
+	ctx = load(0);
+	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "injected");
+	nfskeys_ctx_unref(ctx);
+}
+
 static int collect(void *userdata, const char *key, const char *value)
 {
 	char *buf = userdata;
@@ -241,6 +292,36 @@ static void test_log_priority(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+static void test_verbosity(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char expect[320];
+
+	write_file("nfskeys.conf", "[General]\nVerbosity = info\n");
+	ctx = load(0);
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_INFO);
+	nfskeys_ctx_unref(ctx);
+	/* of $NFSKEYS_LOG and the file, the more verbose wins */
+	setenv("NFSKEYS_LOG", "debug", 1);
+	ctx = load(0);
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_DEBUG);
+	nfskeys_ctx_unref(ctx);
+	setenv("NFSKEYS_LOG", "err", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_INFO);
+	nfskeys_ctx_unref(ctx);
+	/* a bad value is a configuration error naming the file and the value */
+	write_file("nfskeys.conf", "[General]\nVerbosity = loud\n");
+	logbuf[0] = '\0';
+	load(-EINVAL);
+	snprintf(expect, sizeof(expect),
+		 "<3>%s/nfskeys.conf: [General] Verbosity: invalid value 'loud' (use err, warning, "
+		 "notice, info, debug or 0-7)\n",
+		 dir);
+	assert_string_equal(logbuf, expect);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,12 +329,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_dropin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropin_masked_and_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropin_dir_unsafe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_warned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ref_unref, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_priority, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verbosity, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,12 @@ static void test_rejects(void **state)
 	expect_error("key = v\n", "bad.conf:1: key 'key' outside of any [section]");
 	expect_error("[A]\nbad key = v\n", "bad.conf:2: invalid character ' ' in key 'bad key'");
 	expect_error("[A!]\n", "bad.conf:1: invalid character '!' in section name");
+	/* non-printable bytes are shown escaped, never raw, in messages */
+	expect_error("[A\033]\n", "bad.conf:1: invalid character '\\x1b' in section name");
+	expect_error("[A]\nk\033[31m = v\n",
+		     "bad.conf:2: invalid character '\\x1b' in key 'k\\x1b[31m'");
+	expect_error("[A]\n\xc3\xa9 = v\n",
+		     "bad.conf:2: invalid character '\\xc3' in key '\\xc3\\xa9'");
 }
 
 static void test_long_line(void **state)

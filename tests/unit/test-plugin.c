@@ -63,6 +63,10 @@ static void test_refused(void **state)
 			 -EINVAL);
 	assert_int_equal(plugin_load(ctx, "/tmp/x", NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
 	assert_int_equal(plugin_load(ctx, "", NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
+	assert_int_equal(plugin_load(ctx, NULL, NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
+	assert_int_equal(plugin_load(ctx, "testplug-good", NFSKEYS_PLUGIN_CRED, 8, NULL), -EINVAL);
+	/* a NULL context is an argument error, not a crash */
+	assert_int_equal(plugin_load(NULL, "testplug-good", NFSKEYS_PLUGIN_CRED, 8, &p), -EINVAL);
 	assert_null(p);
 	nfskeys_ctx_unref(ctx);
 }
@@ -83,6 +87,9 @@ static void test_list(void **state)
 	free(names);
 	assert_true(good);
 	assert_false(badkind);
+	assert_int_equal(plugin_list(NFSKEYS_PLUGIN_CRED, NULL, &n), -EINVAL);
+	setenv("NFSKEYS_PLUGIN_DIR", "/nonexistent/nfskeys-plugins", 1);
+	assert_int_equal(plugin_list(NFSKEYS_PLUGIN_CRED, &names, &n), -ENOENT);
 }
 
 int main(void)

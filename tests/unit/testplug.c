@@ -32,6 +32,7 @@ _public_ const struct nfskeys_plugin *nfskeys_plugin_entry(void)
 	return &plugin;
 }
 #else
+const void *not_the_entry(void);
 _public_ const void *not_the_entry(void)
 {
 	return &ops;
