@@ -316,8 +316,8 @@ static void test_id_live(void **state)
 	assert_int_equal(nfskeys_attr_id_from_path(ctx, "/etc/passwd", &b), -ENOTDIR);
 
 	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(src, dst, "none", MS_BIND, NULL) < 0) {
 		nfskeys_attr_id_free(a);
 		nfskeys_ctx_unref(ctx);
 		skip(); /* needs root for a private mount namespace */
