@@ -16,8 +16,9 @@
 
 struct backend {
 	char method[24];
-	const struct nfskeys_idmap_ops *ops;
+	const struct nfskeys_idmap_ops *ops; /* NULL when it could not be loaded */
 	void *data;
+	int load_error;
 };
 
 struct idmap_state {
@@ -157,6 +158,8 @@ static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *k
 	return 0;
 }
 
+/* Find or load the backend for method.  A backend that cannot be loaded stays in the
+ * chain as a failing one (the others still answer; explain names it). */
 static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *st,
 				   const char *method, int *ret_error)
 {
@@ -172,6 +175,8 @@ static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *
 		*ret_error = -E2BIG;
 		return NULL;
 	}
+	b = &st->backends[st->n_backends++];
+	snprintf(b->method, sizeof(b->method), "%s", method);
 	/* idmapd.conf spells the LDAP backend umich_ldap. */
 	if (strcaseeq(method, "umich_ldap"))
 		method = "ldap";
@@ -183,27 +188,23 @@ static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *
 	if (r < 0) {
 		log_err(ctx, "[Translation] Method: cannot load backend '%s' (%s/%s.so): %s",
 			method, plugin_dir(), plugname, strerror(-r));
-		*ret_error = r;
-		return NULL;
+		b->load_error = r;
+		return b;
 	}
-	b = &st->backends[st->n_backends];
-	snprintf(b->method, sizeof(b->method), "%s", method);
-	b->ops = p->ops;
-	b->data = NULL;
-	if (b->ops->init) {
-		r = b->ops->init(ctx, &b->data);
+	if (!((const struct nfskeys_idmap_ops *)p->ops)->lookup) {
+		b->load_error = -EPROTO;
+		return b;
+	}
+	if (((const struct nfskeys_idmap_ops *)p->ops)->init) {
+		r = ((const struct nfskeys_idmap_ops *)p->ops)->init(ctx, &b->data);
 		if (r < 0) {
 			log_err(ctx, "idmap backend %s: initialisation failed: %s", method,
 				strerror(-r));
-			*ret_error = r;
-			return NULL;
+			b->load_error = r;
+			return b;
 		}
 	}
-	if (!b->ops->lookup) {
-		*ret_error = -EPROTO;
-		return NULL;
-	}
-	st->n_backends++;
+	b->ops = p->ops;
 	return b;
 }
 
@@ -244,7 +245,7 @@ static void state_free(void *p)
 	if (!st)
 		return;
 	for (size_t i = 0; i < st->n_backends; i++)
-		if (st->backends[i].ops->done)
+		if (st->backends[i].ops && st->backends[i].ops->done)
 			st->backends[i].ops->done(st->backends[i].data);
 	idmap_cache_free(st->cache);
 	free(st);
@@ -412,6 +413,22 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		char reason[256] = "";
 		int r;
 
+		if (!b->ops) {
+			asked = true;
+			if (!failure)
+				failure = -EHOSTDOWN;
+			if (t && !t->down_backend[0])
+				snprintf(t->down_backend, sizeof(t->down_backend), "%s",
+					 b->method);
+			trace_add(t, "  %-9s FAILED: backend not available (%s)\n", b->method,
+				  strerror(-b->load_error));
+			if (t) {
+				t->worst_cause = IDMAP_CAUSE_BACKEND_DOWN;
+				snprintf(t->reason, sizeof(t->reason), "not loaded: %s",
+					 strerror(-b->load_error));
+			}
+			continue;
+		}
 		if (!(b->ops->kinds & IDMAP_KIND_BIT(req->kind))) {
 			trace_add(t, "  %-9s does not map %s\n", b->method,
 				  kind_names[req->kind]);

@@ -24,6 +24,7 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- credential commands -- */
 /* -- end credential commands -- */
 /* -- idmap commands -- */
+int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- end idmap commands -- */
 
 /* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */

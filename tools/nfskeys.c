@@ -16,6 +16,7 @@ static const struct nfskeys_cmd commands[] = {
 	/* -- credential commands -- */
 	/* -- end credential commands -- */
 	/* -- idmap commands -- */
+	{ "idmap", cmd_idmap, "ID mapping: lookup, reverse, sid, explain, flush, import-conf" },
 	/* -- end idmap commands -- */
 };
 

@@ -1,0 +1,525 @@
+/* idmap backend "sid": algorithmic SID <-> id mapping that gives the same answers as
+ * SSSD's libsss_idmap.  A domain SID "S-1-5-21-a-b-c" hashes (MurmurHash3 x86_32, seed
+ * 0xdeadbeef) to one of (max-min)/size slices; id = slice_min + RID.  RIDs >= size live in
+ * secondary slices named "<domain SID>-<first RID>".  Assignments are persisted in a
+ * state file (flock()ed, re-read before each new assignment) so reverse lookups work
+ * and every process agrees; fixed per-domain ranges ("rid" style) come from [SID]. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "idmap-util.h"
+
+#define HASH_SEED 0xdeadbeefu
+#define MAX_SLICES_LIMIT (1u << 22)
+
+struct slice {
+	uint32_t dom[3];    /* the a, b, c of S-1-5-21-a-b-c */
+	uint32_t first_rid; /* 0 for the primary slice */
+	uint32_t slice;
+};
+
+struct fixed_range {
+	uint32_t dom[3];
+	uint32_t min, max;
+};
+
+struct sid_data {
+	pthread_mutex_t lock;
+	uint32_t lower, upper, size, max_slices;
+	bool auto_domains;
+	char *state_file;
+	struct slice *slices;
+	size_t n, cap;
+	int32_t *by_slice; /* slice number -> index in slices, -1 when free */
+	struct fixed_range *fixed;
+	size_t n_fixed;
+};
+
+/* MurmurHash3 x86_32 (Austin Appleby's public-domain algorithm), little-endian blocks. */
+static uint32_t rotl32(uint32_t x, int r)
+{
+	return (x << r) | (x >> (32 - r));
+}
+
+static uint32_t murmur3_32(const void *key, size_t len, uint32_t seed)
+{
+	const uint8_t *p = key;
+	size_t nblocks = len / 4;
+	uint32_t h = seed, k;
+	const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+
+	for (size_t i = 0; i < nblocks; i++, p += 4) {
+		k = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		    (uint32_t)p[3] << 24;
+		k *= c1;
+		k = rotl32(k, 15);
+		k *= c2;
+		h ^= k;
+		h = rotl32(h, 13);
+		h = h * 5 + 0xe6546b64;
+	}
+	k = 0;
+	switch (len & 3) {
+	case 3:
+		k ^= (uint32_t)p[2] << 16;
+		/* fallthrough */
+	case 2:
+		k ^= (uint32_t)p[1] << 8;
+		/* fallthrough */
+	case 1:
+		k ^= p[0];
+		k *= c1;
+		k = rotl32(k, 15);
+		k *= c2;
+		h ^= k;
+	}
+	h ^= (uint32_t)len;
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+/* The slice name as SSSD hashes it. */
+static int slice_name(const uint32_t dom[3], uint32_t first_rid, char *buf, size_t size)
+{
+	if (first_rid)
+		return snprintf(buf, size, "S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32 "-%" PRIu32,
+				dom[0], dom[1], dom[2], first_rid);
+	return snprintf(buf, size, "S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32, dom[0], dom[1],
+			dom[2]);
+}
+
+/* Parse "S-1-5-21-a-b-c" (domain) or "S-1-5-21-a-b-c-R" (with first RID). */
+static bool parse_slice_name(const char *s, uint32_t dom[3], uint32_t *first_rid)
+{
+	struct nfskeys_sid sid;
+
+	if (nfskeys_sid_from_string(s, &sid) < 0 || sid.revision != 1 ||
+	    memcmp(sid.authority, "\0\0\0\0\0\5", 6) != 0 || sid.subauth[0] != 21)
+		return false;
+	if (sid.num_subauth != 4 && sid.num_subauth != 5)
+		return false;
+	memcpy(dom, &sid.subauth[1], 3 * sizeof(uint32_t));
+	*first_rid = sid.num_subauth == 5 ? sid.subauth[4] : 0;
+	return true;
+}
+
+static ssize_t find_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_rid)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->slices[i].first_rid == first_rid && d->slices[i].dom[0] == dom[0] &&
+		    d->slices[i].dom[1] == dom[1] && d->slices[i].dom[2] == dom[2])
+			return (ssize_t)i;
+	return -1;
+}
+
+static bool slice_overlaps_fixed(struct sid_data *d, uint32_t slice)
+{
+	uint64_t min = (uint64_t)slice * d->size + d->lower, max = min + d->size - 1;
+
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (d->fixed[i].min <= max && d->fixed[i].max >= min)
+			return true;
+	return false;
+}
+
+static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_rid,
+		     uint32_t slice)
+{
+	if (slice >= d->max_slices || d->by_slice[slice] >= 0)
+		return -EEXIST;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct slice *n = realloc(d->slices, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		d->slices = n;
+		d->cap = cap;
+	}
+	memcpy(d->slices[d->n].dom, dom, 3 * sizeof(uint32_t));
+	d->slices[d->n].first_rid = first_rid;
+	d->slices[d->n].slice = slice;
+	d->by_slice[slice] = (int32_t)d->n;
+	d->n++;
+	return 0;
+}
+
+/* Merge the state file's assignments (those that do not clash with ours). */
+static void read_state(struct sid_data *d, FILE *f)
+{
+	char line[256];
+
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[200];
+		uint32_t dom[3], first_rid, slice;
+
+		if (line[0] == '#' || sscanf(line, "%199s %" SCNu32, name, &slice) != 2)
+			continue;
+		if (!parse_slice_name(name, dom, &first_rid))
+			continue;
+		if (find_slice(d, dom, first_rid) < 0)
+			(void)add_slice(d, dom, first_rid, slice);
+	}
+}
+
+/* Pick the slice SSSD would: the hash, then the next free one (wrapping). */
+static int choose_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_rid,
+			uint32_t *ret)
+{
+	char name[200];
+	int len = slice_name(dom, first_rid, name, sizeof(name));
+	uint32_t orig = murmur3_32(name, (size_t)len, HASH_SEED) % d->max_slices, s = orig;
+
+	do {
+		if (d->by_slice[s] < 0 && !slice_overlaps_fixed(d, s)) {
+			*ret = s;
+			return 0;
+		}
+		s = (s + 1) % d->max_slices;
+	} while (s != orig);
+	return -ENOSPC;
+}
+
+/* Assign (and persist) the slice of dom/first_rid; called with d->lock held. */
+static int assign_slice(struct nfskeys_ctx *ctx, struct sid_data *d, const uint32_t dom[3],
+			uint32_t first_rid, ssize_t *ret_index)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char name[200];
+	uint32_t slice;
+	int fd, r;
+
+	fd = open(d->state_file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		f = fdopen(fd, "r+");
+		if (!f)
+			close(fd);
+	}
+	if (f) {
+		if (flock(fileno(f), LOCK_EX) == 0)
+			read_state(d, f);
+		*ret_index = find_slice(d, dom, first_rid);
+		if (*ret_index >= 0)
+			return 0; /* another process assigned it meanwhile */
+	} else {
+		plog(ctx, LOG_DEBUG, "idmap sid: %s: %s; slice assignments not persisted",
+		     d->state_file, strerror(errno));
+	}
+	r = choose_slice(d, dom, first_rid, &slice);
+	if (r < 0)
+		return r;
+	r = add_slice(d, dom, first_rid, slice);
+	if (r < 0)
+		return r;
+	if (f) {
+		slice_name(dom, first_rid, name, sizeof(name));
+		if (fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0)
+			fputs("# nfskeys idmap sid slice assignments: slice-name slice\n", f);
+		fprintf(f, "%s %" PRIu32 "\n", name, slice);
+		if (fflush(f) != 0 || fdatasync(fileno(f)) < 0)
+			plog(ctx, LOG_WARNING, "idmap sid: cannot write %s: %s", d->state_file,
+			     strerror(errno));
+	}
+	*ret_index = (ssize_t)(d->n - 1);
+	return 0;
+}
+
+static const struct fixed_range *find_fixed(struct sid_data *d, const uint32_t dom[3])
+{
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (!memcmp(d->fixed[i].dom, dom, sizeof(d->fixed[i].dom)))
+			return &d->fixed[i];
+	return NULL;
+}
+
+struct init_state {
+	struct nfskeys_ctx *ctx;
+	struct sid_data *d;
+	int error;
+};
+
+static int add_fixed(void *userdata, const char *key, const char *value)
+{
+	struct init_state *is = userdata;
+	struct sid_data *d = is->d;
+	struct fixed_range fr;
+	uint32_t first_rid;
+	struct fixed_range *n;
+
+	if (strncasecmp(key, "S-", 2) != 0)
+		return 0;
+	if (!parse_slice_name(key, fr.dom, &first_rid) || first_rid != 0 ||
+	    sscanf(value, "%" SCNu32 " - %" SCNu32, &fr.min, &fr.max) != 2 || fr.min > fr.max ||
+	    fr.min == 0) {
+		plog(is->ctx, LOG_ERR,
+		     "[SID] %s = %s: expected a domain SID S-1-5-21-A-B-C = MIN-MAX", key, value);
+		is->error = -EINVAL;
+		return -EINVAL;
+	}
+	n = realloc(d->fixed, (d->n_fixed + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	d->fixed = n;
+	d->fixed[d->n_fixed++] = fr;
+	return 0;
+}
+
+static void sid_done(void *data)
+{
+	struct sid_data *d = data;
+
+	if (!d)
+		return;
+	pthread_mutex_destroy(&d->lock);
+	free(d->state_file);
+	free(d->slices);
+	free(d->by_slice);
+	free(d->fixed);
+	free(d);
+}
+
+static int conf_u32(struct nfskeys_ctx *ctx, const char *key, uint32_t def, uint32_t *ret)
+{
+	int64_t v;
+	int r = nfskeys_conf_get_int(ctx, "SID", key, 1, UINT32_MAX - 1, &v);
+
+	if (r == -ENOENT) {
+		*ret = def;
+		return 0;
+	}
+	if (r < 0) {
+		plog(ctx, LOG_ERR, "[SID] %s: not a number from 1 to 4294967294", key);
+		return r;
+	}
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
+{
+	struct sid_data *d = calloc(1, sizeof(*d));
+	struct init_state is = { ctx, d, 0 };
+	const char *v;
+	bool b;
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	if ((r = conf_u32(ctx, "Range-Min", 200000, &d->lower)) < 0 ||
+	    (r = conf_u32(ctx, "Range-Max", 2000200000, &d->upper)) < 0 ||
+	    (r = conf_u32(ctx, "Range-Size", 200000, &d->size)) < 0)
+		goto fail;
+	if (d->upper <= d->lower || (d->upper - d->lower) / d->size == 0 ||
+	    (d->upper - d->lower) / d->size > MAX_SLICES_LIMIT) {
+		plog(ctx, LOG_ERR, "[SID] Range-Min/Range-Max/Range-Size give %u slices; need 1 to %u",
+		     (d->upper - d->lower) / d->size, MAX_SLICES_LIMIT);
+		r = -EINVAL;
+		goto fail;
+	}
+	d->max_slices = (d->upper - d->lower) / d->size;
+	d->auto_domains = true;
+	if (nfskeys_conf_get_bool(ctx, "SID", "Auto-Domains", &b) == 0)
+		d->auto_domains = b;
+	v = nfskeys_conf_get(ctx, "SID", "State-File");
+	if (v && *v) {
+		d->state_file = strdup(v);
+	} else {
+		const char *dir = nfskeys_conf_get(ctx, "General", "State-Dir");
+
+		if (asprintf(&d->state_file, "%s/idmap-sid-slices", dir && *dir ? dir : STATEDIR) < 0)
+			d->state_file = NULL;
+	}
+	d->by_slice = malloc(d->max_slices * sizeof(int32_t));
+	if (!d->state_file || !d->by_slice) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	memset(d->by_slice, 0xff, d->max_slices * sizeof(int32_t));
+	r = nfskeys_conf_foreach(ctx, "SID", add_fixed, &is);
+	if (is.error < 0 || (r < 0 && r != -ENOENT)) {
+		r = is.error < 0 ? is.error : r;
+		goto fail;
+	}
+	{
+		FILE *f = fopen(d->state_file, "re");
+
+		if (f) {
+			read_state(d, f);
+			fclose(f);
+		}
+	}
+	/* Known domains get their primary slices first, in the configured order. */
+	v = nfskeys_conf_get(ctx, "SID", "Domains");
+	if (v && *v) {
+		char *copy = strdup(v), *save = NULL;
+
+		if (!copy) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+			uint32_t dom[3], fr;
+			ssize_t idx;
+
+			if (!parse_slice_name(t, dom, &fr) || fr != 0) {
+				plog(ctx, LOG_ERR, "[SID] Domains: '%s' is not a domain SID S-1-5-21-A-B-C",
+				     t);
+				free(copy);
+				r = -EINVAL;
+				goto fail;
+			}
+			if (!find_fixed(d, dom) && find_slice(d, dom, 0) < 0)
+				(void)assign_slice(ctx, d, dom, 0, &idx);
+		}
+		free(copy);
+	}
+	*ret_data = d;
+	return 0;
+fail:
+	sid_done(d);
+	return r;
+}
+
+static int sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
+		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
+{
+	const struct nfskeys_sid *sid = req->sid;
+	const struct fixed_range *fr;
+	uint32_t dom[3], rid, first_rid;
+	ssize_t idx;
+	int r = 0;
+
+	if (sid->revision != 1 || memcmp(sid->authority, "\0\0\0\0\0\5", 6) != 0 ||
+	    sid->num_subauth != 5 || sid->subauth[0] != 21)
+		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
+				   "'%s' is not a domain account SID (S-1-5-21-A-B-C-RID); "
+				   "BUILTIN and well-known SIDs are not mapped",
+				   req->key);
+	memcpy(dom, &sid->subauth[1], sizeof(dom));
+	rid = sid->subauth[4];
+	fr = find_fixed(d, dom);
+	if (fr) {
+		if (rid > fr->max - fr->min)
+			return util_reason(req, IDMAP_CAUSE_NO_SUCH,
+					   "RID %u is beyond the fixed range %u-%u", rid, fr->min,
+					   fr->max);
+		ret->id = fr->min + rid;
+		return 0;
+	}
+	first_rid = rid - rid % d->size;
+	pthread_mutex_lock(&d->lock);
+	idx = find_slice(d, dom, first_rid);
+	if (idx < 0) {
+		if (!d->auto_domains && find_slice(d, dom, 0) < 0) {
+			pthread_mutex_unlock(&d->lock);
+			return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
+					   "domain of '%s' is not in [SID] Domains", req->key);
+		}
+		/* SSSD registers the primary slice of a domain before any secondary one. */
+		if (first_rid != 0 && find_slice(d, dom, 0) < 0)
+			r = assign_slice(ctx, d, dom, 0, &idx);
+		if (r == 0)
+			r = assign_slice(ctx, d, dom, first_rid, &idx);
+	}
+	if (r == 0)
+		ret->id = d->lower + d->slices[idx].slice * d->size + (rid - first_rid);
+	pthread_mutex_unlock(&d->lock);
+	if (r < 0)
+		return r == -ENOSPC ? util_reason(req, IDMAP_CAUSE_NO_SUCH, "out of slices") : r;
+	return 0;
+}
+
+static int id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
+		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
+{
+	uint32_t id = req->id, dom[3], rid;
+	bool found = false;
+
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (id >= d->fixed[i].min && id <= d->fixed[i].max) {
+			memcpy(dom, d->fixed[i].dom, sizeof(dom));
+			rid = id - d->fixed[i].min;
+			found = true;
+			break;
+		}
+	if (!found && id >= d->lower && id < d->lower + (uint64_t)d->max_slices * d->size) {
+		uint32_t s = (id - d->lower) / d->size;
+		FILE *f;
+
+		pthread_mutex_lock(&d->lock);
+		if (d->by_slice[s] < 0 && (f = fopen(d->state_file, "re"))) {
+			/* another process may have assigned it */
+			read_state(d, f);
+			fclose(f);
+		}
+		if (d->by_slice[s] >= 0) {
+			const struct slice *sl = &d->slices[d->by_slice[s]];
+
+			memcpy(dom, sl->dom, sizeof(dom));
+			rid = sl->first_rid + (id - d->lower) % d->size;
+			found = true;
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (!found)
+		return util_reason(req, IDMAP_CAUSE_NO_SUCH,
+				   "id %u is in no assigned slice or fixed range", id);
+	ret->id = id;
+	ret->sid.revision = 1;
+	ret->sid.authority[5] = 5;
+	ret->sid.num_subauth = 5;
+	ret->sid.subauth[0] = 21;
+	memcpy(&ret->sid.subauth[1], dom, sizeof(dom));
+	ret->sid.subauth[4] = rid;
+	return nfskeys_sid_to_string(&ret->sid, ret->name, sizeof(ret->name)) < 0 ? -EINVAL : 0;
+}
+
+static int sid_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+		      struct nfskeys_idmap_answer *ret)
+{
+	struct sid_data *d = data;
+
+	switch (req->kind) {
+	case NFSKEYS_IDMAP_SID_TO_UID:
+	case NFSKEYS_IDMAP_SID_TO_GID:
+		return sid_to_id(ctx, d, req, ret);
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		return id_to_sid(ctx, d, req, ret);
+	default:
+		return -ENOENT;
+	}
+}
+
+static const struct nfskeys_idmap_ops ops = {
+	.size = sizeof(ops),
+	.init = sid_init,
+	.done = sid_done,
+	.lookup = sid_lookup,
+	.kinds = IDMAP_SID_KINDS,
+};
+
+static const struct nfskeys_plugin plugin = {
+	.abi = NFSKEYS_PLUGIN_ABI,
+	.size = sizeof(plugin),
+	.kind = NFSKEYS_PLUGIN_IDMAP,
+	.name = "idmap-sid",
+	.description = "algorithmic SID mapping compatible with SSSD's libsss_idmap",
+	.ops = &ops,
+	.ops_size = sizeof(ops),
+};
+
+_public_ const struct nfskeys_plugin *nfskeys_plugin_entry(void)
+{
+	return &plugin;
+}

@@ -1,0 +1,523 @@
+/* nfskeys idmap: look up, reverse and explain ID mappings through the library engine,
+ * flush the kernel's ID-mapping keyrings, convert /etc/idmapd.conf, and install the
+ * request-key routing for nfskeys-upcall. */
+#include <ctype.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <keyutils.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "ini.h"
+#include "nfskeys-tool.h"
+
+static void print_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static bool kind_gives_name(enum nfskeys_idmap_kind k)
+{
+	return k == NFSKEYS_IDMAP_UID_TO_NAME || k == NFSKEYS_IDMAP_GID_TO_GROUP ||
+	       k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID;
+}
+
+static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, bool json)
+{
+	enum nfskeys_idmap_kind k = (enum nfskeys_idmap_kind)a->kind;
+
+	if (json) {
+		printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
+		print_json_str(key);
+		if (kind_gives_name(k)) {
+			printf(",\"name\":");
+			print_json_str(a->name);
+		}
+		if (!kind_gives_name(k) || k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID)
+			printf(",\"id\":%" PRIu32, a->id);
+		if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
+			printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
+			for (uint32_t i = 0; i < a->n_groups; i++)
+				printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
+			printf("]");
+		}
+		printf(",\"backend\":");
+		print_json_str(a->backend);
+		printf(",\"ttl\":%" PRIu32 ",\"nobody\":%s", a->ttl,
+		       (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? "true" : "false");
+		if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
+			printf(",\"reason\":\"%s\"", strerror(-a->error));
+		printf("}\n");
+		return;
+	}
+	printf("%s -> ", key);
+	if (kind_gives_name(k))
+		printf("%s", a->name);
+	else
+		printf("%" PRIu32, a->id);
+	if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
+		printf(" gid %" PRIu32 " groups", a->gid);
+		for (uint32_t i = 0; i < a->n_groups; i++)
+			printf("%s%" PRIu32, i ? "," : " ", a->groups[i]);
+	}
+	if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
+		printf(" (nobody: %s; ttl %" PRIu32 "s; see 'nfskeys idmap explain %s')\n",
+		       strerror(-a->error), a->ttl, key);
+	else
+		printf(" (%s%s, ttl %" PRIu32 "s)\n", a->backend,
+		       (a->flags & NFSKEYS_IDMAP_ANSWER_CACHED) ? ", cached" : "", a->ttl);
+}
+
+static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_idmap_kind kind,
+		       bool sid_auto, int argc, char *argv[], unsigned flags, bool json)
+{
+	int rc = EXIT_OK;
+
+	if (argc <= 0)
+		return tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+	for (int i = 0; i < argc; i++) {
+		struct nfskeys_idmap_answer a;
+		enum nfskeys_idmap_kind k = kind;
+		int r;
+
+		if (sid_auto && (argv[i][0] == 'S' || argv[i][0] == 's') && argv[i][1] == '-')
+			k = kind == NFSKEYS_IDMAP_UID_TO_SID ? NFSKEYS_IDMAP_SID_TO_UID :
+							       NFSKEYS_IDMAP_SID_TO_GID;
+		r = nfskeys_idmap_lookup_full(ctx, k, argv[i], flags, &a);
+		if (r < 0) {
+			tool_error("idmap %s: %s: %s", cmd, argv[i],
+				   r == -ENOENT ? "no mapping (see 'nfskeys idmap explain')" :
+				   r == -EINVAL ? (k == NFSKEYS_IDMAP_SID_TO_UID ||
+							   k == NFSKEYS_IDMAP_SID_TO_GID ?
+						   "not a SID such as S-1-5-21-1-2-3-1000" :
+					   kind_gives_name(k) ? "not a numeric id" :
+								"malformed name") :
+						  strerror(-r));
+			rc = EXIT_FAIL;
+			continue;
+		}
+		print_answer(argv[i], &a, json);
+	}
+	return rc;
+}
+
+/* Possess and clear the kernel's ID-mapping keyrings (as nfsidmap -c does). */
+static int flush_kernel(bool quiet)
+{
+	static const char *const rings[] = { ".id_resolver", ".cifs_idmap" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(rings); i++) {
+		int32_t ring;
+		int r = nfskeys_key_possess_keyring(rings[i], &ring);
+
+		if (r < 0) {
+			if (!quiet)
+				printf("%s: not present (%s)\n", rings[i],
+				       r == -ENOKEY ? "the filesystem module is not loaded" :
+						      strerror(-r));
+			continue;
+		}
+		if (keyctl_clear(ring) < 0) {
+			tool_error("idmap flush: cannot clear %s: %s", rings[i], strerror(errno));
+			return EXIT_FAIL;
+		}
+		if (!quiet)
+			printf("%s: cleared\n", rings[i]);
+	}
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- import-conf */
+
+struct import_state {
+	FILE *out;
+	char section[64];
+	unsigned ignored;
+};
+
+static const char *const import_known[][2] = {
+	{ "General", "Domain" },	 { "General", "Local-Realms" },
+	{ "Mapping", "Nobody-User" },	 { "Mapping", "Nobody-Group" },
+	{ "Translation", "Method" },	 { "Translation", "GSS-Methods" },
+	{ "Translation", "No-Strip" },
+};
+
+static int import_value(void *userdata, const char *file, unsigned line, const char *section,
+			const char *key, const char *value)
+{
+	struct import_state *st = userdata;
+	const char *out_section = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(import_known); i++)
+		if (strcaseeq(section, import_known[i][0]) && strcaseeq(key, import_known[i][1]))
+			out_section = import_known[i][0];
+	if (strcaseeq(section, "Static") || strcaseeq(section, "Regex"))
+		out_section = strcaseeq(section, "Static") ? "Static" : "Regex";
+	if (strcaseeq(section, "General") && strcaseeq(key, "Verbosity"))
+		out_section = NULL;
+	if (!out_section) {
+		fprintf(st->out, "# not imported (no nfskeys equivalent): [%s] %s = %s\n", section,
+			key, value);
+		st->ignored++;
+		return 0;
+	}
+	if (!streq(st->section, out_section)) {
+		fprintf(st->out, "\n[%s]\n", out_section);
+		snprintf(st->section, sizeof(st->section), "%s", out_section);
+	}
+	/* umich_ldap becomes our ldap backend */
+	if (strcaseeq(key, "Method") || strcaseeq(key, "GSS-Methods")) {
+		char buf[256];
+		size_t o = 0;
+
+		for (const char *p = value; *p && o < sizeof(buf) - 8; p++) {
+			if (!strncasecmp(p, "umich_ldap", 10)) {
+				memcpy(buf + o, "ldap", 4);
+				o += 4;
+				p += 9;
+			} else {
+				buf[o++] = *p;
+			}
+		}
+		buf[o] = '\0';
+		fprintf(st->out, "%s = %s\n", key, buf);
+		return 0;
+	}
+	fprintf(st->out, "%s = %s\n", key, value);
+	return 0;
+}
+
+/* idmapd.conf allows "key = value" with characters our strict INI reader accepts; it
+ * also has [UMICH_SCHEMA] etc., reported as not imported. */
+static int cmd_import_conf(int argc, char *argv[])
+{
+	struct import_state st = { 0 };
+	const char *in = "/etc/idmapd.conf", *outpath = NULL;
+	char err[512];
+	_cleanup_fclose_ FILE *f = NULL;
+	int r;
+
+	for (int i = 0; i < argc; i++) {
+		if ((streq(argv[i], "-o") || streq(argv[i], "--output")) && i + 1 < argc)
+			outpath = argv[++i];
+		else if (argv[i][0] == '-')
+			return tool_error("idmap import-conf: unknown option '%s'", argv[i]);
+		else
+			in = argv[i];
+	}
+	if (outpath) {
+		f = fopen(outpath, "wxe");
+		if (!f)
+			return tool_error("idmap import-conf: cannot create %s: %s%s", outpath,
+					  strerror(errno),
+					  errno == EEXIST ? " (refusing to overwrite)" : "");
+		st.out = f;
+	} else {
+		st.out = stdout;
+	}
+	fprintf(st.out, "# nfskeys.conf settings imported from %s by 'nfskeys idmap import-conf'\n",
+		in);
+	r = ini_parse_file(in, NULL, import_value, &st, err, sizeof(err));
+	if (r < 0) {
+		if (r == -EINVAL)
+			return tool_error("idmap import-conf: %s", err);
+		return tool_error("idmap import-conf: cannot read %s: %s", in, strerror(-r));
+	}
+	if (st.ignored)
+		fprintf(stderr, "nfskeys: idmap import-conf: %u setting(s) not imported (see the "
+				"comments in the output)\n",
+			st.ignored);
+	if (outpath)
+		fprintf(stderr, "nfskeys: wrote %s; put it into /etc/nfskeys/conf.d/ or merge it "
+				"into nfskeys.conf\n",
+			outpath);
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- enable-upcalls */
+
+static const char *const upcall_routes[][2] = {
+	{ "id_resolver", "uid:*" }, { "id_resolver", "gid:*" },	 { "id_resolver", "user:*" },
+	{ "id_resolver", "group:*" }, { "cifs.idmap", "os:*" },	 { "cifs.idmap", "gs:*" },
+	{ "cifs.idmap", "oi:*" },     { "cifs.idmap", "gi:*" },
+};
+
+static int find_helper(char *buf, size_t size)
+{
+	char self[PATH_MAX - 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return -ENOENT;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	/* the build tree keeps both in tools/; an install has bin/ and sbin/ */
+	snprintf(buf, size, "%s/nfskeys-upcall", self);
+	if (access(buf, X_OK) == 0)
+		return 0;
+	snprintf(buf, size, "%s/../sbin/nfskeys-upcall", self);
+	if (access(buf, X_OK) == 0) {
+		char real[PATH_MAX];
+
+		if (realpath(buf, real))
+			snprintf(buf, size, "%s", real);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Report the lines of other files that we take over (ours are more specific: request-key
+ * prefers the match with the fewest wildcard characters). */
+static void report_overrides(const char *dir, const char *ours)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool any = false;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], line[1024];
+		FILE *f;
+
+		if (de->d_name[0] == '.' || streq(de->d_name, ours))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char op[32], type[64], desc[256], prog[512];
+
+			if (sscanf(line, "%31s %63s %255s %*s %511s", op, type, desc, prog) != 4 ||
+			    op[0] == '#' || !streq(op, "create"))
+				continue;
+			if (!streq(type, "id_resolver") && !streq(type, "cifs.idmap"))
+				continue;
+			printf("overrides %s: %s keys (%s) were handled by %s\n", path, type, desc,
+			       prog);
+			any = true;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	if (!any)
+		printf("no other request-key.d file handled id_resolver or cifs.idmap keys\n");
+}
+
+static int cmd_enable_upcalls(int argc, char *argv[])
+{
+	const char *dir = "/etc/request-key.d", *helper = NULL;
+	char found[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
+	bool print_only = false;
+	FILE *f;
+
+	for (int i = 0; i < argc; i++) {
+		if (streq(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (streq(argv[i], "--helper") && i + 1 < argc)
+			helper = argv[++i];
+		else if (streq(argv[i], "--print"))
+			print_only = true;
+		else
+			return tool_error("idmap enable-upcalls: unknown argument '%s'", argv[i]);
+	}
+	if (!helper) {
+		if (find_helper(found, sizeof(found)) < 0)
+			return tool_error("idmap enable-upcalls: nfskeys-upcall not found next to "
+					  "this program; give --helper PATH");
+		helper = found;
+	}
+	if (helper[0] != '/')
+		return tool_error("idmap enable-upcalls: --helper must be an absolute path");
+	if (print_only) {
+		f = stdout;
+	} else {
+		snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		f = fopen(tmp, "we");
+		if (!f)
+			return tool_error("idmap enable-upcalls: cannot write %s: %s", tmp,
+					  strerror(errno));
+	}
+	fprintf(f, "# request-key routing of NFS id_resolver and CIFS cifs.idmap keys to\n"
+		   "# nfskeys-upcall(8), written by 'nfskeys idmap enable-upcalls'.\n"
+		   "# These lines name the description prefix, so they win over a '*' line in\n"
+		   "# another file (request-key prefers the least wildcarded match).\n");
+	for (size_t i = 0; i < ARRAY_SIZE(upcall_routes); i++)
+		fprintf(f, "create\t%s\t%s\t*\t%s %%k %%d\n", upcall_routes[i][0],
+			upcall_routes[i][1], helper);
+	if (print_only)
+		return EXIT_OK;
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return tool_error("idmap enable-upcalls: cannot install %s: %s", path,
+				  strerror(errno));
+	}
+	printf("installed %s (helper %s)\n", path, helper);
+	report_overrides(dir, "nfskeys.conf");
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static void idmap_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nfskeys idmap COMMAND [OPTIONS] ARGS...\n"
+		"\n"
+		"Commands:\n"
+		"  lookup NAME@DOMAIN...      name -> uid (--group: group -> gid;\n"
+		"                             --principal: Kerberos principal -> uid, gid, groups)\n"
+		"  reverse ID...              uid -> name@domain (--group: gid -> group@domain)\n"
+		"  sid SID|ID...              SID -> uid, or uid -> SID (--group for gids)\n"
+		"  explain NAME|ID|SID        why a key maps to what it maps to (--group,\n"
+		"                             --principal, --reverse, --sid as for the above)\n"
+		"  flush                      clear the kernel's .id_resolver/.cifs_idmap keyrings\n"
+		"  domain                     show the NFSv4 domain and where it came from\n"
+		"  import-conf [FILE] [-o OUT] convert /etc/idmapd.conf to nfskeys.conf settings\n"
+		"  enable-upcalls [--dir DIR] [--helper PATH] [--print]\n"
+		"                             install request-key.d/nfskeys.conf for nfskeys-upcall\n"
+		"\n"
+		"Options for lookups:\n"
+		"  -g, --group      groups instead of users\n"
+		"  -p, --principal  principal -> ids (lookup, explain)\n"
+		"  -n, --nobody     answer nobody (with its short TTL) as the upcall would\n"
+		"      --no-cache   bypass the in-process cache\n"
+		"  -j, --json       one JSON object per answer\n"
+		"\n"
+		"Exit status: 0 all keys mapped, 1 a key did not map or an operation failed,\n"
+		"2 usage error, 3 configuration error.  See nfskeys-idmap(1).\n");
+}
+
+int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "group", no_argument, NULL, 'g' },  { "principal", no_argument, NULL, 'p' },
+		{ "nobody", no_argument, NULL, 'n' }, { "no-cache", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'j' },   { "reverse", no_argument, NULL, 'r' },
+		{ "sid", no_argument, NULL, 's' },    { "help", no_argument, NULL, 'h' },
+		{}
+	};
+	bool group = false, principal = false, json = false, reverse = false, sid = false;
+	unsigned flags = 0;
+	const char *sub;
+	int c;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
+		idmap_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	sub = argv[1];
+	argc--;
+	argv++;
+	if (streq(sub, "import-conf"))
+		return cmd_import_conf(argc - 1, argv + 1);
+	if (streq(sub, "enable-upcalls"))
+		return cmd_enable_upcalls(argc - 1, argv + 1);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "gpnjrsh", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'g':
+			group = true;
+			break;
+		case 'p':
+			principal = true;
+			break;
+		case 'n':
+			flags |= NFSKEYS_IDMAP_LOOKUP_NOBODY;
+			break;
+		case 'C':
+			flags |= NFSKEYS_IDMAP_LOOKUP_NO_CACHE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			reverse = true;
+			break;
+		case 's':
+			sid = true;
+			break;
+		case 'h':
+			idmap_usage(stdout);
+			return EXIT_OK;
+		default:
+			idmap_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (streq(sub, "lookup"))
+		return lookup_keys(ctx, sub,
+				   principal ? NFSKEYS_IDMAP_PRINCIPAL_TO_IDS :
+				   group     ? NFSKEYS_IDMAP_GROUP_TO_GID :
+					       NFSKEYS_IDMAP_NAME_TO_UID,
+				   false, argc, argv, flags, json);
+	if (streq(sub, "reverse"))
+		return lookup_keys(ctx, sub,
+				   group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME,
+				   false, argc, argv, flags, json);
+	if (streq(sub, "sid"))
+		return lookup_keys(ctx, sub,
+				   group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID, true,
+				   argc, argv, flags, json);
+	if (streq(sub, "flush")) {
+		int r = nfskeys_idmap_flush(ctx);
+
+		if (r < 0)
+			return tool_error("idmap flush: %s", strerror(-r));
+		return flush_kernel(json);
+	}
+	if (streq(sub, "domain")) {
+		const char *domain, *source;
+		int r = nfskeys_idmap_get_domain(ctx, &domain, &source);
+
+		if (r < 0)
+			return tool_error("idmap domain: %s", strerror(-r));
+		printf("%s (from %s)\n", domain, source);
+		return EXIT_OK;
+	}
+	if (streq(sub, "explain")) {
+		enum nfskeys_idmap_kind k;
+		_cleanup_free_ char *text = NULL;
+		int r;
+
+		if (argc != 1)
+			return tool_error("idmap explain: give exactly one name, id or SID");
+		if (principal)
+			k = NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+		else if (sid || ((argv[0][0] == 'S' || argv[0][0] == 's') && argv[0][1] == '-'))
+			k = (argv[0][0] == 'S' || argv[0][0] == 's') ?
+				    (group ? NFSKEYS_IDMAP_SID_TO_GID : NFSKEYS_IDMAP_SID_TO_UID) :
+				    (group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID);
+		else if (reverse || isdigit((unsigned char)argv[0][0]))
+			k = group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME;
+		else
+			k = group ? NFSKEYS_IDMAP_GROUP_TO_GID : NFSKEYS_IDMAP_NAME_TO_UID;
+		r = nfskeys_idmap_explain(ctx, k, argv[0], &text);
+		if (r < 0)
+			return tool_error("idmap explain: %s", strerror(-r));
+		fputs(text, stdout);
+		return EXIT_OK;
+	}
+	tool_error("idmap: unknown command '%s' (see 'nfskeys idmap --help')", sub);
+	return EXIT_USAGE;
+}

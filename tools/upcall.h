@@ -1,0 +1,10 @@
+/* nfskeys-upcall internals: the one resolution step the helper performs for a key.  The
+ * idmapd area wraps upcall_resolve() to ask the daemon first and fall back to it. */
+#pragma once
+
+#include "nfskeys.h"
+
+/* Resolve key of the given kind into answer; 0 or a negative errno.  Name and SID kinds
+ * fall back to nobody (short TTL); id kinds fail when no backend knows the id. */
+int upcall_resolve(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
+		   struct nfskeys_idmap_answer *answer);
