@@ -773,15 +773,17 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 			   struct trace *t)
 {
 	const char *what = kind_is_group(req->kind) ? "group" : "user";
+	bool gss = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+	const char *chain = gss ? st->gss_method_text : st->method_text;
+	const char *chain_key = gss ? "GSS-Methods" : "Method";
 
 	switch (t->worst_cause) {
 	case IDMAP_CAUSE_BACKEND_DOWN:
 		trace_add(t,
 			  "cause: backend down: '%s' could not be asked (%s)\n"
 			  "fix:   bring its server back, or change the chain in\n"
-			  "       [Translation] Method = %s\n",
-			  t->down_backend, t->reason[0] ? t->reason : "failure",
-			  st->method_text);
+			  "       [Translation] %s = %s\n",
+			  t->down_backend, t->reason[0] ? t->reason : "failure", chain_key, chain);
 		break;
 	case IDMAP_CAUSE_REALM:
 		trace_add(t,
@@ -806,8 +808,8 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 		trace_add(t,
 			  "cause: no such %s in any backend (%s)\n"
 			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
-			  "       or add a backend that knows it to [Translation] Method = %s\n",
-			  what, st->method_text, what, req->key, what, st->method_text);
+			  "       or add a backend that knows it to [Translation] %s = %s\n",
+			  what, chain, what, req->key, what, chain_key, chain);
 		break;
 	}
 }

@@ -374,6 +374,44 @@ static int cmd_enable_upcalls(int argc, char *argv[])
 	return EXIT_OK;
 }
 
+/* Batch mode: "KIND KEY" per input line, one JSON answer (or error) per output line,
+ * flushed, so scripts (and tests) can drive one long-lived engine. */
+static int cmd_query(struct nfskeys_ctx *ctx, unsigned flags)
+{
+	char line[2048];
+	int rc = EXIT_OK;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		enum nfskeys_idmap_kind k;
+		struct nfskeys_idmap_answer a;
+		char *key, *nl = strchr(line, '\n');
+		int r;
+
+		if (nl)
+			*nl = '\0';
+		if (!line[0] || line[0] == '#')
+			continue;
+		key = strchr(line, ' ');
+		if (!key || (*key++ = '\0', nfskeys_idmap_kind_from_string(line, &k) < 0)) {
+			printf("{\"error\":\"bad request: expected KIND KEY\"}\n");
+			fflush(stdout);
+			rc = EXIT_FAIL;
+			continue;
+		}
+		r = nfskeys_idmap_lookup_full(ctx, k, key, flags, &a);
+		if (r < 0) {
+			printf("{\"kind\":\"%s\",\"key\":", line);
+			print_json_str(key);
+			printf(",\"error\":\"%s\",\"errno\":%d}\n", strerror(-r), -r);
+			rc = EXIT_FAIL;
+		} else {
+			print_answer(key, &a, true);
+		}
+		fflush(stdout);
+	}
+	return rc;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 static void idmap_usage(FILE *f)
@@ -388,6 +426,8 @@ static void idmap_usage(FILE *f)
 		"  sid SID|ID...              SID -> uid, or uid -> SID (--group for gids)\n"
 		"  explain NAME|ID|SID        why a key maps to what it maps to (--group,\n"
 		"                             --principal, --reverse, --sid as for the above)\n"
+		"  query                      read \"KIND KEY\" lines (kinds: name-to-uid, uid-to-name,\n"
+		"                             sid-to-uid, ...) from stdin, answer each in JSON\n"
 		"  flush                      clear the kernel's .id_resolver/.cifs_idmap keyrings\n"
 		"  domain                     show the NFSv4 domain and where it came from\n"
 		"  stats [--json|--prometheus] nfskeys-idmapd's counters and latency histograms\n"
@@ -482,6 +522,8 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return lookup_keys(ctx, sub,
 				   group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID, true,
 				   argc, argv, flags, json);
+	if (streq(sub, "query"))
+		return cmd_query(ctx, flags);
 	if (streq(sub, "flush")) {
 		int r = nfskeys_idmap_flush(ctx);
 

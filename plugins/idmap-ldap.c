@@ -1,0 +1,479 @@
+/* idmap backend "ldap": RFC 2307 posixAccount/posixGroup entries, plus a configurable
+ * attribute holding the NFSv4 name ("name@domain").  One persistent connection guarded
+ * by a mutex; connect and search timeouts; after a failure the server is not retried
+ * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
+ * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
+ * ldap_bv2escaped_filter_value(); StartTLS is optional. */
+#include <fcntl.h>
+#include <ldap.h>
+#include <pthread.h>
+#include <strings.h>
+#include <time.h>
+
+#include "idmap-util.h"
+
+struct ldap_conf {
+	char *uri, *user_base, *group_base, *bind_dn, *bind_pw_file, *ca_file;
+	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
+	bool start_tls;
+	int timeout, search_timeout, backoff_max;
+};
+
+struct ldap_data {
+	pthread_mutex_t lock;
+	struct nfskeys_ctx *ctx;
+	struct ldap_conf c;
+	LDAP *ld;
+	time_t retry_at;
+	int backoff;
+	char last_error[160];
+};
+
+static int64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static char *conf_dup(struct nfskeys_ctx *ctx, const char *key, const char *def)
+{
+	const char *v = nfskeys_conf_get(ctx, "LDAP", key);
+
+	return strdup(v && *v ? v : def);
+}
+
+static void ldap_done(void *data)
+{
+	struct ldap_data *d = data;
+
+	if (!d)
+		return;
+	if (d->ld)
+		ldap_unbind_ext_s(d->ld, NULL, NULL);
+	free(d->c.uri);
+	free(d->c.user_base);
+	free(d->c.group_base);
+	free(d->c.bind_dn);
+	free(d->c.bind_pw_file);
+	free(d->c.ca_file);
+	free(d->c.nfs_attr);
+	free(d->c.uid_attr);
+	free(d->c.uidnum_attr);
+	free(d->c.gidnum_attr);
+	free(d->c.group_attr);
+	free(d->c.member_attr);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+static int conf_secs(struct nfskeys_ctx *ctx, const char *key, int def, int *ret)
+{
+	int64_t v;
+	int r = nfskeys_conf_get_int(ctx, "LDAP", key, 1, 3600, &v);
+
+	if (r == -ENOENT) {
+		*ret = def;
+		return 0;
+	}
+	if (r < 0) {
+		plog(ctx, LOG_ERR, "[LDAP] %s: expected seconds from 1 to 3600", key);
+		return r;
+	}
+	*ret = (int)v;
+	return 0;
+}
+
+static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
+{
+	struct ldap_data *d = calloc(1, sizeof(*d));
+	const char *base;
+	bool b;
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	d->ctx = ctx;
+	base = nfskeys_conf_get(ctx, "LDAP", "Base");
+	if (!nfskeys_conf_get(ctx, "LDAP", "URI") || !base) {
+		plog(ctx, LOG_ERR, "[LDAP] URI and Base must be set for the ldap backend");
+		ldap_done(d);
+		return -EINVAL;
+	}
+	d->c.uri = conf_dup(ctx, "URI", "");
+	d->c.user_base = conf_dup(ctx, "User-Base", base);
+	d->c.group_base = conf_dup(ctx, "Group-Base", base);
+	d->c.bind_dn = conf_dup(ctx, "Bind-DN", "");
+	d->c.bind_pw_file = conf_dup(ctx, "Bind-Password-File", "");
+	d->c.ca_file = conf_dup(ctx, "CA-File", "");
+	d->c.nfs_attr = conf_dup(ctx, "NFSv4-Name-Attr", "NFSv4Name");
+	d->c.uid_attr = conf_dup(ctx, "User-Name-Attr", "uid");
+	d->c.uidnum_attr = conf_dup(ctx, "UID-Number-Attr", "uidNumber");
+	d->c.gidnum_attr = conf_dup(ctx, "GID-Number-Attr", "gidNumber");
+	d->c.group_attr = conf_dup(ctx, "Group-Name-Attr", "cn");
+	d->c.member_attr = conf_dup(ctx, "Member-Attr", "memberUid");
+	if (!d->c.uri || !d->c.user_base || !d->c.group_base || !d->c.bind_dn ||
+	    !d->c.bind_pw_file || !d->c.ca_file || !d->c.nfs_attr || !d->c.uid_attr ||
+	    !d->c.uidnum_attr || !d->c.gidnum_attr || !d->c.group_attr || !d->c.member_attr) {
+		ldap_done(d);
+		return -ENOMEM;
+	}
+	if (nfskeys_conf_get_bool(ctx, "LDAP", "StartTLS", &b) == 0)
+		d->c.start_tls = b;
+	if ((r = conf_secs(ctx, "Timeout", 5, &d->c.timeout)) < 0 ||
+	    (r = conf_secs(ctx, "Search-Timeout", 5, &d->c.search_timeout)) < 0 ||
+	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0) {
+		ldap_done(d);
+		return r;
+	}
+	if (ldap_is_ldap_url(d->c.uri) == 0 && strncmp(d->c.uri, "ldapi://", 8) != 0) {
+		plog(ctx, LOG_ERR, "[LDAP] URI: '%s' is not an ldap:// or ldaps:// URL", d->c.uri);
+		ldap_done(d);
+		return -EINVAL;
+	}
+	*ret_data = d;
+	return 0;
+}
+
+/* Read the bind password from its file into a secret buffer (wiped by the caller). */
+static int read_password(struct ldap_data *d, struct nfskeys_secret **ret)
+{
+	int fd = open(d->c.bind_pw_file, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return negerrno();
+	r = nfskeys_secret_read_password(fd, NULL, 512, ret);
+	close(fd);
+	return r;
+}
+
+static int fail_down(struct ldap_data *d, int err, const char *what)
+{
+	if (d->ld) {
+		ldap_unbind_ext_s(d->ld, NULL, NULL);
+		d->ld = NULL;
+	}
+	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
+	d->retry_at = mono_now() + d->backoff;
+	snprintf(d->last_error, sizeof(d->last_error), "%s: %s: %s", d->c.uri, what,
+		 ldap_err2string(err));
+	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", d->last_error, d->backoff);
+	return -EHOSTDOWN;
+}
+
+/* Make sure d->ld is a bound connection; called with the lock held. */
+static int ensure_connected(struct ldap_data *d)
+{
+	struct timeval tv = { .tv_sec = d->c.timeout };
+	int version = LDAP_VERSION3, r;
+
+	if (d->ld)
+		return 0;
+	if (d->retry_at && mono_now() < d->retry_at)
+		return -EHOSTDOWN;
+	r = ldap_initialize(&d->ld, d->c.uri);
+	if (r != LDAP_SUCCESS)
+		return fail_down(d, r, "initialize");
+	ldap_set_option(d->ld, LDAP_OPT_PROTOCOL_VERSION, &version);
+	ldap_set_option(d->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
+	ldap_set_option(d->ld, LDAP_OPT_TIMEOUT, &tv);
+	ldap_set_option(d->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
+	if (d->c.start_tls) {
+		int newctx = 0;
+
+		if (d->c.ca_file[0])
+			ldap_set_option(d->ld, LDAP_OPT_X_TLS_CACERTFILE, d->c.ca_file);
+		ldap_set_option(d->ld, LDAP_OPT_X_TLS_NEWCTX, &newctx);
+		r = ldap_start_tls_s(d->ld, NULL, NULL);
+		if (r != LDAP_SUCCESS)
+			return fail_down(d, r, "StartTLS");
+	}
+	if (d->c.bind_dn[0]) {
+		struct nfskeys_secret *pw = NULL;
+		struct berval cred;
+
+		if (!d->c.bind_pw_file[0] || read_password(d, &pw) < 0) {
+			snprintf(d->last_error, sizeof(d->last_error),
+				 "cannot read [LDAP] Bind-Password-File");
+			plog(d->ctx, LOG_ERR, "idmap ldap: %s", d->last_error);
+			ldap_unbind_ext_s(d->ld, NULL, NULL);
+			d->ld = NULL;
+			return -EACCES;
+		}
+		cred.bv_val = nfskeys_secret_data(pw);
+		cred.bv_len = nfskeys_secret_len(pw);
+		r = ldap_sasl_bind_s(d->ld, d->c.bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
+		nfskeys_secret_free(pw);
+		if (r != LDAP_SUCCESS)
+			return fail_down(d, r, "bind");
+	} else {
+		/* an anonymous "whoami" proves the server is there */
+		struct berval anon = { 0, NULL };
+
+		r = ldap_sasl_bind_s(d->ld, NULL, LDAP_SASL_SIMPLE, &anon, NULL, NULL, NULL);
+		if (r != LDAP_SUCCESS)
+			return fail_down(d, r, "anonymous bind");
+	}
+	d->backoff = 0;
+	d->retry_at = 0;
+	d->last_error[0] = '\0';
+	return 0;
+}
+
+static bool server_gone(int r)
+{
+	return r == LDAP_SERVER_DOWN || r == LDAP_CONNECT_ERROR || r == LDAP_TIMEOUT ||
+	       r == LDAP_UNAVAILABLE || r == LDAP_BUSY;
+}
+
+/* Escape one value for a filter; *ret malloc()ed by libldap (ber_memfree). */
+static int escape(const char *value, char **ret)
+{
+	struct berval in = { strlen(value), (char *)value }, out = { 0, NULL };
+
+	if (ldap_bv2escaped_filter_value(&in, &out) != 0)
+		return -ENOMEM;
+	*ret = out.bv_val;
+	return 0;
+}
+
+/* Run one search (retrying once on a dropped connection); *ret_msg on success. */
+static int search(struct ldap_data *d, const char *base, const char *filter, char **attrs,
+		  LDAPMessage **ret_msg)
+{
+	struct timeval tv = { .tv_sec = d->c.search_timeout };
+	int r;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		LDAPMessage *msg = NULL;
+
+		r = ensure_connected(d);
+		if (r < 0)
+			return r;
+		r = ldap_search_ext_s(d->ld, base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL, NULL,
+				      &tv, 16, &msg);
+		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED) {
+			*ret_msg = msg;
+			return 0;
+		}
+		if (msg)
+			ldap_msgfree(msg);
+		if (r == LDAP_NO_SUCH_OBJECT) {
+			*ret_msg = NULL;
+			return 0;
+		}
+		if (!server_gone(r)) {
+			snprintf(d->last_error, sizeof(d->last_error), "search %s: %s", filter,
+				 ldap_err2string(r));
+			return -EIO;
+		}
+		/* a stale persistent connection: reconnect once now */
+		ldap_unbind_ext_s(d->ld, NULL, NULL);
+		d->ld = NULL;
+		if (attempt == 1 || r == LDAP_TIMEOUT)
+			return fail_down(d, r, "search");
+	}
+	return -EHOSTDOWN;
+}
+
+static int first_value(LDAP *ld, LDAPMessage *e, const char *attr, char *buf, size_t size)
+{
+	struct berval **v = ldap_get_values_len(ld, e, attr);
+	int r = -ENOENT;
+
+	if (v && v[0] && v[0]->bv_len < size && !memchr(v[0]->bv_val, '\0', v[0]->bv_len)) {
+		memcpy(buf, v[0]->bv_val, v[0]->bv_len);
+		buf[v[0]->bv_len] = '\0';
+		r = 0;
+	}
+	ldap_value_free_len(v);
+	return r;
+}
+
+static int value_u32(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
+{
+	char buf[16], *end;
+	unsigned long v;
+
+	if (first_value(ld, e, attr, buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || *end || !buf[0] || v >= UINT32_MAX)
+		return -EBADMSG;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
+			 struct nfskeys_idmap_answer *ret)
+{
+	const struct ldap_conf *c = &d->c;
+	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
+		     req->kind == NFSKEYS_IDMAP_GID_TO_GROUP;
+	const char *oc = group ? "posixGroup" : "posixAccount";
+	const char *base = group ? c->group_base : c->user_base;
+	const char *name_attr = group ? c->group_attr : c->uid_attr;
+	char *attrs[] = { c->nfs_attr, (char *)name_attr, c->uidnum_attr, c->gidnum_attr, NULL };
+	_cleanup_free_ char *filter = NULL;
+	char *ekey = NULL, *ename = NULL;
+	LDAPMessage *msg = NULL, *e;
+	int r;
+
+	switch (req->kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		if (req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS && req->domain &&
+		    !util_realm_is_local(d->ctx, req->domain, req->nfs_domain))
+			return util_reason(req, IDMAP_CAUSE_REALM, "realm '%s' is not in Local-Realms",
+					   req->domain);
+		if (escape(req->key, &ekey) < 0 || escape(req->name, &ename) < 0) {
+			ber_memfree(ekey);
+			return -ENOMEM;
+		}
+		/* the NFSv4-name attribute always; the bare name only in our own domain */
+		if (req->kind != NFSKEYS_IDMAP_PRINCIPAL_TO_IDS && req->domain &&
+		    !util_domain_is_ours(req))
+			r = asprintf(&filter, "(&(objectClass=%s)(%s=%s))", oc, c->nfs_attr, ekey);
+		else
+			r = asprintf(&filter, "(&(objectClass=%s)(|(%s=%s)(%s=%s)))", oc, c->nfs_attr,
+				     ekey, name_attr, ename);
+		ber_memfree(ekey);
+		ber_memfree(ename);
+		if (r < 0)
+			return -ENOMEM;
+		break;
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		if (asprintf(&filter, "(&(objectClass=%s)(%s=%u))", oc,
+			     group ? c->gidnum_attr : c->uidnum_attr, req->id) < 0)
+			return -ENOMEM;
+		break;
+	default:
+		return -ENOENT;
+	}
+
+	r = search(d, base, filter, attrs, &msg);
+	if (r < 0) {
+		if (r == -EHOSTDOWN)
+			util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", d->last_error);
+		return r;
+	}
+	e = msg ? ldap_first_entry(d->ld, msg) : NULL;
+	if (!e) {
+		ldap_msgfree(msg);
+		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s entry matches %s under %s", oc,
+				   filter, base);
+	}
+	/* prefer the entry whose NFSv4 name is the key */
+	for (LDAPMessage *x = e; x && req->domain; x = ldap_next_entry(d->ld, x)) {
+		char v[NFSKEYS_IDMAP_NAME_MAX];
+
+		if (first_value(d->ld, x, c->nfs_attr, v, sizeof(v)) == 0 && strcaseeq(v, req->key)) {
+			e = x;
+			break;
+		}
+	}
+	switch (req->kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		r = value_u32(d->ld, e, group ? c->gidnum_attr : c->uidnum_attr, &ret->id);
+		break;
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS: {
+		char uname[NFSKEYS_IDMAP_NAME_MAX];
+		LDAPMessage *gm = NULL;
+		char *gattrs[] = { c->gidnum_attr, NULL };
+		char *euname = NULL;
+
+		r = value_u32(d->ld, e, c->uidnum_attr, &ret->id);
+		if (r == 0)
+			r = value_u32(d->ld, e, c->gidnum_attr, &ret->gid);
+		if (r == 0 && first_value(d->ld, e, c->uid_attr, uname, sizeof(uname)) == 0 &&
+		    escape(uname, &euname) == 0) {
+			free(filter);
+			filter = NULL;
+			if (asprintf(&filter, "(&(objectClass=posixGroup)(%s=%s))", c->member_attr,
+				     euname) < 0)
+				filter = NULL;
+			ber_memfree(euname);
+			ret->groups[0] = ret->gid;
+			ret->n_groups = 1;
+			if (filter && search(d, c->group_base, filter, gattrs, &gm) == 0 && gm) {
+				for (LDAPMessage *g = ldap_first_entry(d->ld, gm); g;
+				     g = ldap_next_entry(d->ld, g)) {
+					uint32_t gid;
+
+					if (value_u32(d->ld, g, c->gidnum_attr, &gid) < 0 ||
+					    gid == ret->gid)
+						continue;
+					if (ret->n_groups >= NFSKEYS_IDMAP_GROUPS_MAX) {
+						ret->flags |= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
+						break;
+					}
+					ret->groups[ret->n_groups++] = gid;
+				}
+			}
+			ldap_msgfree(gm);
+		}
+		break;
+	}
+	default: {
+		char v[NFSKEYS_IDMAP_NAME_MAX];
+
+		ret->id = req->id;
+		if (first_value(d->ld, e, c->nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
+			r = util_answer_name(ret, v, NULL);
+		else if (first_value(d->ld, e, name_attr, v, sizeof(v)) == 0)
+			r = util_answer_name(ret, v, req->nfs_domain);
+		else
+			r = -EBADMSG;
+		break;
+	}
+	}
+	ldap_msgfree(msg);
+	if (r == -ENOENT || r == -EBADMSG)
+		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "entry for '%s' lacks a usable id",
+				   req->key);
+	return r;
+}
+
+static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+		       struct nfskeys_idmap_answer *ret)
+{
+	struct ldap_data *d = data;
+	int r;
+
+	pthread_mutex_lock(&d->lock);
+	r = lookup_locked(d, req, ret);
+	if (r == -EHOSTDOWN && !req->reason[0])
+		util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s (retrying after a backoff)",
+			    d->last_error[0] ? d->last_error : "server unreachable");
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+static const struct nfskeys_idmap_ops ops = {
+	.size = sizeof(ops),
+	.init = ldap_init_backend,
+	.done = ldap_done,
+	.lookup = ldap_lookup,
+	.kinds = IDMAP_NAME_KINDS | IDMAP_ID_KINDS | IDMAP_PRINCIPAL_KINDS,
+};
+
+static const struct nfskeys_plugin plugin = {
+	.abi = NFSKEYS_PLUGIN_ABI,
+	.size = sizeof(plugin),
+	.kind = NFSKEYS_PLUGIN_IDMAP,
+	.name = "idmap-ldap",
+	.description = "ID mapping from LDAP (RFC 2307 posixAccount/posixGroup, NFSv4 names)",
+	.ops = &ops,
+	.ops_size = sizeof(ops),
+};
+
+_public_ const struct nfskeys_plugin *nfskeys_plugin_entry(void)
+{
+	return &plugin;
+}

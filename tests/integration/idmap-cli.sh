@@ -1,0 +1,82 @@
+#!/bin/sh
+# `nfskeys idmap`: lookups, reverse, SIDs, explain's causes and advice, import-conf of an
+# idmapd.conf, enable-upcalls into a scratch request-key.d, flush, and exit codes.
+. "$top_srcdir/tests/harness/lib.sh"
+plan 30
+
+cat >"$T_TMP/nfskeys.conf" <<CONF
+[General]
+Domain = cli.test
+Local-Realms = CLI.TEST
+[Translation]
+Method = static,nsswitch,sid
+[Static]
+mapped@cli.test = daemon
+[SID]
+State-File = $T_TMP/slices
+CONF
+nk() { "$NFSKEYS" -c "$T_TMP/nfskeys.conf" "$@"; }
+
+nk idmap --help >/dev/null; check_eq "idmap --help exits 0" 0 $?
+nk idmap >/dev/null 2>&1; check_eq "idmap without a command exits 2" 2 $?
+nk idmap frobnicate >/dev/null 2>&1; check_eq "unknown idmap command exits 2" 2 $?
+
+out=$(nk idmap lookup root@cli.test); check_eq "lookup exits 0" 0 $?
+check_eq "lookup root@cli.test" "root@cli.test -> 0 (nsswitch, ttl 600s)" "$out"
+check_eq "lookup through [Static]" "mapped@cli.test -> 1 (static, ttl 600s)" "$(nk idmap lookup mapped@cli.test)"
+check_eq "lookup --group" "root@cli.test -> 0 (nsswitch, ttl 600s)" "$(nk idmap lookup --group root@cli.test)"
+out=$(nk idmap lookup nosuch@cli.test 2>&1); rc=$?
+check_eq "unknown name exits 1" 1 $rc
+check_contains "unknown name points at explain" "nfskeys idmap explain" "$out"
+check_contains "--nobody gives nobody with the short TTL" "(nobody: No such file or directory; ttl 60s" \
+	"$(nk idmap lookup --nobody nosuch@cli.test)"
+check_eq "--json" '{"kind":"name-to-uid","key":"root@cli.test","id":0,"backend":"nsswitch","ttl":600,"nobody":false}' \
+	"$(nk idmap lookup --json root@cli.test)"
+check_eq "reverse 0" "0 -> root@cli.test (nsswitch, ttl 600s)" "$(nk idmap reverse 0)"
+check_eq "reverse --group 0" "0 -> root@cli.test (nsswitch, ttl 600s)" "$(nk idmap reverse -g 0)"
+out=$(nk idmap reverse abc 2>&1); check_contains "reverse of a non-number says so" "not a numeric id" "$out"
+id=$(nk idmap sid S-1-5-21-7-8-9-1234 | awk '{print $3}')
+check_eq "sid -> id -> the same sid" "$id -> S-1-5-21-7-8-9-1234 (sid, ttl 600s)" "$(nk idmap sid "$id")"
+out=$(nk idmap sid S-1-5-x 2>&1); check_contains "bad SID text is named" "not a SID" "$out"
+check_eq "domain" "cli.test (from config)" "$(nk idmap domain)"
+
+out=$(nk idmap explain nosuch@cli.test)
+check_contains "explain: no such user" "cause: no such user in any backend" "$out"
+check_contains "explain: advice" "[Static] nosuch@cli.test = <local user>" "$out"
+out=$(nk idmap explain root@example.com)
+check_contains "explain: domain mismatch" "cause: domain mismatch: 'example.com' is not the NFSv4 domain 'cli.test'" "$out"
+check_contains "explain: the line to change" "set [General] Domain = example.com" "$out"
+check_contains "explain: a mapped name" "result: 0 (backend nsswitch" "$(nk idmap explain root@cli.test)"
+
+cat >"$T_TMP/idmapd.conf" <<'IDM'
+[General]
+Verbosity = 0
+Domain = corp.example
+Local-Realms = CORP.EXAMPLE
+[Mapping]
+Nobody-User = nobody
+Nobody-Group = nogroup
+[Translation]
+Method = nsswitch,umich_ldap
+[Static]
+alice@CORP.EXAMPLE = alice
+[UMICH_SCHEMA]
+NFSv4_person_objectclass = NFSv4RemotePerson
+IDM
+out=$(nk idmap import-conf "$T_TMP/idmapd.conf" -o "$T_TMP/imported.conf" 2>&1)
+check_contains "import-conf reports what it skipped" "2 setting(s) not imported" "$out"
+check_contains "umich_ldap becomes ldap" "Method = nsswitch,ldap" "$(cat "$T_TMP/imported.conf")"
+check_contains "[Static] carried over" "alice@CORP.EXAMPLE = alice" "$(cat "$T_TMP/imported.conf")"
+check_eq "imported file loads as nfskeys.conf" "corp.example (from config)" \
+	"$("$NFSKEYS" -c "$T_TMP/imported.conf" idmap domain 2>/dev/null)"
+out=$(nk idmap import-conf "$T_TMP/idmapd.conf" -o "$T_TMP/imported.conf" 2>&1)
+check_contains "import-conf refuses to overwrite" "refusing to overwrite" "$out"
+
+mkdir "$T_TMP/rk"
+printf 'create\tid_resolver\t*\t*\t\t/usr/sbin/nfsidmap -t 600 %%k %%d\n' >"$T_TMP/rk/id_resolver.conf"
+out=$(nk idmap enable-upcalls --dir "$T_TMP/rk" --helper /usr/sbin/nfskeys-upcall)
+check_contains "enable-upcalls names the file it overrides" \
+	"overrides $T_TMP/rk/id_resolver.conf: id_resolver keys (*) were handled by /usr/sbin/nfsidmap" "$out"
+check_eq "enable-upcalls writes a line per description prefix" 8 \
+	"$(grep -c '^create	\(id_resolver\|cifs.idmap\)	[a-z]*:\*	\*	/usr/sbin/nfskeys-upcall %k %d$' "$T_TMP/rk/nfskeys.conf")"
+check "flush runs (keyrings absent or cleared)" nk idmap flush
