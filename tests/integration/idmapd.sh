@@ -36,16 +36,19 @@ import socket, struct, sys, time, subprocess
 path, nk, conf = sys.argv[1:4]
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(path); return s
+def lookup():
+    t0 = time.time()
+    out = subprocess.run([nk, "-c", conf, "idmapd", "lookup", "name-to-uid", "user7@example.test"],
+                         capture_output=True, text=True).stdout
+    return out, time.time() - t0
+_, base = lookup()
 idle = conn()
 partial = conn(); partial.send(struct.pack(">I", 0x80000000 | 100) + b"abc")
 big = conn(); big.send(struct.pack(">I", 0x80000000 | 10 * 1024 * 1024))
 zero = conn(); zero.send(struct.pack(">I", 0x80000000))
 frag = conn(); frag.send(struct.pack(">I", 8) + b"12345678")
 garbage = conn(); garbage.send(struct.pack(">I", 0x80000000 | 12) + b"\0\0\0\1" * 3)
-t0 = time.time()
-out = subprocess.run([nk, "-c", conf, "idmapd", "lookup", "name-to-uid", "user7@example.test"],
-                     capture_output=True, text=True).stdout
-dt = time.time() - t0
+out, dt = lookup()
 closed = 0
 for s in (big, zero, frag, garbage):
     s.settimeout(2)
@@ -53,13 +56,17 @@ for s in (big, zero, frag, garbage):
         closed += s.recv(100) == b""
     except ConnectionResetError:
         closed += 1
-print("answer=%s seconds=%.2f closed=%d" % (out.split()[0] if out else "none", dt, closed))
+print("answer=%s seconds=%.2f baseline=%.2f closed=%d" % (out.split()[0] if out else "none", dt, base, closed))
 PY
 out=$(python3 "$T_TMP/bad.py" "$IDMAPD_SOCK" "$NFSKEYS" "$IDMAPD_CONF")
 check_contains "good client answered while bad ones hang on ($out)" "answer=10007" "$out"
 check_contains "malformed, oversized and fragmented senders are disconnected" "closed=4" "$out"
 sec=$(echo "$out" | sed 's/.*seconds=\([0-9.]*\).*/\1/')
-check "good client answered in under a second ($sec s)" awk "BEGIN { exit !($sec < 1.0) }"
+base=$(echo "$out" | sed 's/.*baseline=\([0-9.]*\).*/\1/')
+# The same command without the bad clients is the yardstick (this machine may be busy);
+# a blocked loop would take the idle timeout (30 s).
+check "good client not delayed by them ($sec s, alone $base s)" \
+	awk "BEGIN { exit !($sec < 3 * $base + 1.0) }"
 check_eq "bad frames counted" 3 "$(t_idmapd_stat bad_frames_total)"
 
 # Reload by SIGHUP: a changed mapping applies at once (cache flushed).
