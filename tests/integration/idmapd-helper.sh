@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
-plan 9
+plan 10
 
 helper_bin="$top_builddir/tools/.libs/nfskeys-upcall"
 [ -f "$helper_bin" ] || helper_bin="$top_builddir/tools/nfskeys-upcall"
@@ -16,6 +16,15 @@ case "$needed" in
 	heavy=$(echo "$needed" | tr ' ' '\n' | grep -E 'lib(tirpc|gssapi|krb5|k5crypto|ldap|lber|crypto|ssl)[.-]')
 	check_eq "nfskeys-upcall links no libtirpc/gssapi/krb5/ldap/crypto ($needed)" "" "$heavy" ;;
 *) skip "readelf could not read $helper_bin" ;;
+esac
+
+# Transitively too: what the dynamic loader actually maps for the helper.
+all=$(LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" ldd "$helper_bin" 2>/dev/null | awk '{ print $1 }' | tr '\n' ' ')
+case "$all" in
+*libc.so*)
+	heavy=$(echo "$all" | tr ' ' '\n' | grep -E 'lib(tirpc|gssapi|krb5|k5crypto|ldap|lber|crypto|ssl)[.-]')
+	check_eq "nor does anything it loads ($all)" "" "$heavy" ;;
+*) skip "ldd could not read $helper_bin" ;;
 esac
 
 t_idmapd_conf "[Idmapd]" "Helper-Timeout = 300"
