@@ -21,7 +21,7 @@ S=$SLAPD_SUFFIX
 	done
 } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
-plan 11
+plan 13
 
 cat >"$IDMAPD_CONF" <<CONF
 [General]
@@ -90,6 +90,18 @@ check "with a short TTL ($ttl s <= 7)" test "${ttl:-999}" -le 7
 t_slapd_restart
 t_wait_for "look user1 | grep -q '^10001	'" 10
 check_contains "LDAP back: fresh answer" "10001	" "$(look user1)"
+
+# Directory hung while an answer expires: after Stale-Wait (300 ms) the waiting caller
+# gets the stale answer instead of waiting for the search timeout (2 s).
+"$NFSKEYS" -c "$IDMAPD_CONF" idmapd flush name-to-uid user3@ldap.test >/dev/null 2>&1
+look user3 >/dev/null
+kill -STOP "$(cat "$SLAPD_DIR/slapd.pid")"
+sleep 2.3
+out=$(look user3)
+kill -CONT "$(cat "$SLAPD_DIR/slapd.pid")"
+check_contains "hung directory: expired answer served stale" "10003	ttl=1 backend=ldap stale" "$out"
+check_contains "by the Stale-Wait timer, not after the search timeout" \
+	"backend slow; serving the stale answer" "$(cat "$T_TMP/idmapd.log")"
 t_idmapd_stop
 rc=$?
 # Under LeakSanitizer, libldap's global state is reported when the ldap plugin (and with

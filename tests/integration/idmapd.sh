@@ -5,7 +5,7 @@
 # on flush, stats in three formats, clean stop.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 29
+plan 32
 
 NK() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -140,6 +140,20 @@ NK idmap stats --json | python3 -c 'import json,sys; d=json.load(sys.stdin); ass
 check_eq "stats --json is valid JSON with lookups_total" 0 $?
 out=$(NK idmap stats --prometheus)
 check_contains "stats --prometheus has a histogram" "# TYPE nfskeys_idmapd_request_latency_seconds histogram" "$out"
+
+# Refresh-ahead: a hot entry is refetched in the background before it expires, so it is
+# still a cache hit after its original TTL.
+sed -i 's/^\[Idmapd\]$/[Idmapd]\nRefresh-Ahead = 50\nRefresh-Hits = 1/' "$IDMAPD_CONF"
+printf '[Idmap]\nPositive-TTL = 2\n' >>"$IDMAPD_CONF"
+NK idmapd reload >/dev/null
+NK idmapd lookup name-to-uid user1@example.test >/dev/null     # miss: fetched at t=0
+sleep 1.3
+NK idmapd lookup name-to-uid user1@example.test >/dev/null     # hit past 50%: refresh
+sleep 1.2                                                       # t=2.5: first answer expired
+out=$(NK idmapd lookup name-to-uid user1@example.test)
+check_contains "refreshed ahead: still a cache hit after the first TTL" "10001	ttl=" "$out"
+check_contains "(served from the cache)" "cached" "$out"
+check "refresh-ahead lookups are counted" test "$(t_idmapd_stat 'lookups_total{result="refresh_ahead"}')" -ge 1
 
 t_idmapd_stop
 check_eq "SIGTERM stops it cleanly (exit 0)" 0 $?
