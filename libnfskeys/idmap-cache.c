@@ -11,6 +11,7 @@ struct entry {
 	struct entry *prev, *next; /* LRU: head is most recent */
 	uint32_t hash;
 	uint32_t kind;
+	uint32_t klen;
 	int32_t error; /* < 0: negative entry */
 	int64_t expires;
 	struct nfskeys_idmap_answer answer;
@@ -34,13 +35,56 @@ static int64_t now_sec(void)
 	return ts.tv_sec;
 }
 
-static uint32_t key_hash(unsigned kind, const char *key)
+/* A word-at-a-time multiplicative hash: keys are short (names, SIDs, numbers) and a hit
+ * should cost little more than one pass over the key. */
+static uint32_t key_hash(unsigned kind, const char *key, size_t len)
 {
-	uint32_t h = 2166136261u ^ kind;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kind << 32) ^ len;
+	size_t i = 0;
 
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return h;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < len) {
+		uint64_t w = 0;
+
+		memcpy(&w, key + i, len - i);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+/* Copy the meaningful part of an answer: groups, SID and name only when the kind uses
+ * them (the rest of *dst is left as it was, which the API documents as unspecified). */
+static void answer_copy(struct nfskeys_idmap_answer *dst, const struct nfskeys_idmap_answer *src)
+{
+	memcpy(dst, src, offsetof(struct nfskeys_idmap_answer, groups));
+	switch (src->kind) {
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		memcpy(dst->groups, src->groups, src->n_groups * sizeof(src->groups[0]));
+		break;
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		dst->sid = src->sid; /* and its text, in name: */
+		__attribute__((fallthrough));
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP: {
+		size_t nlen = strnlen(src->name, sizeof(src->name) - 1);
+
+		memcpy(dst->name, src->name, nlen);
+		dst->name[nlen] = '\0';
+		break;
+	}
+	default:
+		dst->name[0] = '\0';
+		break;
+	}
+	memcpy(dst->backend, src->backend, sizeof(dst->backend));
 }
 
 struct idmap_cache *idmap_cache_new(unsigned capacity)
@@ -92,12 +136,13 @@ static void lru_push_front(struct idmap_cache *c, struct entry *e)
 }
 
 static struct entry **find_slot(struct idmap_cache *c, uint32_t hash, unsigned kind,
-				const char *key)
+				const char *key, size_t klen)
 {
 	struct entry **pp = &c->buckets[hash & (c->nbuckets - 1)];
 
 	for (; *pp; pp = &(*pp)->hnext)
-		if ((*pp)->hash == hash && (*pp)->kind == kind && streq((*pp)->key, key))
+		if ((*pp)->hash == hash && (*pp)->kind == kind && (*pp)->klen == klen &&
+		    memcmp((*pp)->key, key, klen) == 0)
 			return pp;
 	return pp;
 }
@@ -125,13 +170,14 @@ static void remove_entry(struct idmap_cache *c, struct entry *e)
 int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		    struct nfskeys_idmap_answer *ret)
 {
-	uint32_t h = key_hash(kind, key);
+	size_t klen = strlen(key);
+	uint32_t h = key_hash(kind, key, klen);
 	struct entry **pp, *e;
 	int64_t now = now_sec();
 	int r = 0;
 
 	pthread_mutex_lock(&c->lock);
-	pp = find_slot(c, h, kind, key);
+	pp = find_slot(c, h, kind, key, klen);
 	e = *pp;
 	if (!e) {
 		c->stats.misses++;
@@ -140,7 +186,7 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		c->stats.misses++;
 		remove_at(c, pp);
 	} else {
-		if (e->prev) {
+		if (e->prev && e->prev->prev) { /* leave the two most recent in place */
 			lru_unlink(c, e);
 			lru_push_front(c, e);
 		}
@@ -149,7 +195,7 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 			r = e->error;
 		} else {
 			c->stats.hits++;
-			*ret = e->answer;
+			answer_copy(ret, &e->answer);
 			ret->ttl = (uint32_t)(e->expires - now);
 			ret->flags |= NFSKEYS_IDMAP_ANSWER_CACHED;
 			r = 1;
@@ -162,8 +208,8 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 		     const struct nfskeys_idmap_answer *a, int error, unsigned ttl)
 {
-	uint32_t h = key_hash(kind, key);
 	size_t klen = strlen(key);
+	uint32_t h = key_hash(kind, key, klen);
 	struct entry **pp, *e;
 
 	if (ttl == 0 || (!a && error >= 0))
@@ -174,6 +220,7 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 	memset(e, 0, sizeof(*e));
 	e->hash = h;
 	e->kind = kind;
+	e->klen = (uint32_t)klen;
 	e->error = a ? 0 : error;
 	e->expires = now_sec() + ttl;
 	if (a)
@@ -181,7 +228,7 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 	memcpy(e->key, key, klen + 1);
 
 	pthread_mutex_lock(&c->lock);
-	pp = find_slot(c, h, kind, key);
+	pp = find_slot(c, h, kind, key, klen);
 	if (*pp)
 		remove_at(c, pp);
 	while (c->count >= c->capacity && c->tail) {
@@ -199,12 +246,13 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 
 int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
 {
-	uint32_t h = key_hash(kind, key);
+	size_t klen = strlen(key);
+	uint32_t h = key_hash(kind, key, klen);
 	struct entry **pp;
 	int r = -ENOENT;
 
 	pthread_mutex_lock(&c->lock);
-	pp = find_slot(c, h, kind, key);
+	pp = find_slot(c, h, kind, key, klen);
 	if (*pp) {
 		remove_at(c, pp);
 		r = 0;

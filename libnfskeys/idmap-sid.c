@@ -6,32 +6,34 @@
 
 #include "libnfskeys-private.h"
 
-/* Parse one unsigned decimal (or 0x-hex when hex_ok) component ending at '-' or NUL. */
+/* Parse one unsigned decimal (or 0x-hex when hex_ok) component ending at '-' or NUL.
+ * max is below 2^60, so checking after each digit cannot overflow (and needs no
+ * division: this runs for every SID an upcall or a lookup sees). */
 static int parse_component(const char **p, uint64_t max, bool hex_ok, uint64_t *ret)
 {
 	const char *s = *p;
 	uint64_t v = 0;
-	int base = 10;
+	unsigned base = 10, n = 0;
 
 	if (hex_ok && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
 	}
-	if (!isxdigit((unsigned char)*s) || (base == 10 && !isdigit((unsigned char)*s)))
-		return -EINVAL;
-	for (; *s && *s != '-'; s++) {
+	for (; *s && *s != '-'; s++, n++) {
 		unsigned d;
 
-		if (isdigit((unsigned char)*s))
+		if (*s >= '0' && *s <= '9')
 			d = (unsigned)(*s - '0');
 		else if (base == 16 && isxdigit((unsigned char)*s))
 			d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
 		else
 			return -EINVAL;
-		if (v > (max - d) / (uint64_t)base)
+		v = v * base + d;
+		if (v > max)
 			return -ERANGE;
-		v = v * (uint64_t)base + d;
 	}
+	if (n == 0)
+		return -EINVAL;
 	*p = s;
 	*ret = v;
 	return 0;

@@ -64,7 +64,9 @@ enum {
 	NFSKEYS_IDMAP_ANSWER_TRUNCATED = 1 << 2, /* more groups than NFSKEYS_IDMAP_GROUPS_MAX */
 };
 
-/* One answer, a plain value (no pointers) so a daemon can copy it into a reply. */
+/* One answer, a plain value (no pointers) so a daemon can copy it into a reply.  Only the
+ * members the kind uses are written (groups for principals, sid for *_TO_SID, name for
+ * *_TO_NAME/GROUP/SID; name is "" otherwise); zero the struct first if you copy it whole. */
 struct nfskeys_idmap_answer {
 	uint32_t kind;  /* enum nfskeys_idmap_kind */
 	uint32_t flags; /* NFSKEYS_IDMAP_ANSWER_* */
