@@ -142,15 +142,16 @@ out=$(NK idmap stats --prometheus)
 check_contains "stats --prometheus has a histogram" "# TYPE nfskeys_idmapd_request_latency_seconds histogram" "$out"
 
 # Refresh-ahead: a hot entry is refetched in the background before it expires, so it is
-# still a cache hit after its original TTL.
+# still a cache hit after its original TTL (6 s; refresh after 50%; generous sleeps
+# because each CLI run may take a second on a busy machine).
 sed -i 's/^\[Idmapd\]$/[Idmapd]\nRefresh-Ahead = 50\nRefresh-Hits = 1/' "$IDMAPD_CONF"
-printf '[Idmap]\nPositive-TTL = 2\n' >>"$IDMAPD_CONF"
+printf '[Idmap]\nPositive-TTL = 6\n' >>"$IDMAPD_CONF"
 NK idmapd reload >/dev/null
 NK idmapd lookup name-to-uid user1@example.test >/dev/null     # miss: fetched at t=0
-sleep 1.3
+sleep 3.5
 NK idmapd lookup name-to-uid user1@example.test >/dev/null     # hit past 50%: refresh
-sleep 1.2                                                       # t=2.5: first answer expired
-out=$(NK idmapd lookup name-to-uid user1@example.test)
+sleep 3
+out=$(NK idmapd lookup name-to-uid user1@example.test)        # t>6.5: first answer expired
 check_contains "refreshed ahead: still a cache hit after the first TTL" "10001	ttl=" "$out"
 check_contains "(served from the cache)" "cached" "$out"
 check "refresh-ahead lookups are counted" test "$(t_idmapd_stat 'lookups_total{result="refresh_ahead"}')" -ge 1
