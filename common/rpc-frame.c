@@ -1,6 +1,7 @@
 /* Record-marking framing (RFC 5531 §11), one fragment per message: header codec, an
  * incremental reassembler for the event loop and blocking send/receive for clients. */
 #include <poll.h>
+#include <sys/socket.h>
 
 #include "macros.h"
 #include "rpc-frame.h"
@@ -193,23 +194,70 @@ static int read_exact(int fd, uint8_t *buf, size_t len, int64_t deadline, bool f
 
 int rpc_frame_recv(int fd, size_t max, int64_t deadline, uint8_t **ret_msg, size_t *ret_len)
 {
-	uint8_t hdr[RPC_FRAME_HDR_LEN];
+	uint8_t first[4096];
 	_cleanup_free_ uint8_t *buf = NULL;
+	size_t have = 0;
 	uint32_t len;
 	int r;
 
-	r = read_exact(fd, hdr, sizeof(hdr), deadline, true);
-	if (r < 0)
-		return r;
-	r = rpc_frame_get_header(hdr, max, &len);
+	/* Wait, then take the header and (usually) the whole message in one read.  Only
+	 * the bytes of this record are read: the peek tells how many are there. */
+	for (;;) {
+		ssize_t n = recv(fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			r = wait_fd(fd, POLLIN, deadline);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			return -EPIPE;
+		have = (size_t)n;
+		break;
+	}
+	if (have < RPC_FRAME_HDR_LEN) {
+		r = read_exact(fd, first, RPC_FRAME_HDR_LEN, deadline, true);
+		if (r < 0)
+			return r;
+		have = 0;
+	} else {
+		have = MIN(have, (size_t)RPC_FRAME_HDR_LEN); /* consumed below */
+	}
+	r = rpc_frame_get_header(first, max, &len);
 	if (r < 0)
 		return r;
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	r = read_exact(fd, buf, len, deadline, false);
-	if (r < 0)
-		return r;
+	if (have) {
+		/* header still in the socket: read header + body together */
+		struct iovec iov[2] = { { first, RPC_FRAME_HDR_LEN }, { buf, len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t n;
+
+		do
+			n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN)
+			return negerrno();
+		if (n < RPC_FRAME_HDR_LEN)
+			return -EIO; /* the peeked header vanished: cannot happen on a stream */
+		n -= RPC_FRAME_HDR_LEN;
+		if ((size_t)n < len) {
+			r = read_exact(fd, buf + n, len - n, deadline, false);
+			if (r < 0)
+				return r;
+		}
+	} else {
+		r = read_exact(fd, buf, len, deadline, false);
+		if (r < 0)
+			return r;
+	}
 	*ret_msg = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;

@@ -193,15 +193,56 @@ const char *rpc_status_to_string(enum rpc_status status)
 #define CALL_HDR_MAX 40
 #define REPLY_HDR_MAX 32
 
+static int finish(uint8_t *buf, size_t len, size_t max, uint8_t **ret, size_t *ret_len)
+{
+	if (len > max)
+		return -EMSGSIZE;
+	rpc_frame_put_header(buf, len);
+	*ret = buf;
+	*ret_len = len + RPC_FRAME_HDR_LEN;
+	return 0;
+}
+
+static int encode(XDR *x, bool is_call, const void *hdr, xdrproc_t body_fn, const void *body)
+{
+	int r = is_call ? rpc_call_encode(x, hdr) : rpc_reply_encode(x, hdr);
+
+	if (r == 0 && body_fn && !body_fn(x, (void *)body))
+		r = -EINVAL;
+	return r;
+}
+
 static int build(bool is_call, const void *hdr, xdrproc_t body_fn, const void *body, size_t max,
 		 uint8_t **ret, size_t *ret_len)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
+	uint8_t small[2048];
 	unsigned long bsize = 0;
-	size_t cap;
+	size_t cap, len;
 	XDR x;
 	int r;
 
+	/* Most messages are small: encode once on the stack and copy, instead of a sizing
+	 * pass (xdr_sizeof) and then the real one. */
+	xdrmem_create(&x, (char *)small + RPC_FRAME_HDR_LEN, sizeof(small) - RPC_FRAME_HDR_LEN,
+		      XDR_ENCODE);
+	r = encode(&x, is_call, hdr, body_fn, body);
+	len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	if (r == 0) {
+		if (len > max)
+			return -EMSGSIZE;
+		buf = malloc(len + RPC_FRAME_HDR_LEN);
+		if (!buf)
+			return -ENOMEM;
+		memcpy(buf, small, len + RPC_FRAME_HDR_LEN);
+		r = finish(buf, len, max, ret, ret_len);
+		TAKE_PTR(buf);
+		return r;
+	}
+	if (r != -EINVAL && r != -EMSGSIZE)
+		return r;
+	/* Too big for the stack buffer (or a body error, which the sized pass reports too). */
 	if (body_fn) {
 		bsize = xdr_sizeof(body_fn, (void *)body);
 		if (bsize == 0)
@@ -214,21 +255,14 @@ static int build(bool is_call, const void *hdr, xdrproc_t body_fn, const void *b
 	if (!buf)
 		return -ENOMEM;
 	xdrmem_create(&x, (char *)buf + RPC_FRAME_HDR_LEN, cap - RPC_FRAME_HDR_LEN, XDR_ENCODE);
-	r = is_call ? rpc_call_encode(&x, hdr) : rpc_reply_encode(&x, hdr);
-	if (r == 0 && body_fn && !body_fn(&x, (void *)body))
-		r = -EINVAL;
-	if (r == 0) {
-		size_t len = xdr_getpos(&x);
-
-		if (len > max) {
-			xdr_destroy(&x);
-			return -EMSGSIZE;
-		}
-		rpc_frame_put_header(buf, len);
-		*ret = TAKE_PTR(buf);
-		*ret_len = len + RPC_FRAME_HDR_LEN;
-	}
+	r = encode(&x, is_call, hdr, body_fn, body);
+	len = xdr_getpos(&x);
 	xdr_destroy(&x);
+	if (r < 0)
+		return r;
+	r = finish(buf, len, max, ret, ret_len);
+	if (r == 0)
+		TAKE_PTR(buf);
 	return r;
 }
 

@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+/* macros.h first: <rpc/types.h> pulls in sys/param.h, whose MIN/MAX may then silently
+ * replace ours (both evaluate the same), never the other way round with a warning. */
+#include "macros.h"
 #include <rpc/types.h>
 #include <rpc/xdr.h>
 

@@ -66,7 +66,8 @@ int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 	a.id = w->id;
 	a.gid = w->gid;
 	a.n_groups = MIN(w->groups.groups_len, (unsigned)NFSKEYS_IDMAP_GROUPS_MAX);
-	memcpy(a.groups, w->groups.groups_val, a.n_groups * sizeof(uint32_t));
+	if (a.n_groups)
+		memcpy(a.groups, w->groups.groups_val, a.n_groups * sizeof(uint32_t));
 	if (w->sid.sid_len > 0 &&
 	    nfskeys_sid_from_binary(w->sid.sid_val, w->sid.sid_len, &a.sid) < 0) {
 		r = -EPROTO;

@@ -430,6 +430,7 @@ static void idmap_usage(FILE *f)
 		"                             sid-to-uid, ...) from stdin, answer each in JSON\n"
 		"  flush                      clear the kernel's .id_resolver/.cifs_idmap keyrings\n"
 		"  domain                     show the NFSv4 domain and where it came from\n"
+		"  stats [--json|--prometheus] nfskeys-idmapd's counters and latency histograms\n"
 		"  import-conf [FILE] [-o OUT] convert /etc/idmapd.conf to nfskeys.conf settings\n"
 		"  enable-upcalls [--dir DIR] [--helper PATH] [--print]\n"
 		"                             install request-key.d/nfskeys.conf for nfskeys-upcall\n"
@@ -470,6 +471,8 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return cmd_import_conf(argc - 1, argv + 1);
 	if (streq(sub, "enable-upcalls"))
 		return cmd_enable_upcalls(argc - 1, argv + 1);
+	if (streq(sub, "stats")) /* the daemon's statistics (tools/cmd-idmapd.c) */
+		return cmd_idmapd_stats(ctx, argc, argv);
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "gpnjrsh", opts, NULL)) >= 0) {
 		switch (c) {

@@ -29,6 +29,11 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- idmap commands -- */
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* -- end idmap commands -- */
+/* -- idmapd commands -- */
+int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* "nfskeys idmap stats ...": argv[0] is "stats". */
+int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* -- end idmapd commands -- */
 
 /* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
 int tool_error(const char *fmt, ...) _printf_(1, 2);

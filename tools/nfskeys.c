@@ -21,6 +21,9 @@ static const struct nfskeys_cmd commands[] = {
 	/* -- idmap commands -- */
 	{ "idmap", cmd_idmap, "ID mapping: lookup, reverse, sid, explain, flush, import-conf" },
 	/* -- end idmap commands -- */
+	/* -- idmapd commands -- */
+	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
+	/* -- end idmapd commands -- */
 };
 
 int tool_error(const char *fmt, ...)

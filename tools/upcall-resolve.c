@@ -1,9 +1,47 @@
-/* The resolution step of nfskeys-upcall: in-process through the library's ID-mapping
- * engine.  Kept apart from the key handling so a daemon client can sit in front of it. */
+/* The resolution step of nfskeys-upcall: ask nfskeys-idmapd first (one shared cache, a
+ * short timeout), and resolve in-process through the library's ID-mapping engine only
+ * when the daemon cannot be reached.  Kept apart from the key handling. */
+#include <syslog.h>
+
+#include "idmapd-client.h"
+#include "macros.h"
 #include "upcall.h"
+#include "idmap.h"
+
+/* How long the helper waits for the daemon before resolving itself (ms). */
+#define DAEMON_TIMEOUT_MS 500
+
+static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
+		      struct nfskeys_idmap_answer *answer, bool *ret_transport)
+{
+	struct rpc_client *c = NULL;
+	int64_t timeout = DAEMON_TIMEOUT_MS;
+	int r;
+
+	*ret_transport = true;
+	if (nfskeys_conf_get_int(ctx, "Idmapd", "Helper-Timeout", 0, 60000, &timeout) == 0 &&
+	    timeout == 0)
+		return -ENOTCONN; /* daemon disabled for the helper */
+	r = idmapd_client_new(idmapd_socket_path(ctx, NULL), (int)timeout, &c);
+	if (r < 0)
+		return r;
+	r = idmapd_client_lookup(c, kind, key, IDMAPD_LOOKUP_NOBODY, answer, NULL, ret_transport);
+	rpc_client_free(c);
+	return r;
+}
 
 int upcall_resolve(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
 		   struct nfskeys_idmap_answer *answer)
 {
+	bool transport;
+	int r;
+
+	r = ask_daemon(ctx, kind, key, answer, &transport);
+	/* The daemon's verdict stands (its backends are ours); only an unreachable or
+	 * broken daemon sends us to in-process resolution. */
+	if (r == 0 || !transport)
+		return r;
+	nfskeys_ctx_log(ctx, LOG_DEBUG, __FILE__, __LINE__, __func__,
+			"nfskeys-idmapd not reachable (%s); resolving in-process", strerror(-r));
 	return nfskeys_idmap_lookup_full(ctx, kind, key, NFSKEYS_IDMAP_LOOKUP_NOBODY, answer);
 }

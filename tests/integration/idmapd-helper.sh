@@ -1,0 +1,77 @@
+#!/bin/sh
+# nfskeys-upcall in front of nfskeys-idmapd, through real request-key upcalls: the helper
+# asks the daemon (its answer wins even when the file changed under it), falls back to
+# in-process resolution when the daemon is killed, gone or wedged (short timeout), and
+# links neither libtirpc nor Kerberos/LDAP/OpenSSL.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/idmapd.sh"
+. "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
+plan 10
+
+helper_bin="$top_builddir/tools/.libs/nfskeys-upcall"
+[ -f "$helper_bin" ] || helper_bin="$top_builddir/tools/nfskeys-upcall"
+needed=$(readelf -d "$helper_bin" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+case "$needed" in
+*libc.so*)
+	heavy=$(echo "$needed" | tr ' ' '\n' | grep -E 'lib(tirpc|gssapi|krb5|k5crypto|ldap|lber|crypto|ssl)[.-]')
+	check_eq "nfskeys-upcall links no libtirpc/gssapi/krb5/ldap/crypto ($needed)" "" "$heavy" ;;
+*) skip "readelf could not read $helper_bin" ;;
+esac
+
+# Transitively too: what the dynamic loader actually maps for the helper.
+all=$(LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" ldd "$helper_bin" 2>/dev/null | awk '{ print $1 }' | tr '\n' ' ')
+case "$all" in
+*libc.so*)
+	heavy=$(echo "$all" | tr ' ' '\n' | grep -E 'lib(tirpc|gssapi|krb5|k5crypto|ldap|lber|crypto|ssl)[.-]')
+	check_eq "nor does anything it loads ($all)" "" "$heavy" ;;
+*) skip "ldd could not read $helper_bin" ;;
+esac
+
+t_idmapd_conf "[Idmapd]" "Helper-Timeout = 300"
+# The binary itself (not libtool's wrapper script, slow on a loaded machine).
+helper_exec="$top_builddir/tools/nfskeys-upcall"
+[ -x "$top_builddir/tools/.libs/nfskeys-upcall" ] && helper_exec="$top_builddir/tools/.libs/nfskeys-upcall"
+cat >"$T_TMP/helper.sh" <<SH
+#!/bin/sh
+NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
+LD_LIBRARY_PATH='$top_builddir/libnfskeys/.libs'; export LD_LIBRARY_PATH
+exec '$helper_exec' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
+SH
+chmod +x "$T_TMP/helper.sh"
+if ! t_route_upcalls "$T_TMP/helper.sh"; then
+	for i in 1 2 3 4 5 6 7 8; do skip "needs root, keyctl and a writable /etc/request-key.d"; done
+	exit 0
+fi
+payload() { t_upcall "$1" | head -n1; }
+
+t_idmapd_start
+misses0=$(t_idmapd_stat 'lookups_total{result="miss"}')
+check_eq "upcall through the daemon: uid:alice -> 2001" "$(t_hex 2001)00" \
+	"$(payload uid:alice@example.test)"
+misses1=$(t_idmapd_stat 'lookups_total{result="miss"}')
+check_eq "the daemon resolved it (one miss counted)" $((misses0 + 1)) "$misses1"
+
+# Change the file without telling the daemon: the daemon's answer still wins.
+sed -i 's/^alice@example.test = 2001/alice@example.test = 2005/' "$IDMAPD_CONF"
+check_eq "the helper takes the daemon's answer" "$(t_hex 2001)00" \
+	"$(payload uid:alice@example.test)"
+
+# Wedged daemon: the helper gives up after Helper-Timeout and resolves itself.
+kill -STOP "$IDMAPD_PID"
+t0=$(date +%s%N)
+check_eq "daemon stopped (SIGSTOP): helper falls back to in-process" "$(t_hex 2005)00" \
+	"$(payload uid:alice@example.test)"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+# Without the timeout the upcall would hang as long as the daemon is stopped; the bound
+# is loose because this machine may be busy.
+check "and does not wait for it (Helper-Timeout 300 ms; took $ms ms)" test "$ms" -lt 2500
+kill -CONT "$IDMAPD_PID"
+
+# Killed mid-run (socket left behind, nobody listening): fall back.
+kill -9 "$IDMAPD_PID"; wait "$IDMAPD_PID" 2>/dev/null; IDMAPD_PID=
+check "the stale socket is still there" test -S "$IDMAPD_SOCK"
+check_eq "daemon killed: helper falls back and answers correctly" "$(t_hex 2005)00" \
+	"$(payload uid:alice@example.test)"
+rm -f "$IDMAPD_SOCK"
+check_eq "no socket at all: helper answers in-process (user:10003)" \
+	"$(t_hex user3@example.test)" "$(payload user:10003)"

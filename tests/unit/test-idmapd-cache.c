@@ -1,0 +1,107 @@
+/* nfskeys-idmapd's cache: lookups, LRU order and the size bound, busy entries that are
+ * never evicted, and flushes that orphan busy entries instead of freeing them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "idmapd-cache.h"
+#include "macros.h"
+
+static struct idmapd_entry *add(struct idmapd_cache *c, uint32_t kind, const char *key)
+{
+	struct idmapd_entry *e = NULL;
+
+	assert_int_equal(idmapd_cache_add(c, kind, key, &e), 0);
+	assert_non_null(e);
+	return e;
+}
+
+static void test_find(void **state)
+{
+	struct idmapd_cache *c;
+	struct idmapd_entry *a, *b;
+	char key[32];
+
+	assert_int_equal(idmapd_cache_new(100000, &c), 0);
+	a = add(c, 1, "alice@x");
+	b = add(c, 2, "alice@x"); /* same key, other kind: another entry */
+	assert_ptr_equal(idmapd_cache_find(c, 1, "alice@x"), a);
+	assert_ptr_equal(idmapd_cache_find(c, 2, "alice@x"), b);
+	assert_null(idmapd_cache_find(c, 1, "bob@x"));
+	/* past the initial bucket count: the table grows and still finds everything */
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "u%d", i);
+		add(c, 1, key);
+	}
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "u%d", i);
+		assert_non_null(idmapd_cache_find(c, 1, key));
+	}
+	assert_int_equal(idmapd_cache_count(c), 5002);
+	assert_int_equal(idmapd_cache_evictions(c), 0);
+	idmapd_cache_free(c);
+}
+
+static void test_lru(void **state)
+{
+	struct idmapd_cache *c;
+
+	assert_int_equal(idmapd_cache_new(3, &c), 0);
+	add(c, 1, "a");
+	add(c, 1, "b");
+	add(c, 1, "c");
+	assert_non_null(idmapd_cache_find(c, 1, "a")); /* a is now the most recent */
+	add(c, 1, "d");                                 /* evicts b, the least recent */
+	assert_null(idmapd_cache_find(c, 1, "b"));
+	assert_non_null(idmapd_cache_find(c, 1, "a"));
+	assert_non_null(idmapd_cache_find(c, 1, "c"));
+	assert_non_null(idmapd_cache_find(c, 1, "d"));
+	assert_int_equal(idmapd_cache_count(c), 3);
+	assert_int_equal(idmapd_cache_evictions(c), 1);
+	/* lowering the bound evicts at once */
+	idmapd_cache_set_capacity(c, 1);
+	assert_int_equal(idmapd_cache_count(c), 1);
+	assert_int_equal(idmapd_cache_capacity(c), 1);
+	idmapd_cache_free(c);
+}
+
+static void test_busy(void **state)
+{
+	struct idmapd_cache *c;
+	struct idmapd_entry *a, *b, *n;
+
+	assert_int_equal(idmapd_cache_new(2, &c), 0);
+	a = add(c, 1, "a");
+	b = add(c, 1, "b");
+	a->busy = b->busy = true;
+	/* nothing idle to evict: the cache goes over its bound rather than drop a fetch,
+	 * and never evicts the entry just added */
+	n = add(c, 1, "n");
+	assert_int_equal(idmapd_cache_count(c), 3);
+	assert_ptr_equal(idmapd_cache_find(c, 1, "n"), n);
+	/* flush orphans busy entries (still allocated for their worker) */
+	assert_int_equal(idmapd_cache_flush(c), 3);
+	assert_int_equal(idmapd_cache_count(c), 0);
+	assert_true(a->orphan);
+	assert_true(b->orphan);
+	assert_null(idmapd_cache_find(c, 1, "a"));
+	idmapd_entry_free(a);
+	idmapd_entry_free(b);
+	/* drop of an idle entry frees it */
+	a = add(c, 1, "x");
+	idmapd_cache_drop(c, a);
+	assert_null(idmapd_cache_find(c, 1, "x"));
+	idmapd_cache_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_lru),
+		cmocka_unit_test(test_busy),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

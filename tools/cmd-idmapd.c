@@ -1,0 +1,262 @@
+/* nfskeys idmapd ...: talk to the nfskeys-idmapd service (ping, lookup, flush, reload,
+ * stats); "nfskeys idmap stats" lands here too.  Stats and lookups need no privileges,
+ * flush and reload are for root (the daemon checks the caller with SO_PEERCRED). */
+#include <getopt.h>
+
+#include "idmapd-client.h"
+#include "nfskeys-tool.h"
+#include "stats.h"
+#include "idmap.h"
+
+#define DEFAULT_TIMEOUT_MS 5000
+
+static void idmapd_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nfskeys idmapd [--socket PATH] [--timeout MS] COMMAND [ARGS...]\n"
+		"\n"
+		"Commands:\n"
+		"  ping                      is the daemon there (version, pid, config generation)\n"
+		"  lookup KIND KEY           map through the daemon's cache; KIND is name-to-uid,\n"
+		"                            group-to-gid, uid-to-name, gid-to-group,\n"
+		"                            principal-to-ids, sid-to-uid, sid-to-gid, uid-to-sid,\n"
+		"                            gid-to-sid (--nobody: nobody instead of failing)\n"
+		"  flush [KIND KEY]          drop the cache (all, or one key) and the kernel's\n"
+		"                            mapping keyrings (root only)\n"
+		"  reload                    reload the configuration (root only; as SIGHUP)\n"
+		"  stats [--json|--prometheus]\n"
+		"                            counters and latency histograms (same as\n"
+		"                            'nfskeys idmap stats')\n"
+		"\n"
+		"Exit status: 0 success, 1 failure (daemon not running, no mapping, refused),\n"
+		"2 usage error, 3 configuration error.  See nfskeys-idmapd(8).\n");
+}
+
+static int connect_daemon(struct nfskeys_ctx *ctx, const char *socket, int timeout_ms,
+			  struct rpc_client **ret, const char **ret_path)
+{
+	const char *path = idmapd_socket_path(ctx, socket);
+	int r = idmapd_client_new(path, timeout_ms, ret);
+
+	*ret_path = path;
+	return r;
+}
+
+static int daemon_error(const char *what, const char *path, int r)
+{
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		return tool_error("%s: nfskeys-idmapd is not running (no listener on %s)", what,
+				  path);
+	if (r == -EPERM || r == -EACCES)
+		return tool_error("%s: permission denied (root only)", what);
+	return tool_error("%s: %s", what, strerror(-r));
+}
+
+static int stats_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
+{
+	enum stats_format fmt = STATS_TEXT;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--json"))
+			fmt = STATS_JSON;
+		else if (streq(argv[i], "--prometheus"))
+			fmt = STATS_PROMETHEUS;
+		else if (startswith(argv[i], "--format=")) {
+			if (stats_format_from_string(argv[i] + 9, &fmt) < 0) {
+				tool_error("stats: unknown format '%s' (text, json, prometheus)",
+					   argv[i] + 9);
+				return EXIT_USAGE;
+			}
+		} else {
+			tool_error("stats: unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	r = idmapd_client_print_stats(c, stdout, fmt);
+	return r < 0 ? daemon_error("stats", path, r) : EXIT_OK;
+}
+
+static int parse_kind(const char *s, enum nfskeys_idmap_kind *ret)
+{
+	if (nfskeys_idmap_kind_from_string(s, ret) < 0) {
+		tool_error("unknown kind '%s' (see 'nfskeys idmapd --help')", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
+{
+	struct nfskeys_idmap_answer a;
+	enum nfskeys_idmap_kind kind;
+	unsigned flags = 0, aflags = 0;
+	const char *kind_s = NULL, *key = NULL;
+	char sid[MAX(NFSKEYS_SID_STRING_MAX, NFSKEYS_IDMAP_NAME_MAX)];
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--nobody") || streq(argv[i], "-n"))
+			flags |= IDMAPD_LOOKUP_NOBODY;
+		else if (!kind_s)
+			kind_s = argv[i];
+		else if (!key)
+			key = argv[i];
+		else {
+			tool_error("lookup: unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!key) {
+		tool_error("lookup: need KIND and KEY");
+		return EXIT_USAGE;
+	}
+	if (parse_kind(kind_s, &kind) < 0)
+		return EXIT_USAGE;
+	r = idmapd_client_lookup(c, kind, key, flags, &a, &aflags, NULL);
+	if (r < 0) {
+		if (r == -ENOENT && access(path, F_OK) == 0)
+			return tool_error("lookup %s %s: no mapping", kind_s, key);
+		return daemon_error("lookup", path, r);
+	}
+	switch (kind) {
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		printf("%s", a.name);
+		break;
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		if (nfskeys_sid_to_string(&a.sid, sid, sizeof(sid)) < 0)
+			snprintf(sid, sizeof(sid), "%s", a.name);
+		printf("%s", sid);
+		break;
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		printf("%u %u", a.id, a.gid);
+		break;
+	default:
+		printf("%u", a.id);
+	}
+	printf("\tttl=%u backend=%s%s%s%s\n", a.ttl, a.backend,
+	       aflags & IDMAPD_ANSWER_CACHED ? " cached" : "",
+	       aflags & IDMAPD_ANSWER_STALE ? " stale" : "",
+	       aflags & IDMAPD_ANSWER_NOBODY ? " nobody" : "");
+	return EXIT_OK;
+}
+
+int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	struct rpc_client *c = NULL;
+	const char *path;
+	int r;
+
+	r = connect_daemon(ctx, NULL, DEFAULT_TIMEOUT_MS, &c, &path);
+	if (r < 0)
+		return daemon_error("stats", path, r);
+	r = stats_cmd(c, path, argc, argv);
+	rpc_client_free(c);
+	return r;
+}
+
+int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	const char *socket = NULL, *sub, *path;
+	struct rpc_client *c = NULL;
+	int timeout = DEFAULT_TIMEOUT_MS, i, r, rc;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if ((streq(argv[i], "--socket") || streq(argv[i], "-s")) && i + 1 < argc) {
+			socket = argv[++i];
+		} else if ((streq(argv[i], "--timeout") || streq(argv[i], "-t")) && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+
+			if (*end || v <= 0 || v > 600000) {
+				tool_error("idmapd: bad timeout '%s' (milliseconds)", argv[i]);
+				return EXIT_USAGE;
+			}
+			timeout = (int)v;
+		} else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+			idmapd_usage(stdout);
+			return EXIT_OK;
+		} else {
+			tool_error("idmapd: unknown option '%s'", argv[i]);
+			idmapd_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		idmapd_usage(stderr);
+		return EXIT_USAGE;
+	}
+	sub = argv[i];
+	argc -= i;
+	argv += i;
+	if (streq(sub, "help")) {
+		idmapd_usage(stdout);
+		return EXIT_OK;
+	}
+	r = connect_daemon(ctx, socket, timeout, &c, &path);
+	if (r < 0)
+		return daemon_error(sub, path, r);
+
+	if (streq(sub, "ping")) {
+		char rel[64];
+		uint32_t pid;
+		uint64_t gen;
+
+		r = idmapd_client_ping(c, rel, sizeof(rel), &pid, &gen);
+		rc = r < 0 ? daemon_error("ping", path, r) : EXIT_OK;
+		if (r == 0)
+			printf("nfskeys-idmapd %s pid %u generation %llu on %s\n", rel, pid,
+			       (unsigned long long)gen, path);
+	} else if (streq(sub, "lookup")) {
+		rc = lookup_cmd(c, path, argc, argv);
+	} else if (streq(sub, "flush")) {
+		enum nfskeys_idmap_kind kind = 0;
+		unsigned dropped = 0, rings = 0;
+
+		if (argc != 1 && argc != 3) {
+			tool_error("flush: takes nothing or KIND KEY");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (argc == 3 && parse_kind(argv[1], &kind) < 0) {
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		r = idmapd_client_flush(c, kind, argc == 3 ? argv[2] : NULL, &dropped, &rings);
+		if (r == -ENOENT)
+			rc = tool_error("flush: %s %s is not cached", argv[1], argv[2]);
+		else if (r < 0)
+			rc = daemon_error("flush", path, r);
+		else {
+			printf("dropped %u cache entries, cleared %u kernel keyrings\n", dropped,
+			       rings);
+			rc = EXIT_OK;
+		}
+	} else if (streq(sub, "reload")) {
+		char msg[IDMAPD_MESSAGE_MAX];
+		uint64_t gen = 0;
+
+		msg[0] = 0;
+		r = idmapd_client_reload(c, msg, sizeof(msg), &gen);
+		if (r == -EPERM || r == -EACCES)
+			rc = daemon_error("reload", path, r);
+		else if (r < 0 && msg[0])
+			rc = tool_error("reload failed, old configuration kept: %s", msg);
+		else if (r < 0)
+			rc = daemon_error("reload", path, r);
+		else {
+			printf("%s\n", msg);
+			rc = EXIT_OK;
+		}
+	} else if (streq(sub, "stats")) {
+		rc = stats_cmd(c, path, argc, argv);
+	} else {
+		tool_error("idmapd: unknown command '%s' (see 'nfskeys idmapd --help')", sub);
+		rc = EXIT_USAGE;
+	}
+out:
+	rpc_client_free(c);
+	return rc;
+}
