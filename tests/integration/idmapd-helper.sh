@@ -10,6 +10,11 @@ plan 10
 
 helper_bin="$top_builddir/tools/.libs/nfskeys-upcall"
 [ -f "$helper_bin" ] || helper_bin="$top_builddir/tools/nfskeys-upcall"
+if t_is_asan; then
+	# ASan intercepts libtirpc's XDR functions and needs the shared library.
+	skip "ASan build links the shared libtirpc (XDR interceptors)"
+	skip "ASan build links the shared libtirpc (XDR interceptors)"
+else
 needed=$(readelf -d "$helper_bin" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 case "$needed" in
 *libc.so*)
@@ -17,7 +22,6 @@ case "$needed" in
 	check_eq "nfskeys-upcall links no libtirpc/gssapi/krb5/ldap/crypto ($needed)" "" "$heavy" ;;
 *) skip "readelf could not read $helper_bin" ;;
 esac
-
 # Transitively too: what the dynamic loader actually maps for the helper.
 all=$(LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" ldd "$helper_bin" 2>/dev/null | awk '{ print $1 }' | tr '\n' ' ')
 case "$all" in
@@ -26,6 +30,7 @@ case "$all" in
 	check_eq "nor does anything it loads ($all)" "" "$heavy" ;;
 *) skip "ldd could not read $helper_bin" ;;
 esac
+fi
 
 t_idmapd_conf "[Idmapd]" "Helper-Timeout = 300"
 # The binary itself (not libtool's wrapper script, slow on a loaded machine).
