@@ -1,7 +1,7 @@
-/* The in-process answer cache of the ID-mapping engine: a chained hash table with an LRU
- * list, a fixed capacity (the least recently used entry is evicted) and per-entry expiry
- * on a coarse monotonic clock, so a hit costs a hash, a compare and a copy. */
-#include <pthread.h>
+/* The in-process answer cache of the ID-mapping engine: a chained hash table with a
+ * second-chance (CLOCK) approximation of LRU, a fixed capacity and per-entry expiry on a
+ * coarse monotonic clock.  A hit costs a hash, a compare, a copy and a short spinlock. */
+#include <sched.h>
 #include <time.h>
 
 #include "idmap-private.h"
@@ -13,19 +13,42 @@ struct entry {
 	uint32_t kind;
 	uint32_t klen;
 	int32_t error; /* < 0: negative entry */
+	uint32_t referenced; /* set by a hit; eviction gives such an entry a second chance */
 	int64_t expires;
-	struct nfskeys_idmap_answer answer;
+	/* the answer: its fixed head and backend name inline, next to the key, so a hit on a
+	 * kind that has nothing more (ids from names or SIDs) reads a few adjacent cache
+	 * lines; the whole answer is kept in full only for the kinds with groups/name/SID */
+	char head[offsetof(struct nfskeys_idmap_answer, groups)];
+	char backend[NFSKEYS_IDMAP_BACKEND_MAX];
+	struct nfskeys_idmap_answer *full;
 	char key[];
 };
 
 struct idmap_cache {
-	pthread_mutex_t lock;
+	int locked; /* spinlock: the critical sections are a few dozen instructions */
 	struct entry **buckets;
 	size_t nbuckets; /* power of two */
 	unsigned capacity, count;
 	struct entry *head, *tail;
 	struct nfskeys_idmap_cache_stats stats;
 };
+
+/* A test-and-test-and-set lock that yields the CPU while it waits: an uncontended
+ * lock/unlock pair is two atomic instructions instead of a mutex's ~55, and yielding keeps a
+ * preempted holder on a busy machine from being starved by spinners. */
+static void cache_lock(struct idmap_cache *c)
+{
+	while (__atomic_exchange_n(&c->locked, 1, __ATOMIC_ACQUIRE)) {
+		for (unsigned n = 0; __atomic_load_n(&c->locked, __ATOMIC_RELAXED); n++)
+			if (n >= 64)
+				sched_yield();
+	}
+}
+
+static void cache_unlock(struct idmap_cache *c)
+{
+	__atomic_store_n(&c->locked, 0, __ATOMIC_RELEASE);
+}
 
 static int64_t now_sec(void)
 {
@@ -59,12 +82,21 @@ static uint32_t key_hash(unsigned kind, const char *key, size_t len)
 	return (uint32_t)h;
 }
 
+static bool kind_needs_full(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS || kind == NFSKEYS_IDMAP_UID_TO_SID ||
+	       kind == NFSKEYS_IDMAP_GID_TO_SID || kind == NFSKEYS_IDMAP_UID_TO_NAME ||
+	       kind == NFSKEYS_IDMAP_GID_TO_GROUP;
+}
+
 /* Copy the meaningful part of an answer: groups, SID and name only when the kind uses
  * them (the rest of *dst is left as it was, which the API documents as unspecified). */
-static void answer_copy(struct nfskeys_idmap_answer *dst, const struct nfskeys_idmap_answer *src)
+static void answer_copy(struct nfskeys_idmap_answer *dst, const struct entry *e)
 {
-	memcpy(dst, src, offsetof(struct nfskeys_idmap_answer, groups));
-	switch (src->kind) {
+	const struct nfskeys_idmap_answer *src = e->full;
+
+	memcpy(dst, e->head, sizeof(e->head));
+	switch (src ? src->kind : 0) {
 	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
 		memcpy(dst->groups, src->groups, src->n_groups * sizeof(src->groups[0]));
 		break;
@@ -84,7 +116,7 @@ static void answer_copy(struct nfskeys_idmap_answer *dst, const struct nfskeys_i
 		dst->name[0] = '\0';
 		break;
 	}
-	memcpy(dst->backend, src->backend, sizeof(dst->backend));
+	memcpy(dst->backend, e->backend, sizeof(dst->backend));
 }
 
 struct idmap_cache *idmap_cache_new(unsigned capacity)
@@ -107,7 +139,6 @@ struct idmap_cache *idmap_cache_new(unsigned capacity)
 	c->nbuckets = n;
 	c->capacity = capacity;
 	c->stats.capacity = capacity;
-	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
 
@@ -155,6 +186,7 @@ static void remove_at(struct idmap_cache *c, struct entry **pp)
 	*pp = e->hnext;
 	lru_unlink(c, e);
 	c->count--;
+	free(e->full);
 	free(e);
 }
 
@@ -167,6 +199,22 @@ static void remove_entry(struct idmap_cache *c, struct entry *e)
 	remove_at(c, pp);
 }
 
+/* Evict the oldest entry not used (inserted or hit) since it last reached the tail: a used
+ * entry found at the tail is cleared and moved to the front (second chance, the CLOCK
+ * approximation of LRU).  Ends after at most count moves, since every move clears a flag. */
+static void evict_one(struct idmap_cache *c)
+{
+	while (c->tail->referenced && c->tail != c->head) {
+		struct entry *e = c->tail;
+
+		e->referenced = 0;
+		lru_unlink(c, e);
+		lru_push_front(c, e);
+	}
+	c->stats.evictions++;
+	remove_entry(c, c->tail);
+}
+
 int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		    struct nfskeys_idmap_answer *ret)
 {
@@ -176,7 +224,7 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 	int64_t now = now_sec();
 	int r = 0;
 
-	pthread_mutex_lock(&c->lock);
+	cache_lock(c);
 	pp = find_slot(c, h, kind, key, klen);
 	e = *pp;
 	if (!e) {
@@ -186,22 +234,19 @@ int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		c->stats.misses++;
 		remove_at(c, pp);
 	} else {
-		if (e->prev && e->prev->prev) { /* leave the two most recent in place */
-			lru_unlink(c, e);
-			lru_push_front(c, e);
-		}
+		e->referenced = 1; /* no list upkeep on a hit: see evict_one() */
 		if (e->error < 0) {
 			c->stats.negative_hits++;
 			r = e->error;
 		} else {
 			c->stats.hits++;
-			answer_copy(ret, &e->answer);
+			answer_copy(ret, e);
 			ret->ttl = (uint32_t)(e->expires - now);
 			ret->flags |= NFSKEYS_IDMAP_ANSWER_CACHED;
 			r = 1;
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	cache_unlock(c);
 	return r;
 }
 
@@ -222,26 +267,35 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 	e->kind = kind;
 	e->klen = (uint32_t)klen;
 	e->error = a ? 0 : error;
+	e->referenced = 1; /* a new entry counts as used: it survives one pass of the clock */
 	e->expires = now_sec() + ttl;
-	if (a)
-		e->answer = *a;
+	if (a) {
+		memcpy(e->head, a, sizeof(e->head));
+		memcpy(e->backend, a->backend, sizeof(e->backend));
+		if (kind_needs_full(a->kind)) {
+			e->full = malloc(sizeof(*e->full));
+			if (!e->full) {
+				free(e);
+				return;
+			}
+			*e->full = *a;
+		}
+	}
 	memcpy(e->key, key, klen + 1);
 
-	pthread_mutex_lock(&c->lock);
+	cache_lock(c);
 	pp = find_slot(c, h, kind, key, klen);
 	if (*pp)
 		remove_at(c, pp);
-	while (c->count >= c->capacity && c->tail) {
-		c->stats.evictions++;
-		remove_entry(c, c->tail);
-	}
+	while (c->count >= c->capacity && c->tail)
+		evict_one(c);
 	pp = &c->buckets[h & (c->nbuckets - 1)];
 	e->hnext = *pp;
 	*pp = e;
 	lru_push_front(c, e);
 	c->count++;
 	c->stats.insertions++;
-	pthread_mutex_unlock(&c->lock);
+	cache_unlock(c);
 }
 
 int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
@@ -251,30 +305,30 @@ int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
 	struct entry **pp;
 	int r = -ENOENT;
 
-	pthread_mutex_lock(&c->lock);
+	cache_lock(c);
 	pp = find_slot(c, h, kind, key, klen);
 	if (*pp) {
 		remove_at(c, pp);
 		r = 0;
 	}
-	pthread_mutex_unlock(&c->lock);
+	cache_unlock(c);
 	return r;
 }
 
 void idmap_cache_clear(struct idmap_cache *c)
 {
-	pthread_mutex_lock(&c->lock);
+	cache_lock(c);
 	while (c->head)
 		remove_entry(c, c->head);
-	pthread_mutex_unlock(&c->lock);
+	cache_unlock(c);
 }
 
 void idmap_cache_get_stats(struct idmap_cache *c, struct nfskeys_idmap_cache_stats *ret)
 {
-	pthread_mutex_lock(&c->lock);
+	cache_lock(c);
 	*ret = c->stats;
 	ret->entries = c->count;
-	pthread_mutex_unlock(&c->lock);
+	cache_unlock(c);
 }
 
 struct idmap_cache *idmap_cache_free(struct idmap_cache *c)
@@ -282,7 +336,6 @@ struct idmap_cache *idmap_cache_free(struct idmap_cache *c)
 	if (!c)
 		return NULL;
 	idmap_cache_clear(c);
-	pthread_mutex_destroy(&c->lock);
 	free(c->buckets);
 	free(c);
 	return NULL;

@@ -510,29 +510,19 @@ static bool kind_has_nobody(unsigned kind)
 	return kind_is_name(kind) || kind_is_sid(kind);
 }
 
-static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
-		       unsigned flags, struct nfskeys_idmap_answer *ret)
+/* Everything after a cache miss (kept out of line so the hit path sets up no request,
+ * key buffer or answer on the stack). */
+static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct idmap_state *st,
+				  enum nfskeys_idmap_kind kind, const char *key, unsigned flags,
+				  int r, struct nfskeys_idmap_answer *ret)
 {
 	struct nfskeys_idmap_request req = { 0 };
 	struct nfskeys_idmap_answer a;
 	struct nfskeys_sid sid;
-	struct idmap_state *st;
 	char buf[KEY_MAX];
-	int r;
 
-	if (!ctx || !key || !ret || !kind_valid(kind))
-		return -EINVAL;
-	r = state_get(ctx, &st);
 	if (r < 0)
-		return r;
-	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
-		/* the hot path: a hit is copied straight into ret (and only then written) */
-		r = idmap_cache_get(st->cache, kind, key, ret);
-		if (r > 0)
-			return 0;
-		if (r < 0)
-			goto fail;
-	}
+		goto fail;
 	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
@@ -553,6 +543,27 @@ fail:
 		return 0;
 	}
 	return r;
+}
+
+static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
+		       unsigned flags, struct nfskeys_idmap_answer *ret)
+{
+	struct idmap_state *st;
+	int r = 0;
+
+	if (!ctx || !key || !ret || !kind_valid(kind))
+		return -EINVAL;
+	r = state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
+		/* the hot path: a hit is copied straight into ret (and only then written);
+		 * a negative hit (r < 0) goes on to the nobody handling */
+		r = idmap_cache_get(st->cache, kind, key, ret);
+		if (r > 0)
+			return 0;
+	}
+	return lookup_slow(ctx, st, kind, key, flags, r, ret);
 }
 
 _public_ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
