@@ -183,47 +183,5 @@ int attrd_client_reload(struct rpc_client *c, char *msg, size_t msg_size)
 
 int attrd_client_print_stats(struct rpc_client *c, FILE *f, int format)
 {
-	attrd_stats_res res = {};
-	_cleanup_free_ struct stats_entry *e = NULL;
-	_cleanup_free_ struct stats_hist *h = NULL;
-	size_t n;
-	int r;
-
-	r = rpc_client_call(c, ATTRD_STATS, NULL, NULL, (xdrproc_t)xdr_attrd_stats_res, &res);
-	if (r < 0)
-		return r;
-	if (res.status < 0) {
-		r = res.status;
-		goto out;
-	}
-	n = res.metrics.metrics_len;
-	e = calloc(n ? n : 1, sizeof(*e));
-	h = calloc(n ? n : 1, sizeof(*h));
-	if (!e || !h) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		attrd_metric *m = &res.metrics.metrics_val[i];
-
-		e[i].name = m->name;
-		e[i].labels = m->labels && *m->labels ? m->labels : NULL;
-		e[i].value = m->value;
-		if (m->type == ATTRD_METRIC_COUNTER) {
-			e[i].type = STATS_COUNTER;
-		} else if (m->type == ATTRD_METRIC_GAUGE) {
-			e[i].type = STATS_GAUGE;
-		} else {
-			e[i].type = STATS_HISTOGRAM;
-			h[i].count = m->value;
-			h[i].sum = m->sum_ns;
-			for (u_int b = 0; b < m->buckets.buckets_len && b < STATS_HIST_BUCKETS; b++)
-				h[i].buckets[b] = m->buckets.buckets_val[b];
-			e[i].hist = &h[i];
-		}
-	}
-	r = stats_print(f, format, "nfskeys_attrd_", e, n);
-out:
-	xdr_free((xdrproc_t)xdr_attrd_stats_res, (char *)&res);
-	return r;
+	return stats_client_print(c, ATTRD_STATS, f, (enum stats_format)format, "nfskeys_attrd_");
 }

@@ -393,22 +393,22 @@ void attrd_ldap_free(struct attrd_ldap *l)
 	free(l);
 }
 
-size_t attrd_ldap_metrics(struct attrd_ldap *l, struct attrd_metric *m, size_t max)
+size_t attrd_ldap_metrics(struct attrd_ldap *l, struct stats_metric *m, size_t max)
 {
 	const struct {
 		const char *name;
-		attrd_metric_type type;
+		stats_metric_type type;
 		uint64_t v;
 	} all[] = {
-		{ "ldap_syncs_total", ATTRD_METRIC_COUNTER, l->syncs },
-		{ "ldap_failures_total", ATTRD_METRIC_COUNTER, l->failures },
-		{ "ldap_invalid_total", ATTRD_METRIC_COUNTER, l->invalid },
-		{ "ldap_attributes", ATTRD_METRIC_GAUGE, l->rows },
+		{ "ldap_syncs_total", STATS_METRIC_COUNTER, l->syncs },
+		{ "ldap_failures_total", STATS_METRIC_COUNTER, l->failures },
+		{ "ldap_invalid_total", STATS_METRIC_COUNTER, l->invalid },
+		{ "ldap_attributes", STATS_METRIC_GAUGE, l->rows },
 	};
 	size_t n = 0;
 
 	for (; n < ARRAY_SIZE(all) && n < max; n++)
-		m[n] = (attrd_metric){ .name = (char *)all[n].name, .labels = "",
+		m[n] = (stats_metric){ .name = (char *)all[n].name, .labels = "",
 				       .type = all[n].type, .value = all[n].v };
 	return n;
 }

@@ -8,7 +8,7 @@
 #include "nfskeys.h"
 
 struct attrd_ldap;
-struct attrd_metric;
+struct stats_metric;
 struct evloop;
 
 /* From [Attrd] LDAP-URI, LDAP-Base, LDAP-Bind-DN, LDAP-Bind-Password-File,
@@ -23,4 +23,4 @@ unsigned attrd_ldap_interval(const struct attrd_ldap *l);
  * evloop_post).  A sync already running makes this a no-op. */
 void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_attr_store **store);
 /* Append the sync metrics to m (at most max); returns how many. */
-size_t attrd_ldap_metrics(struct attrd_ldap *l, struct attrd_metric *m, size_t max);
+size_t attrd_ldap_metrics(struct attrd_ldap *l, struct stats_metric *m, size_t max);

@@ -426,17 +426,17 @@ reply:
 
 static void handle_stats(struct daemon *d, struct rpc_request *req)
 {
-	attrd_metric m[4 * _OP_MAX + 16];
+	stats_metric m[4 * _OP_MAX + 16];
 	uint64_t buckets[_OP_MAX][STATS_HIST_BUCKETS];
 	char labels[_OP_MAX][32];
 	struct rpc_server_stats ss;
-	attrd_stats_res res = {};
+	stats_res res = {};
 	size_t n = 0;
 
 	rpc_server_get_stats(d->srv, &ss);
 	memset(m, 0, sizeof(m));
-#define GAUGE(nm, v) (m[n++] = (attrd_metric){ .name = nm, .labels = "", .type = ATTRD_METRIC_GAUGE, .value = (v) })
-#define COUNTER(nm, lb, v) (m[n++] = (attrd_metric){ .name = nm, .labels = lb, .type = ATTRD_METRIC_COUNTER, .value = (v) })
+#define GAUGE(nm, v) (m[n++] = (stats_metric){ .name = nm, .labels = "", .type = STATS_METRIC_GAUGE, .value = (v) })
+#define COUNTER(nm, lb, v) (m[n++] = (stats_metric){ .name = nm, .labels = lb, .type = STATS_METRIC_COUNTER, .value = (v) })
 	GAUGE("policies", attr_index_count(attr_store_index(d->store)));
 	GAUGE("index_bytes", attr_index_memory(attr_store_index(d->store)));
 	GAUGE("clients", ss.current);
@@ -452,8 +452,8 @@ static void handle_stats(struct daemon *d, struct rpc_request *req)
 		COUNTER("refused_total", labels[o], __atomic_load_n(&d->ops[o].refused, __ATOMIC_RELAXED));
 		stats_hist_snapshot(&d->ops[o].latency, &h);
 		memcpy(buckets[o], h.buckets, sizeof(h.buckets));
-		m[n++] = (attrd_metric){ .name = "latency", .labels = labels[o],
-					 .type = ATTRD_METRIC_HISTOGRAM, .value = h.count,
+		m[n++] = (stats_metric){ .name = "latency", .labels = labels[o],
+					 .type = STATS_METRIC_HISTOGRAM, .value = h.count,
 					 .sum_ns = h.sum,
 					 .buckets = { STATS_HIST_BUCKETS, buckets[o] } };
 	}
@@ -464,7 +464,7 @@ static void handle_stats(struct daemon *d, struct rpc_request *req)
 	res.metrics.metrics_len = (u_int)n;
 	res.metrics.metrics_val = m;
 	finish(d, OP_OTHER, req, 0);
-	rpc_request_reply(req, (xdrproc_t)xdr_attrd_stats_res, &res);
+	rpc_request_reply(req, (xdrproc_t)xdr_stats_res, &res);
 }
 
 static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)

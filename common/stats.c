@@ -1,8 +1,12 @@
-/* log2 histograms and counters with text / JSON / Prometheus output (see stats.h). */
+/* log2 histograms and counters with text / JSON / Prometheus output (see stats.h), and
+ * the daemons' statistics answer (proto/metrics.x) fetched and printed the same way. */
 #include <inttypes.h>
 
 #include "macros.h"
+#include "rpc-client.h"
 #include "stats.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
+#include "metrics.h"
 
 unsigned stats_hist_bucket(uint64_t value)
 {
@@ -237,4 +241,55 @@ int stats_print(FILE *f, enum stats_format fmt, const char *prefix,
 		return -EINVAL;
 	}
 	return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+}
+
+int stats_print_metrics(FILE *f, enum stats_format fmt, const char *prefix,
+			const struct stats_metric *metrics, size_t n)
+{
+	_cleanup_free_ struct stats_entry *e = calloc(n ? n : 1, sizeof(*e));
+	_cleanup_free_ struct stats_hist *h = calloc(n ? n : 1, sizeof(*h));
+
+	if (!e || !h)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const stats_metric *m = &metrics[i];
+
+		e[i].name = m->name;
+		e[i].labels = m->labels && *m->labels ? m->labels : NULL;
+		e[i].value = m->value;
+		switch (m->type) {
+		case STATS_METRIC_COUNTER:
+			e[i].type = STATS_COUNTER;
+			break;
+		case STATS_METRIC_GAUGE:
+			e[i].type = STATS_GAUGE;
+			break;
+		default:
+			e[i].type = STATS_HISTOGRAM;
+			h[i].count = m->value;
+			h[i].sum = m->sum_ns;
+			for (u_int b = 0; b < m->buckets.buckets_len && b < STATS_HIST_BUCKETS; b++)
+				h[i].buckets[b] = m->buckets.buckets_val[b];
+			e[i].hist = &h[i];
+		}
+	}
+	return stats_print(f, fmt, prefix, e, n);
+}
+
+int stats_client_print(struct rpc_client *c, uint32_t proc, FILE *f, enum stats_format fmt,
+		       const char *prefix)
+{
+	stats_res res = {};
+	int r;
+
+	r = rpc_client_call(c, proc, NULL, NULL, (xdrproc_t)xdr_stats_res, &res);
+	if (r < 0)
+		return r;
+	if (res.status < 0)
+		r = res.status;
+	else
+		r = stats_print_metrics(f, fmt, prefix, res.metrics.metrics_val,
+					res.metrics.metrics_len);
+	xdr_free((xdrproc_t)xdr_stats_res, (char *)&res);
+	return r;
 }

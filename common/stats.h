@@ -53,5 +53,16 @@ enum stats_format { STATS_TEXT, STATS_JSON, STATS_PROMETHEUS };
  * non-empty buckets.  Returns 0 or -EIO when writing failed. */
 int stats_print(FILE *f, enum stats_format fmt, const char *prefix,
 		const struct stats_entry *entries, size_t n);
+/* Print a daemon's statistics answer (proto/metrics.x: struct stats_metric, the wire
+ * form of the entries above) as stats_print() does.  Returns 0, -ENOMEM or -EIO. */
+struct stats_metric;
+int stats_print_metrics(FILE *f, enum stats_format fmt, const char *prefix,
+			const struct stats_metric *metrics, size_t n);
+/* Call procedure proc (void arguments, a stats_res answer) on client c and print the
+ * answer with stats_print_metrics().  Returns 0, the transport error, the daemon's
+ * negative status, -ENOMEM or -EIO. */
+struct rpc_client;
+int stats_client_print(struct rpc_client *c, uint32_t proc, FILE *f, enum stats_format fmt,
+		       const char *prefix);
 /* Parse "text", "json" or "prometheus"; -EINVAL otherwise. */
 int stats_format_from_string(const char *s, enum stats_format *ret);

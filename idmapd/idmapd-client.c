@@ -143,50 +143,5 @@ int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_siz
 
 int idmapd_client_print_stats(struct rpc_client *c, FILE *f, int format)
 {
-	idmapd_stats_res res = {};
-	_cleanup_free_ struct stats_entry *e = NULL;
-	_cleanup_free_ struct stats_hist *h = NULL;
-	size_t n;
-	int r;
-
-	r = rpc_client_call(c, IDMAPD_STATS, NULL, NULL, (xdrproc_t)xdr_idmapd_stats_res, &res);
-	if (r < 0)
-		return r;
-	if (res.status < 0) {
-		r = res.status;
-		goto out;
-	}
-	n = res.metrics.metrics_len;
-	e = calloc(n ? n : 1, sizeof(*e));
-	h = calloc(n ? n : 1, sizeof(*h));
-	if (!e || !h) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		idmapd_metric *m = &res.metrics.metrics_val[i];
-
-		e[i].name = m->name;
-		e[i].labels = m->labels && *m->labels ? m->labels : NULL;
-		e[i].value = m->value;
-		switch (m->type) {
-		case IDMAPD_METRIC_COUNTER:
-			e[i].type = STATS_COUNTER;
-			break;
-		case IDMAPD_METRIC_GAUGE:
-			e[i].type = STATS_GAUGE;
-			break;
-		default:
-			e[i].type = STATS_HISTOGRAM;
-			h[i].count = m->value;
-			h[i].sum = m->sum_ns;
-			for (unsigned b = 0; b < m->buckets.buckets_len && b < STATS_HIST_BUCKETS; b++)
-				h[i].buckets[b] = m->buckets.buckets_val[b];
-			e[i].hist = &h[i];
-		}
-	}
-	r = stats_print(f, format, "nfskeys_idmapd_", e, n);
-out:
-	xdr_free((xdrproc_t)xdr_idmapd_stats_res, (char *)&res);
-	return r;
+	return stats_client_print(c, IDMAPD_STATS, f, (enum stats_format)format, "nfskeys_idmapd_");
 }

@@ -766,9 +766,9 @@ static void do_reload(struct daemon *d, struct rpc_request *req)
 }
 
 struct metrics {
-	idmapd_metric *m;
+	stats_metric *m;
 	size_t n, cap;
-	char labels[_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4][IDMAPD_METRIC_LABELS_MAX];
+	char labels[_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4][STATS_METRIC_LABELS_MAX];
 	size_t nlabels;
 };
 
@@ -780,14 +780,14 @@ static const char *mlabel(struct metrics *ms, const char *name, const char *v)
 	if (ms->nlabels >= ARRAY_SIZE(ms->labels))
 		return "";
 	l = ms->labels[ms->nlabels++];
-	snprintf(l, IDMAPD_METRIC_LABELS_MAX, "%s=\"%s\"", name, v);
+	snprintf(l, STATS_METRIC_LABELS_MAX, "%s=\"%s\"", name, v);
 	return l;
 }
 
 static void madd(struct metrics *ms, const char *name, const char *labels,
-		 enum idmapd_metric_type type, uint64_t value, const struct stats_hist *h)
+		 enum stats_metric_type type, uint64_t value, const struct stats_hist *h)
 {
-	idmapd_metric *m;
+	stats_metric *m;
 
 	if (ms->n == ms->cap)
 		return;
@@ -799,7 +799,7 @@ static void madd(struct metrics *ms, const char *name, const char *labels,
 	m->value = value;
 	if (h) {
 		struct stats_hist s;
-		static uint64_t bucket_store[IDMAPD_METRICS_MAX][STATS_HIST_BUCKETS];
+		static uint64_t bucket_store[STATS_METRICS_MAX][STATS_HIST_BUCKETS];
 		uint64_t *bs = bucket_store[ms->n - 1];
 		unsigned last = 0;
 
@@ -819,69 +819,69 @@ static void madd(struct metrics *ms, const char *name, const char *labels,
 static void do_stats(struct daemon *d, struct rpc_request *req)
 {
 	_cleanup_free_ struct metrics *ms = calloc(1, sizeof(*ms));
-	_cleanup_free_ idmapd_metric *m = calloc(IDMAPD_METRICS_MAX, sizeof(*m));
+	_cleanup_free_ stats_metric *m = calloc(STATS_METRICS_MAX, sizeof(*m));
 	struct rpc_server_stats ss;
-	idmapd_stats_res res = {};
+	stats_res res = {};
 
 	if (!ms || !m) {
 		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
 		return;
 	}
 	ms->m = m;
-	ms->cap = IDMAPD_METRICS_MAX;
+	ms->cap = STATS_METRICS_MAX;
 	for (int op = 0; op < _OP_MAX; op++)
 		madd(ms, "requests_total", mlabel(ms, "op", op_names[op]),
-		     IDMAPD_METRIC_COUNTER, d->st.requests[op], NULL);
+		     STATS_METRIC_COUNTER, d->st.requests[op], NULL);
 	for (int op = 0; op < _OP_MAX; op++)
 		if (d->st.denied[op])
 			madd(ms, "denied_total", mlabel(ms, "op", op_names[op]),
-			     IDMAPD_METRIC_COUNTER, d->st.denied[op], NULL);
+			     STATS_METRIC_COUNTER, d->st.denied[op], NULL);
 	for (int i = 0; i < _LR_MAX; i++)
 		madd(ms, "lookups_total", mlabel(ms, "result", lres_names[i]),
-		     IDMAPD_METRIC_COUNTER, d->st.lookups[i], NULL);
+		     STATS_METRIC_COUNTER, d->st.lookups[i], NULL);
 	for (size_t i = 0; i < d->st.n_backends; i++)
 		madd(ms, "backend_requests_total",
-		     mlabel(ms, "backend", d->st.backends[i].name), IDMAPD_METRIC_COUNTER,
+		     mlabel(ms, "backend", d->st.backends[i].name), STATS_METRIC_COUNTER,
 		     d->st.backends[i].requests, NULL);
 	for (size_t i = 0; i < d->st.n_backends; i++)
 		madd(ms, "backend_failures_total",
-		     mlabel(ms, "backend", d->st.backends[i].name), IDMAPD_METRIC_COUNTER,
+		     mlabel(ms, "backend", d->st.backends[i].name), STATS_METRIC_COUNTER,
 		     d->st.backends[i].failures, NULL);
-	madd(ms, "cache_entries", NULL, IDMAPD_METRIC_GAUGE, idmapd_cache_count(d->cache), NULL);
-	madd(ms, "cache_capacity", NULL, IDMAPD_METRIC_GAUGE, idmapd_cache_capacity(d->cache),
+	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, idmapd_cache_count(d->cache), NULL);
+	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, idmapd_cache_capacity(d->cache),
 	     NULL);
-	madd(ms, "cache_evictions_total", NULL, IDMAPD_METRIC_COUNTER,
+	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER,
 	     idmapd_cache_evictions(d->cache), NULL);
-	madd(ms, "cache_flushes_total", NULL, IDMAPD_METRIC_COUNTER, d->st.flushes, NULL);
-	madd(ms, "kernel_keyrings_cleared_total", NULL, IDMAPD_METRIC_COUNTER,
+	madd(ms, "cache_flushes_total", NULL, STATS_METRIC_COUNTER, d->st.flushes, NULL);
+	madd(ms, "kernel_keyrings_cleared_total", NULL, STATS_METRIC_COUNTER,
 	     d->st.keyrings_cleared, NULL);
-	madd(ms, "reloads_total", NULL, IDMAPD_METRIC_COUNTER, d->st.reloads, NULL);
-	madd(ms, "reload_failures_total", NULL, IDMAPD_METRIC_COUNTER, d->st.reload_failures,
+	madd(ms, "reloads_total", NULL, STATS_METRIC_COUNTER, d->st.reloads, NULL);
+	madd(ms, "reload_failures_total", NULL, STATS_METRIC_COUNTER, d->st.reload_failures,
 	     NULL);
-	madd(ms, "config_generation", NULL, IDMAPD_METRIC_GAUGE, d->generation, NULL);
-	madd(ms, "workers", NULL, IDMAPD_METRIC_GAUGE, d->n_threads, NULL);
+	madd(ms, "config_generation", NULL, STATS_METRIC_GAUGE, d->generation, NULL);
+	madd(ms, "workers", NULL, STATS_METRIC_GAUGE, d->n_threads, NULL);
 	pthread_mutex_lock(&d->lock);
-	madd(ms, "queue_depth", NULL, IDMAPD_METRIC_GAUGE, d->queued, NULL);
+	madd(ms, "queue_depth", NULL, STATS_METRIC_GAUGE, d->queued, NULL);
 	pthread_mutex_unlock(&d->lock);
 	rpc_server_get_stats(d->srv, &ss);
-	madd(ms, "connections_total", NULL, IDMAPD_METRIC_COUNTER, ss.accepted, NULL);
-	madd(ms, "connections", NULL, IDMAPD_METRIC_GAUGE, ss.current, NULL);
-	madd(ms, "connections_refused_total", NULL, IDMAPD_METRIC_COUNTER, ss.refused, NULL);
-	madd(ms, "bad_frames_total", NULL, IDMAPD_METRIC_COUNTER, ss.bad_frames, NULL);
-	madd(ms, "bad_headers_total", NULL, IDMAPD_METRIC_COUNTER, ss.bad_headers, NULL);
-	madd(ms, "idle_closed_total", NULL, IDMAPD_METRIC_COUNTER, ss.idle_closed, NULL);
-	madd(ms, "overflow_closed_total", NULL, IDMAPD_METRIC_COUNTER, ss.overflow_closed, NULL);
-	madd(ms, "uptime_seconds", NULL, IDMAPD_METRIC_GAUGE,
+	madd(ms, "connections_total", NULL, STATS_METRIC_COUNTER, ss.accepted, NULL);
+	madd(ms, "connections", NULL, STATS_METRIC_GAUGE, ss.current, NULL);
+	madd(ms, "connections_refused_total", NULL, STATS_METRIC_COUNTER, ss.refused, NULL);
+	madd(ms, "bad_frames_total", NULL, STATS_METRIC_COUNTER, ss.bad_frames, NULL);
+	madd(ms, "bad_headers_total", NULL, STATS_METRIC_COUNTER, ss.bad_headers, NULL);
+	madd(ms, "idle_closed_total", NULL, STATS_METRIC_COUNTER, ss.idle_closed, NULL);
+	madd(ms, "overflow_closed_total", NULL, STATS_METRIC_COUNTER, ss.overflow_closed, NULL);
+	madd(ms, "uptime_seconds", NULL, STATS_METRIC_GAUGE,
 	     (evloop_now(d->loop) - d->start) / USEC_PER_SEC, NULL);
 	for (int op = 0; op < _OP_MAX; op++)
 		madd(ms, "request_latency", mlabel(ms, "op", op_names[op]),
-		     IDMAPD_METRIC_HISTOGRAM, 0, &d->st.latency[op]);
+		     STATS_METRIC_HISTOGRAM, 0, &d->st.latency[op]);
 	for (size_t i = 0; i < d->st.n_backends; i++)
 		madd(ms, "backend_latency", mlabel(ms, "backend", d->st.backends[i].name),
-		     IDMAPD_METRIC_HISTOGRAM, 0, &d->st.backends[i].latency);
+		     STATS_METRIC_HISTOGRAM, 0, &d->st.backends[i].latency);
 	res.metrics.metrics_len = ms->n;
 	res.metrics.metrics_val = m;
-	reply(d, OP_STATS, req, (xdrproc_t)xdr_idmapd_stats_res, &res);
+	reply(d, OP_STATS, req, (xdrproc_t)xdr_stats_res, &res);
 }
 
 static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)

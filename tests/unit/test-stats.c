@@ -1,5 +1,6 @@
-/* Counters and log2 histograms: bucket boundaries, quantiles, concurrent updates, and
- * the three output formats (text, JSON, Prometheus with cumulative buckets). */
+/* Counters and log2 histograms: bucket boundaries, quantiles, concurrent updates, the
+ * three output formats (text, JSON, Prometheus with cumulative buckets), and the daemons'
+ * statistics answer (proto/metrics.x): its XDR bytes and its printing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,8 @@
 
 #include "macros.h"
 #include "stats.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
+#include "metrics.h"
 
 static void test_buckets(void **state)
 {
@@ -79,6 +82,18 @@ static char *render(enum stats_format fmt, const struct stats_entry *e, size_t n
 	return buf;
 }
 
+static char *render_metrics(enum stats_format fmt, const stats_metric *m, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(stats_print_metrics(f, fmt, "nfskeys_test_", m, n), 0);
+	fclose(f);
+	return buf;
+}
+
 static void test_formats(void **state)
 {
 	struct stats_hist h = {};
@@ -132,6 +147,88 @@ static void test_formats(void **state)
 	assert_int_equal(stats_format_from_string("xml", &fmt), -EINVAL);
 }
 
+/* The answer as the daemons send it (idmapd trims trailing empty buckets, attrd sends
+ * all 40) prints exactly as the entries it was made from, in every format. */
+static void test_metrics_print(void **state)
+{
+	struct stats_hist h = {};
+	uint64_t all[STATS_HIST_BUCKETS];
+
+	stats_hist_add(&h, 3000);
+	stats_hist_add(&h, 3000);
+	stats_hist_add(&h, 10000);
+	memcpy(all, h.buckets, sizeof(all));
+	const struct stats_entry e[] = {
+		{ "requests_total", "op=\"lookup\"", NULL, STATS_COUNTER, 7, NULL },
+		{ "requests_total", "op=\"ping\"", NULL, STATS_COUNTER, 2, NULL },
+		{ "cache_entries", NULL, NULL, STATS_GAUGE, 5, NULL },
+		{ "latency", "op=\"lookup\"", NULL, STATS_HISTOGRAM, 0, &h },
+	};
+	stats_metric m[] = {
+		{ "requests_total", "op=\"lookup\"", STATS_METRIC_COUNTER, 7, 0, { 0, NULL } },
+		{ "requests_total", "op=\"ping\"", STATS_METRIC_COUNTER, 2, 0, { 0, NULL } },
+		{ "cache_entries", "", STATS_METRIC_GAUGE, 5, 0, { 0, NULL } },
+		{ "latency", "op=\"lookup\"", STATS_METRIC_HISTOGRAM, h.count, h.sum,
+		  { STATS_HIST_BUCKETS, (u_quad_t *)all } },
+	};
+	static const enum stats_format fmts[] = { STATS_TEXT, STATS_JSON, STATS_PROMETHEUS };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		_cleanup_free_ char *want = render(fmts[i], e, ARRAY_SIZE(e));
+		_cleanup_free_ char *got = render_metrics(fmts[i], m, ARRAY_SIZE(m));
+
+		assert_string_equal(got, want);
+		/* trimmed after the last non-empty bucket (13): the same */
+		free(got);
+		m[3].buckets.buckets_len = 14;
+		got = render_metrics(fmts[i], m, ARRAY_SIZE(m));
+		assert_string_equal(got, want);
+		m[3].buckets.buckets_len = STATS_HIST_BUCKETS;
+	}
+	/* no buckets at all: an empty histogram, no crash */
+	m[3].buckets.buckets_len = 0;
+	_cleanup_free_ char *empty = render_metrics(STATS_JSON, m + 3, 1);
+	assert_non_null(strstr(empty, "\"buckets\":[]"));
+}
+
+/* The XDR bytes of a stats_res: the layout idmap.x and attr.x each declared before the
+ * type was shared (status, metrics<>: name, labels, type, value, sum_ns, buckets<>). */
+static void test_metrics_wire(void **state)
+{
+	static const uint8_t want[] = {
+		0, 0, 0, 0,                         /* status */
+		0, 0, 0, 1,                         /* one metric */
+		0, 0, 0, 2, 'a', 'b', 0, 0,         /* name */
+		0, 0, 0, 5, 'k', '=', '"', 'v', '"', 0, 0, 0, /* labels */
+		0, 0, 0, 2,                         /* type: histogram */
+		0, 0, 0, 0, 0, 0, 0, 3,             /* value (count) */
+		0, 0, 0, 1, 0, 0, 0, 0,             /* sum_ns */
+		0, 0, 0, 2,                         /* two buckets */
+		0, 0, 0, 0, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 2,
+	};
+	u_quad_t buckets[] = { 1, 2 };
+	stats_metric m = { "ab", "k=\"v\"", STATS_METRIC_HISTOGRAM, 3, 1ULL << 32,
+			   { 2, buckets } };
+	stats_res res = { 0, { 1, &m } }, back = {};
+	uint8_t buf[256];
+	XDR x;
+
+	xdrmem_create(&x, (char *)buf, sizeof(buf), XDR_ENCODE);
+	assert_true(xdr_stats_res(&x, &res));
+	assert_int_equal(xdr_getpos(&x), sizeof(want));
+	assert_memory_equal(buf, want, sizeof(want));
+	xdr_destroy(&x);
+
+	xdrmem_create(&x, (char *)buf, sizeof(want), XDR_DECODE);
+	assert_true(xdr_stats_res(&x, &back));
+	assert_int_equal(back.metrics.metrics_len, 1);
+	assert_string_equal(back.metrics.metrics_val[0].labels, "k=\"v\"");
+	assert_int_equal(back.metrics.metrics_val[0].buckets.buckets_val[1], 2);
+	xdr_destroy(&x);
+	xdr_free((xdrproc_t)xdr_stats_res, (char *)&back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +236,8 @@ int main(void)
 		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_metrics_print),
+		cmocka_unit_test(test_metrics_wire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
