@@ -101,6 +101,94 @@ static bool parse_uint(const char *s, unsigned *ret)
 	return true;
 }
 
+/* A parsed command line: nfskeys FS VERB [OPTIONS] [OPERANDS]. */
+struct cred_args {
+	const char *verb;
+	struct nfskeys_cred_params p;
+	const char *domain;
+	const char *print; /* non-NULL: given */
+	char **operands;
+	int n_operands;
+};
+
+/* One command's options: getopt's tables and, per option letter, the string in struct
+ * cred_args its value goes to (an option without value stores "").  -U/--user-keyring,
+ * -t/--timeout and -h/--help mean the same in every command that has them. */
+struct cred_syntax {
+	const char *shortopts;
+	const struct option *longopts;
+	struct {
+		int c;
+		size_t offset;
+	} args[3];
+	void (*usage)(FILE *f);
+};
+#define CRED_ARG(c, field) { c, offsetof(struct cred_args, field) }
+
+/* Parse the verb and options of a cifs/afs/nfs command line into a; -1 when the command
+ * goes on, else the exit code (help shown, or a usage error reported). */
+static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *syn, int argc,
+			   char *argv[], struct cred_args *a)
+{
+	int c;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		syn->usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	a->verb = argv[1];
+	use_cred_log(ctx);
+	optind = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, syn->shortopts, syn->longopts, NULL)) >= 0) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(syn->args) && (!c || syn->args[i].c != c); i++)
+			;
+		if (i < ARRAY_SIZE(syn->args)) {
+			*(const char **)((char *)a + syn->args[i].offset) = optarg ? optarg : "";
+		} else if (c == 'U') {
+			a->p.flags |= NFSKEYS_CRED_USER_KEYRING;
+		} else if (c == 't') {
+			if (!parse_uint(optarg, &a->p.timeout)) {
+				tool_error("invalid timeout '%s' (seconds, > 0)", optarg);
+				return EXIT_USAGE;
+			}
+		} else {
+			syn->usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+		}
+	}
+	a->operands = argv + 1 + optind;
+	a->n_operands = argc - 1 - optind;
+	return -1;
+}
+
+/* "removed N key(s)" after clear / clearall. */
+static int print_removed(int n, const char *noun)
+{
+	printf("removed %d %s%s\n", n, noun, n == 1 ? "" : "s");
+	return EXIT_OK;
+}
+
+/* FS list or FS clearall (verb); none: the error when clearall found nothing (NULL: say
+ * "removed 0 NOUNs"). */
+static int list_or_clear_all(struct nfskeys_ctx *ctx, const char *fs, const char *verb,
+			     unsigned flags, const char *noun, const char *none)
+{
+	char what[32];
+	int r;
+
+	if (streq(verb, "list"))
+		return print_list(ctx, fs, flags);
+	r = nfskeys_cred_clear_all(ctx, fs, flags);
+	snprintf(what, sizeof(what), "%s clearall", fs);
+	if (r < 0)
+		return lib_error(what, NULL, r);
+	if (r == 0 && none)
+		return tool_error("%s", none);
+	return print_removed(r, noun);
+}
+
 /* ------------------------------------------------------------------- cifs */
 
 static void cifs_usage(FILE *f)
@@ -131,60 +219,29 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct nfskeys_cred_params p = { 0 };
+	static const struct cred_syntax syn = {
+		"d:u:t:h", opts, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage
+	};
+	struct cred_args a = {};
+	struct nfskeys_cred_params p;
 	struct nfskeys_secret *pw = NULL;
 	struct nfskeys_cred_info info;
-	const char *verb, *domain = NULL;
-	int c, r;
+	const char *verb, *domain;
+	int r;
 
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		cifs_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	verb = argv[1];
-	use_cred_log(ctx);
-	argc--;
-	argv++;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "d:u:t:h", opts, NULL)) >= 0) {
-		switch (c) {
-		case 'd':
-			domain = optarg;
-			break;
-		case 'u':
-			p.user = optarg;
-			break;
-		case 't':
-			if (!parse_uint(optarg, &p.timeout)) {
-				tool_error("invalid timeout '%s' (seconds, > 0)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'U':
-			p.flags |= NFSKEYS_CRED_USER_KEYRING;
-			break;
-		case 'h':
-			cifs_usage(stdout);
-			return EXIT_OK;
-		default:
-			cifs_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	r = parse_cred_args(ctx, &syn, argc, argv, &a);
+	if (r >= 0)
+		return r;
+	verb = a.verb;
+	p = a.p;
+	domain = a.domain;
 	if (streq(verb, "list") || streq(verb, "clearall")) {
-		if (optind < argc || domain || p.user || p.timeout) {
+		if (a.n_operands > 0 || domain || p.user || p.timeout) {
 			tool_error("cifs %s takes no host, domain, user or timeout", verb);
 			return EXIT_USAGE;
 		}
-		if (streq(verb, "list"))
-			return print_list(ctx, "cifs", p.flags);
-		r = nfskeys_cred_clear_all(ctx, "cifs", p.flags);
-		if (r < 0)
-			return lib_error("cifs clearall", NULL, r);
-		if (r == 0)
-			return tool_error("no CIFS credentials to clear");
-		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
-		return EXIT_OK;
+		return list_or_clear_all(ctx, "cifs", verb, p.flags, "key",
+					 "no CIFS credentials to clear");
 	}
 	if (!streq(verb, "add") && !streq(verb, "update") && !streq(verb, "clear")) {
 		tool_error("unknown cifs command '%s'", verb);
@@ -196,14 +253,14 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (domain) {
-		if (optind < argc) {
+		if (a.n_operands > 0) {
 			tool_error("give either a host or --domain, not both");
 			return EXIT_USAGE;
 		}
 		p.target = domain;
 		p.flags |= NFSKEYS_CRED_DOMAIN;
-	} else if (optind + 1 == argc) {
-		p.target = argv[optind];
+	} else if (a.n_operands == 1) {
+		p.target = a.operands[0];
 	} else {
 		tool_error("cifs %s needs one HOST or --domain DOMAIN", verb);
 		return EXIT_USAGE;
@@ -213,8 +270,7 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		r = nfskeys_cred_clear(ctx, "cifs", &p);
 		if (r < 0)
 			return lib_error("cifs clear", p.target, r);
-		printf("removed %d key%s\n", r, r == 1 ? "" : "s");
-		return EXIT_OK;
+		return print_removed(r, "key");
 	}
 
 	if (!p.user) {
@@ -278,58 +334,34 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct nfskeys_cred_params p = { 0 };
+	static const struct cred_syntax syn = {
+		"k:ph", opts, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage
+	};
+	struct cred_args a = {};
+	struct nfskeys_cred_params p;
 	struct nfskeys_cred_info info;
-	bool print = false;
+	bool print;
 	const char *verb;
-	int c, r;
+	int r;
 
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		afs_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	verb = argv[1];
-	use_cred_log(ctx);
-	argc--;
-	argv++;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "k:ph", opts, NULL)) >= 0) {
-		switch (c) {
-		case 'k':
-			p.realm = optarg;
-			break;
-		case 'p':
-			print = true;
-			break;
-		case 'U':
-			p.flags |= NFSKEYS_CRED_USER_KEYRING;
-			break;
-		case 'h':
-			afs_usage(stdout);
-			return EXIT_OK;
-		default:
-			afs_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 < argc) {
+	r = parse_cred_args(ctx, &syn, argc, argv, &a);
+	if (r >= 0)
+		return r;
+	verb = a.verb;
+	p = a.p;
+	print = a.print != NULL;
+	if (a.n_operands > 1) {
 		tool_error("afs %s takes at most one cell", verb);
 		return EXIT_USAGE;
 	}
-	p.target = optind < argc ? argv[optind] : NULL;
+	p.target = a.n_operands ? a.operands[0] : NULL;
 
 	if (streq(verb, "list") || streq(verb, "clearall")) {
 		if (p.target || print || p.realm) {
 			tool_error("afs %s takes no arguments", verb);
 			return EXIT_USAGE;
 		}
-		if (streq(verb, "list"))
-			return print_list(ctx, "afs", p.flags);
-		r = nfskeys_cred_clear_all(ctx, "afs", p.flags);
-		if (r < 0)
-			return lib_error("afs clearall", NULL, r);
-		printf("removed %d token%s\n", r, r == 1 ? "" : "s");
-		return EXIT_OK;
+		return list_or_clear_all(ctx, "afs", verb, p.flags, "token", NULL);
 	}
 	if (streq(verb, "clear")) {
 		if (!p.target) {
@@ -413,42 +445,24 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct nfskeys_cred_params p = { 0 };
+	static const struct cred_syntax syn = {
+		"p:k:c:h", opts,
+		{ CRED_ARG('p', p.user), CRED_ARG('k', p.keytab), CRED_ARG('c', p.ccache) }, nfs_usage
+	};
+	struct cred_args a = {};
+	struct nfskeys_cred_params p;
 	struct nfskeys_secret *pw = NULL;
 	struct nfskeys_cred_info info;
 	const char *verb;
-	int c, r;
+	int r;
 
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		nfs_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	verb = argv[1];
-	use_cred_log(ctx);
-	argc--;
-	argv++;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:k:c:h", opts, NULL)) >= 0) {
-		switch (c) {
-		case 'p':
-			p.user = optarg;
-			break;
-		case 'k':
-			p.keytab = optarg;
-			break;
-		case 'c':
-			p.ccache = optarg;
-			break;
-		case 'h':
-			nfs_usage(stdout);
-			return EXIT_OK;
-		default:
-			nfs_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		tool_error("unexpected argument '%s'", argv[optind]);
+	r = parse_cred_args(ctx, &syn, argc, argv, &a);
+	if (r >= 0)
+		return r;
+	verb = a.verb;
+	p = a.p;
+	if (a.n_operands > 0) {
+		tool_error("unexpected argument '%s'", a.operands[0]);
 		return EXIT_USAGE;
 	}
 
