@@ -14,6 +14,7 @@
 
 #include "attr-private.h"
 #include "attrd-ldap.h"
+#include "cli.h"
 #include "evloop.h"
 #include "rpc-server.h"
 #include "stats.h"
@@ -590,15 +591,8 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("nfskeys-attrd %s\n", PACKAGE_VERSION);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_std_option(c, "nfskeys-attrd", usage);
 		}
 	}
 	if (optind < argc) {

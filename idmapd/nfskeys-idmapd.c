@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "cli.h"
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
@@ -1009,15 +1010,8 @@ int main(int argc, char *argv[])
 		case 'd':
 			d.debug = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			printf("nfskeys-idmapd %s\n", PACKAGE_VERSION);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_std_option(c, "nfskeys-idmapd", usage);
 		}
 	}
 	if (optind < argc) {

@@ -154,8 +154,7 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 				return EXIT_USAGE;
 			}
 		} else {
-			syn->usage(c == 'h' ? stdout : stderr);
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_std_option(c, "nfskeys", syn->usage);
 		}
 	}
 	a->operands = argv + 1 + optind;

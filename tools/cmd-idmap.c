@@ -497,12 +497,8 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		case 's':
 			sid = true;
 			break;
-		case 'h':
-			idmap_usage(stdout);
-			return EXIT_OK;
 		default:
-			idmap_usage(stderr);
-			return EXIT_USAGE;
+			return cli_std_option(c, "nfskeys", idmap_usage);
 		}
 	}
 	argc -= optind;

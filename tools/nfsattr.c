@@ -7,6 +7,7 @@
 #include <syslog.h>
 
 #include "macros.h"
+#include "cli.h"
 #include "attrd-client.h"
 #include "nfsattr-json.h"
 #include "nfskeys.h"
@@ -745,15 +746,8 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			printf("nfsattr %s\n", PACKAGE_VERSION);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_std_option(c, "nfsattr", usage);
 		}
 	}
 	if (optind >= argc) {

@@ -6,6 +6,7 @@
 #include <syslog.h>
 
 #include "macros.h"
+#include "cli.h"
 #include "nfskeys.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3, EXIT_EXEC = 4 };
@@ -101,15 +102,8 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			printf("nfskeys-mount %s\n", PACKAGE_VERSION);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_std_option(c, "nfskeys-mount", usage);
 		}
 	}
 	if (argc - optind != 2) {

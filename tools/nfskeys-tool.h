@@ -1,6 +1,7 @@
 /* The nfskeys multi-call tool: the command table and what each command file provides. */
 #pragma once
 
+#include "cli.h"
 #include "macros.h"
 #include "nfskeys.h"
 

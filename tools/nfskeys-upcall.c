@@ -6,6 +6,7 @@
 #include <syslog.h>
 
 #include "macros.h"
+#include "cli.h"
 #include "nfskeys.h"
 #include "upcall.h"
 
@@ -121,15 +122,8 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return UP_OK;
-		case 'V':
-			printf("nfskeys-upcall %s\n", PACKAGE_VERSION);
-			return UP_OK;
 		default:
-			usage(stderr);
-			return UP_USAGE;
+			return cli_std_option(c, "nfskeys-upcall", usage);
 		}
 	}
 	if (argc - optind != 2) {

@@ -66,8 +66,7 @@ static int cmd_help(struct nfskeys_ctx *ctx, int argc, char *argv[])
 
 static int cmd_version(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
-	printf("nfskeys %s\n", PACKAGE_VERSION);
-	return EXIT_OK;
+	return cli_version("nfskeys");
 }
 
 int main(int argc, char *argv[])
@@ -92,14 +91,8 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			return cmd_version(NULL, 0, NULL);
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_std_option(c, "nfskeys", usage);
 		}
 	}
 	if (optind >= argc) {

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "macros.h"
+#include "cli.h"
 #include "nfskeys.h"
 
 #define NS 1000000000ull
@@ -858,9 +859,7 @@ int main(int argc, char *argv[])
 				printf("%-11s %s%s\n", scenarios[i].name, scenarios[i].help,
 				       scenarios[i].quick ? " (quick)" : "");
 			return 0;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("wbsim %s\n", PACKAGE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: return cli_std_option(c, "wbsim", usage);
 		}
 	}
 	if (optind < argc) {
