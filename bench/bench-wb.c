@@ -7,16 +7,9 @@
 
 #include "macros.h"
 #include "nfskeys.h"
+#include "wb-rt.h"
 
 #define TARGET_NS 100.0 /* the hook's target per call, uncontended */
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* CPU time of the calling thread: on a shared machine, time-slices given to other
  * processes do not count against the code measured. */
@@ -89,124 +82,39 @@ static void *hammer(void *arg)
 
 /* ---------------------------------------------------------------- wall clock */
 
-struct rt {
-	struct nfskeys_wb_dev *dev;
-	atomic_bool stop;
-	uint64_t max_dirty;
-	uint64_t *pauses[4];
-	size_t npauses[4];
-	uint64_t bytes[4];
-};
-
-struct rt_writer {
-	struct rt *rt;
-	int id;
-};
-
 #define RT_MAX_PAUSES 100000
-
-/* A simulated 100 MB/s device thread: 256 KiB of what is dirty every 2.5 ms. */
-static void *rt_device(void *arg)
-{
-	struct rt *rt = arg;
-	uint64_t done = 0, next = mono();
-
-	while (!atomic_load(&rt->stop)) {
-		struct nfskeys_wb_stats st;
-		struct timespec ts;
-		uint64_t n;
-
-		nfskeys_wb_dev_get_stats(rt->dev, &st);
-		rt->max_dirty = MAX(rt->max_dirty, st.dirty);
-		n = MIN(st.dirtied - done, 256 * 1024ull);
-		if (n) {
-			nfskeys_wb_complete(rt->dev, n, NFSKEYS_WB_WRITE, 2500000);
-			done += n;
-		}
-		next += 2500000;
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	}
-	return NULL;
-}
-
-static void *rt_writer(void *arg)
-{
-	struct rt_writer *w = arg;
-	struct rt *rt = w->rt;
-	struct nfskeys_wb_task *t = NULL;
-
-	if (nfskeys_wb_task_new(rt->dev, NULL, &t) < 0)
-		abort();
-	while (!atomic_load(&rt->stop)) {
-		uint64_t pause = 0;
-
-		if (nfskeys_wb_throttle(t, 4096, 0, &pause) < 0)
-			abort();
-		rt->bytes[w->id] += 4096;
-		if (pause && rt->npauses[w->id] < RT_MAX_PAUSES)
-			rt->pauses[w->id][rt->npauses[w->id]++] = pause;
-	}
-	nfskeys_wb_task_free(t);
-	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Real threads through the sleeping throttle call of each policy for `secs`. */
 static void wall_clock(double secs)
 {
-	static uint64_t all[4 * RT_MAX_PAUSES];
-
 	printf("\nwall clock: 4 threads writing 4 KiB per call, a 100 MB/s device thread, "
 	       "64 MiB limit, %.1f s per policy\n", secs);
 	printf("%-9s %8s %8s %8s %8s %9s %10s %6s\n", "policy", "pauses", "p50 ms", "p99 ms",
 	       "max ms", "MB/s", "max dirty", "jain");
 	for (int p = 0; p < _NFSKEYS_WB_POLICY_MAX; p++) {
-		struct rt rt = { 0 };
-		struct rt_writer w[4];
-		pthread_t dev_th, wth[4];
-		uint64_t t0, el, total = 0;
+		struct nfskeys_wb_dev *dev;
+		struct wb_rt_result rt;
+		const uint64_t *all;
 		double sum = 0, sumsq = 0;
-		size_t n = 0;
+		size_t n;
 
-		if (nfskeys_wb_dev_new("rt", p, 64ull << 20, 0, NULL, &rt.dev) < 0)
+		if (nfskeys_wb_dev_new("rt", p, 64ull << 20, 0, NULL, &dev) < 0)
 			abort();
-		for (int i = 0; i < 4; i++)
-			rt.pauses[i] = calloc(RT_MAX_PAUSES, sizeof(uint64_t));
-		t0 = mono();
-		pthread_create(&dev_th, NULL, rt_device, &rt);
-		for (int i = 0; i < 4; i++) {
-			w[i] = (struct rt_writer){ &rt, i };
-			pthread_create(&wth[i], NULL, rt_writer, &w[i]);
-		}
-		usleep((useconds_t)(secs * 1e6));
-		atomic_store(&rt.stop, true);
-		for (int i = 0; i < 4; i++)
-			pthread_join(wth[i], NULL);
-		pthread_join(dev_th, NULL);
-		el = mono() - t0;
-		for (int i = 0; i < 4; i++) {
-			memcpy(all + n, rt.pauses[i], rt.npauses[i] * sizeof(uint64_t));
-			n += rt.npauses[i];
-			total += rt.bytes[i];
+		if (wb_rt_run(dev, 4096, secs, RT_MAX_PAUSES, &rt) < 0)
+			abort();
+		for (int i = 0; i < WB_RT_WRITERS; i++) {
 			sum += (double)rt.bytes[i];
 			sumsq += (double)rt.bytes[i] * (double)rt.bytes[i];
-			free(rt.pauses[i]);
 		}
-		qsort(all, n, sizeof(*all), cmp_u64);
+		all = rt.pauses;
+		n = rt.n_pauses;
 		printf("%-9s %8zu %8.1f %8.1f %8.1f %9.1f %7.1f MiB %6.3f\n",
 		       nfskeys_wb_policy_to_name(p), n, n ? all[n / 2] / 1e6 : 0,
 		       n ? all[(n * 99) / 100] / 1e6 : 0, n ? all[n - 1] / 1e6 : 0,
-		       (double)total / ((double)el / 1e9) / 1e6, rt.max_dirty / 1048576.0,
-		       sumsq > 0 ? sum * sum / (4 * sumsq) : 1.0);
-		nfskeys_wb_dev_free(rt.dev);
+		       (double)rt.total / ((double)rt.elapsed_ns / 1e9) / 1e6,
+		       rt.max_dirty / 1048576.0, sumsq > 0 ? sum * sum / (4 * sumsq) : 1.0);
+		free(rt.pauses);
+		nfskeys_wb_dev_free(dev);
 	}
 }
 

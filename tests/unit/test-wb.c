@@ -11,6 +11,7 @@
 
 #include "macros.h"
 #include "nfskeys.h"
+#include "wb-rt.h"
 
 #define MS 1000000ull
 #define MiB (1024ull * 1024)
@@ -487,128 +488,34 @@ static void test_ctx_registry(void **state)
 
 /* ---------------------------------------------------------------- wall clock */
 
-struct rt {
-	struct nfskeys_wb_dev *dev;
-	atomic_bool stop;
-	atomic_ullong max_dirty;
-	uint64_t pauses[4][20000];
-	size_t npauses[4];
-	uint64_t bytes[4];
-	int id;
-};
-
-static uint64_t mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A simulated 100 MB/s device: completes 256 KiB every 2.5 ms of what was dirtied. */
-static void *rt_device(void *arg)
-{
-	struct rt *rt = arg;
-	uint64_t done = 0, next = mono();
-
-	while (!atomic_load(&rt->stop)) {
-		struct nfskeys_wb_stats st;
-		uint64_t n;
-		struct timespec ts;
-
-		nfskeys_wb_dev_get_stats(rt->dev, &st);
-		if (st.dirty > atomic_load(&rt->max_dirty))
-			atomic_store(&rt->max_dirty, st.dirty);
-		n = MIN(st.dirtied - done, 256 * 1024ull);
-		if (n) {
-			nfskeys_wb_complete(rt->dev, n, NFSKEYS_WB_WRITE, 2500000);
-			done += n;
-		}
-		next += 2500000;
-		ts.tv_sec = (time_t)(next / 1000000000ull);
-		ts.tv_nsec = (long)(next % 1000000000ull);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	}
-	return NULL;
-}
-
-struct rt_writer {
-	struct rt *rt;
-	int id;
-};
-
-static void *rt_writer(void *arg)
-{
-	struct rt_writer *w = arg;
-	struct rt *rt = w->rt;
-	struct nfskeys_wb_task *t = NULL;
-
-	assert_int_equal(nfskeys_wb_task_new(rt->dev, NULL, &t), 0);
-	while (!atomic_load(&rt->stop)) {
-		uint64_t pause = 0;
-
-		assert_int_equal(nfskeys_wb_throttle(t, 16384, 0, &pause), 0);
-		rt->bytes[w->id] += 16384;
-		if (pause && rt->npauses[w->id] < 20000)
-			rt->pauses[w->id][rt->npauses[w->id]++] = pause;
-	}
-	nfskeys_wb_task_free(t);
-	return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Real threads through the real throttle call: the pauses the policy promises hold in
- * real time, the limit holds and the writers get the device's bandwidth. */
+/* Real threads through the real throttle call (bench/wb-rt.c): the pauses the policy
+ * promises hold in real time, the limit holds and the writers get the device's
+ * bandwidth. */
 static void test_wall_clock(void **state)
 {
-	static struct rt rt;
-	static uint64_t all[80000];
-	pthread_t dev_th, wth[4];
-	struct rt_writer w[4];
-	size_t n = 0;
-	uint64_t total = 0, p99, t0, el;
+	struct nfskeys_wb_dev *dev;
+	struct wb_rt_result rt;
+	uint64_t p99;
+	size_t n;
 
-	memset(&rt, 0, sizeof(rt));
-	assert_int_equal(nfskeys_wb_dev_new("rt", NFSKEYS_WB_NFSKEYS, 16 * MiB, 0, NULL, &rt.dev),
-			 0);
-	t0 = mono();
-	assert_int_equal(pthread_create(&dev_th, NULL, rt_device, &rt), 0);
-	for (int i = 0; i < 4; i++) {
-		w[i] = (struct rt_writer){ &rt, i };
-		assert_int_equal(pthread_create(&wth[i], NULL, rt_writer, &w[i]), 0);
-	}
-	usleep(1500 * 1000);
-	atomic_store(&rt.stop, true);
-	for (int i = 0; i < 4; i++)
-		pthread_join(wth[i], NULL);
-	pthread_join(dev_th, NULL);
-	el = mono() - t0;
-	for (int i = 0; i < 4; i++) {
-		memcpy(all + n, rt.pauses[i], rt.npauses[i] * sizeof(uint64_t));
-		n += rt.npauses[i];
-		total += rt.bytes[i];
-	}
-	qsort(all, n, sizeof(*all), cmp_u64);
-	p99 = n ? all[(n * 99) / 100] : 0;
+	assert_int_equal(nfskeys_wb_dev_new("rt", NFSKEYS_WB_NFSKEYS, 16 * MiB, 0, NULL, &dev), 0);
+	assert_int_equal(wb_rt_run(dev, 16384, 1.5, 20000, &rt), 0);
+	n = rt.n_pauses;
+	p99 = n ? rt.pauses[(n * 99) / 100] : 0;
 	print_message("# wall clock: %zu pauses, p50 %.1f ms, p99 %.1f ms, max %.1f ms, "
 		      "%.1f MB/s, max dirty %.1f MiB\n",
-		      n, n ? all[n / 2] / 1e6 : 0, p99 / 1e6, n ? all[n - 1] / 1e6 : 0,
-		      total / (el / 1e9) / 1e6, atomic_load(&rt.max_dirty) / 1048576.0);
+		      n, n ? rt.pauses[n / 2] / 1e6 : 0, p99 / 1e6, n ? rt.pauses[n - 1] / 1e6 : 0,
+		      rt.total / (rt.elapsed_ns / 1e9) / 1e6, rt.max_dirty / 1048576.0);
+	free(rt.pauses);
 	assert_true(n > 100);
 	/* the policy sleeps 5 ms typically and never more than 20 ms at a time; a loaded
 	 * 2-core machine adds scheduling delay on top, so allow 100 ms at p99 (kara2011's
 	 * period, half of wu2011's MAX_PAUSE) */
 	assert_true(p99 <= 100 * MS);
-	assert_true(atomic_load(&rt.max_dirty) <= 16 * MiB);
+	assert_true(rt.max_dirty <= 16 * MiB);
 	/* the writers got most of the 100 MB/s device (16 MiB of it buffered) */
-	assert_true((double)total / ((double)el / 1e9) > 60e6);
-	nfskeys_wb_dev_free(rt.dev);
+	assert_true((double)rt.total / ((double)rt.elapsed_ns / 1e9) > 60e6);
+	nfskeys_wb_dev_free(dev);
 }
 
 int main(void)
