@@ -102,6 +102,16 @@ _public_ int nfskeys_cred_check_session(struct nfskeys_ctx *ctx)
 	return 0;
 }
 
+/* The arguments every nfskeys_cred_*() call takes, checked, and fs's operations. */
+static int cred_begin(struct nfskeys_ctx *ctx, const char *fs,
+		      const struct nfskeys_cred_params *params,
+		      const struct nfskeys_cred_ops **ret_ops)
+{
+	if (!ctx || !params)
+		return -EINVAL;
+	return cred_ops(ctx, fs, ret_ops);
+}
+
 /* Common checks before anything is written to a keyring. */
 static int cred_prepare(struct nfskeys_ctx *ctx, const char *fs,
 			const struct nfskeys_cred_params *params,
@@ -109,9 +119,7 @@ static int cred_prepare(struct nfskeys_ctx *ctx, const char *fs,
 {
 	int r;
 
-	if (!ctx || !params)
-		return -EINVAL;
-	r = cred_ops(ctx, fs, ret_ops);
+	r = cred_begin(ctx, fs, params, ret_ops);
 	if (r < 0)
 		return r;
 	if ((*ret_ops)->key_type && !(params->flags & NFSKEYS_CRED_USER_KEYRING)) {
@@ -128,26 +136,27 @@ static int cred_prepare(struct nfskeys_ctx *ctx, const char *fs,
 	return 0;
 }
 
-_public_ int nfskeys_cred_add(struct nfskeys_ctx *ctx, const char *fs,
-			      const struct nfskeys_cred_params *params)
+static int cred_write(struct nfskeys_ctx *ctx, const char *fs,
+		      const struct nfskeys_cred_params *params, bool update)
 {
 	const struct nfskeys_cred_ops *ops;
 	int r = cred_prepare(ctx, fs, params, &ops);
 
 	if (r < 0)
 		return r;
-	return ops->add(ctx, params, cred_keyring(params->flags), false);
+	return ops->add(ctx, params, cred_keyring(params->flags), update);
+}
+
+_public_ int nfskeys_cred_add(struct nfskeys_ctx *ctx, const char *fs,
+			      const struct nfskeys_cred_params *params)
+{
+	return cred_write(ctx, fs, params, false);
 }
 
 _public_ int nfskeys_cred_update(struct nfskeys_ctx *ctx, const char *fs,
 				 const struct nfskeys_cred_params *params)
 {
-	const struct nfskeys_cred_ops *ops;
-	int r = cred_prepare(ctx, fs, params, &ops);
-
-	if (r < 0)
-		return r;
-	return ops->add(ctx, params, cred_keyring(params->flags), true);
+	return cred_write(ctx, fs, params, true);
 }
 
 _public_ int nfskeys_cred_find(struct nfskeys_ctx *ctx, const char *fs,
@@ -158,9 +167,9 @@ _public_ int nfskeys_cred_find(struct nfskeys_ctx *ctx, const char *fs,
 	struct nfskeys_cred_info info = { 0 };
 	int r;
 
-	if (!ctx || !params || !ret_info)
+	if (!ret_info)
 		return -EINVAL;
-	r = cred_ops(ctx, fs, &ops);
+	r = cred_begin(ctx, fs, params, &ops);
 	if (r < 0)
 		return r;
 	r = ops->find(ctx, params, cred_keyring(params->flags), &info);
@@ -180,9 +189,9 @@ _public_ int nfskeys_cred_build(struct nfskeys_ctx *ctx, const char *fs,
 	struct nfskeys_secret *payload = NULL;
 	int r;
 
-	if (!ctx || !params || !ret_payload)
+	if (!ret_payload)
 		return -EINVAL;
-	r = cred_ops(ctx, fs, &ops);
+	r = cred_begin(ctx, fs, params, &ops);
 	if (r < 0)
 		return r;
 	if (!ops->build)
@@ -204,9 +213,7 @@ _public_ int nfskeys_cred_renew(struct nfskeys_ctx *ctx, const char *fs,
 	struct nfskeys_cred_info info = { 0 };
 	int r;
 
-	if (!ctx || !params)
-		return -EINVAL;
-	r = cred_ops(ctx, fs, &ops);
+	r = cred_begin(ctx, fs, params, &ops);
 	if (r < 0)
 		return r;
 	if (!ops->renew)
@@ -225,9 +232,7 @@ _public_ int nfskeys_cred_clear(struct nfskeys_ctx *ctx, const char *fs,
 	const struct nfskeys_cred_ops *ops;
 	int r;
 
-	if (!ctx || !params)
-		return -EINVAL;
-	r = cred_ops(ctx, fs, &ops);
+	r = cred_begin(ctx, fs, params, &ops);
 	if (r < 0)
 		return r;
 	return ops->clear(ctx, params, cred_keyring(params->flags));
