@@ -70,28 +70,29 @@ static void test_concurrent(void **state)
 	assert_int_equal(shared_counter, 400000);
 }
 
-static char *render(enum stats_format fmt, const struct stats_entry *e, size_t n)
+/* What stats_print() prints for entries e, or stats_print_metrics() for metrics m. */
+static char *render_any(enum stats_format fmt, const struct stats_entry *e,
+			const stats_metric *m, size_t n)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	assert_int_equal(stats_print(f, fmt, "nfskeys_test_", e, n), 0);
+	assert_int_equal(e ? stats_print(f, fmt, "nfskeys_test_", e, n)
+			   : stats_print_metrics(f, fmt, "nfskeys_test_", m, n), 0);
 	fclose(f);
 	return buf;
 }
 
+static char *render(enum stats_format fmt, const struct stats_entry *e, size_t n)
+{
+	return render_any(fmt, e, NULL, n);
+}
+
 static char *render_metrics(enum stats_format fmt, const stats_metric *m, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(stats_print_metrics(f, fmt, "nfskeys_test_", m, n), 0);
-	fclose(f);
-	return buf;
+	return render_any(fmt, NULL, m, n);
 }
 
 static void test_formats(void **state)
