@@ -19,6 +19,9 @@ statuser@example.test = 4242
 group:staticgrp@example.test = 4343
 [SID]
 State-File = $T_TMP/sid-slices
+# in-process answers only: a daemon on the default socket must not answer for us
+[Idmapd]
+Socket = $T_TMP/no-idmapd.sock
 CONF
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
