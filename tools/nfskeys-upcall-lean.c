@@ -188,9 +188,11 @@ static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t s
 	}
 	case NFSKEYS_IDMAP_UID_TO_SID:
 	case NFSKEYS_IDMAP_GID_TO_SID:
-		/* binary SID: revision, count, 6-byte authority, count 32-bit subauthorities */
-		if (w->sid.sid_len < 8 || w->sid.sid_len > size ||
-		    w->sid.sid_len != 8 + 4 * (size_t)(uint8_t)w->sid.sid_val[1])
+		/* The binary SID (revision, count, 6-byte authority, count 32-bit
+		 * sub-authorities), padded to the 68 bytes cifs.idmap sends: the daemon
+		 * encodes it with nfskeys_sid_to_binary(), which pads it so. */
+		if (w->sid.sid_len != NFSKEYS_SID_BINARY_MAX || w->sid.sid_len > size ||
+		    8 + 4 * (size_t)(uint8_t)w->sid.sid_val[1] > w->sid.sid_len)
 			return -EINVAL;
 		memcpy(buf, w->sid.sid_val, w->sid.sid_len);
 		return (int)w->sid.sid_len;
