@@ -87,7 +87,8 @@ static void conn_update_events(struct rpc_conn *c)
 {
 	uint32_t ev = 0;
 
-	if (c->closed)
+	/* Inside conn_read the replies are still to be written: it updates at its end. */
+	if (c->closed || c->reading)
 		return;
 	if (c->inflight < c->srv->lim.max_inflight)
 		ev |= EPOLLIN;
