@@ -16,6 +16,7 @@ struct opts {
 	const char *socket;
 	const char *domain;
 	unsigned clients, requests, keys, base, timeout_ms;
+	unsigned pipeline; /* lookups sent together (idmapd_client_lookup_many); 1: one in flight */
 	bool check;
 };
 
@@ -29,6 +30,63 @@ struct worker {
 	char err[512];
 };
 
+/* --pipeline N: batches of N lookups in flight on the connection.  Each lookup's latency
+ * is its batch's (from the send of the batch to its last reply). */
+static void run_pipelined(struct worker *w, struct rpc_client *c)
+{
+	const struct opts *o = w->o;
+	unsigned p = o->pipeline;
+	char (*bufs)[128] = calloc(p, sizeof(*bufs));
+	const char **keys = calloc(p, sizeof(*keys));
+	struct nfskeys_idmap_answer *ans = calloc(p, sizeof(*ans));
+	int *st = calloc(p, sizeof(*st));
+	unsigned *want = calloc(p, sizeof(*want));
+
+	if (!bufs || !keys || !ans || !st || !want) {
+		snprintf(w->err, sizeof(w->err), "out of memory");
+		w->failed = o->requests;
+		goto out;
+	}
+	for (unsigned i = 0; i < o->requests;) {
+		unsigned n = MIN(p, o->requests - i);
+		uint64_t t0;
+		int r;
+
+		for (unsigned j = 0; j < n; j++) {
+			want[j] = (w->index * 7919u + i + j) % o->keys;
+			snprintf(bufs[j], sizeof(bufs[j]), "user%u@%s", want[j], o->domain);
+			keys[j] = bufs[j];
+		}
+		t0 = mono_nsec();
+		r = idmapd_client_lookup_many(c, NFSKEYS_IDMAP_NAME_TO_UID, keys, n,
+					      IDMAPD_LOOKUP_NOBODY, ans, st);
+		t0 = mono_nsec() - t0;
+		for (unsigned j = 0; j < n; j++) {
+			stats_hist_add(&w->lat, t0);
+			w->samples[i + j] = t0;
+			if (r < 0 || st[j] < 0) {
+				w->failed++;
+				snprintf(w->err, sizeof(w->err), "%s: %s", keys[j],
+					 strerror(-(r < 0 ? r : st[j])));
+				continue;
+			}
+			if (o->check && ans[j].id != o->base + want[j]) {
+				w->wrong++;
+				snprintf(w->err, sizeof(w->err), "%s: got %u, want %u", keys[j],
+					 ans[j].id, o->base + want[j]);
+			}
+			w->done++;
+		}
+		i += n;
+	}
+out:
+	free(bufs);
+	free(keys);
+	free(ans);
+	free(st);
+	free(want);
+}
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
@@ -40,6 +98,11 @@ static void *run(void *arg)
 	if (r < 0) {
 		snprintf(w->err, sizeof(w->err), "client: %s", strerror(-r));
 		w->failed = o->requests;
+		return NULL;
+	}
+	if (o->pipeline > 1) {
+		run_pipelined(w, c);
+		rpc_client_free(c);
 		return NULL;
 	}
 	for (unsigned i = 0; i < o->requests; i++) {
@@ -82,7 +145,8 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: idmapd-load --socket PATH [--clients N] [--requests N] [--keys N]\n"
-		   "                   [--base UID] [--domain D] [--timeout MS] [--check]\n");
+		   "                   [--base UID] [--domain D] [--timeout MS] [--pipeline N]\n"
+		   "                   [--check]\n");
 }
 
 int main(int argc, char *argv[])
@@ -92,10 +156,11 @@ int main(int argc, char *argv[])
 		{ "requests", required_argument, NULL, 'n' }, { "keys", required_argument, NULL, 'k' },
 		{ "base", required_argument, NULL, 'b' },    { "domain", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' }, { "check", no_argument, NULL, 'C' },
+		{ "pipeline", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },          {}
 	};
 	struct opts o = { .domain = "example.test", .clients = 1, .requests = 10000,
-			  .keys = 100, .base = 10000, .timeout_ms = 5000 };
+			  .keys = 100, .base = 10000, .timeout_ms = 5000, .pipeline = 1 };
 	struct worker *ws;
 	struct stats_hist all = {};
 	uint64_t done = 0, wrong = 0, failed = 0, *samples;
@@ -103,7 +168,7 @@ int main(int argc, char *argv[])
 	int64_t t0, el;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:c:n:k:b:d:t:Ch", lo, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "s:c:n:k:b:d:t:p:Ch", lo, NULL)) >= 0) {
 		switch (c) {
 		case 's': o.socket = optarg; break;
 		case 'c': o.clients = atoi(optarg); break;
@@ -113,11 +178,13 @@ int main(int argc, char *argv[])
 		case 'd': o.domain = optarg; break;
 		case 't': o.timeout_ms = atoi(optarg); break;
 		case 'C': o.check = true; break;
+		case 'p': o.pipeline = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!o.socket || o.clients == 0 || o.clients > 1024 || o.keys == 0) {
+	if (!o.socket || o.clients == 0 || o.clients > 1024 || o.keys == 0 || o.pipeline == 0 ||
+	    o.pipeline > 4096) {
 		usage(stderr);
 		return 2;
 	}
@@ -151,9 +218,9 @@ int main(int argc, char *argv[])
 	el = mono_usec() - t0;
 	/* every worker ran o.requests calls, so the sample array is dense */
 	qsort(samples, ns, sizeof(*samples), cmp_u64);
-	printf("clients=%u lookups=%" PRIu64 " wrong=%" PRIu64 " failed=%" PRIu64
+	printf("clients=%u pipeline=%u lookups=%" PRIu64 " wrong=%" PRIu64 " failed=%" PRIu64
 	       " seconds=%.3f rate=%.0f/s mean_us=%.1f p50_us=%.1f p99_us=%.1f\n",
-	       o.clients, done, wrong, failed, el / 1e6, done / (el / 1e6),
+	       o.clients, o.pipeline, done, wrong, failed, el / 1e6, done / (el / 1e6),
 	       all.count ? all.sum / 1e3 / all.count : 0,
 	       ns ? samples[ns / 2] / 1e3 : 0, ns ? samples[ns * 99 / 100] / 1e3 : 0);
 	free(samples);

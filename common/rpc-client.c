@@ -1,6 +1,10 @@
 /* Blocking ONC RPC client: lazy connect, random first xid, per-call deadline, xid and
- * status checks, one reconnect when a reused connection is found broken. */
+ * status checks, one reconnect when a reused connection is found broken; one send() and
+ * usually one recv() per call, no allocation per call; pipelined batches of calls. */
+#include <fcntl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "macros.h"
 #include "rpc-client.h"
@@ -16,7 +20,17 @@ struct rpc_client {
 	size_t max_msg;
 	int fd;
 	uint32_t xid;
+	int applied_timeout_ms; /* SO_RCVTIMEO/SO_SNDTIMEO of the open connection */
+	/* Kept across calls, so a call allocates nothing: the encoded request(s), and
+	 * received bytes (replies are consumed record by record from in_off). */
+	uint8_t *out;
+	size_t out_cap;
+	uint8_t *in;
+	size_t in_cap, in_off, in_len;
 };
+
+#define BUF_INITIAL 2048
+#define BATCH_WINDOW 64 /* calls in flight at once in rpc_client_call_batch() */
 
 int rpc_client_new(const char *socket_path, uint32_t prog, uint32_t vers, int timeout_ms,
 		   size_t max_msg, struct rpc_client **ret_client)
@@ -38,6 +52,16 @@ int rpc_client_new(const char *socket_path, uint32_t prog, uint32_t vers, int ti
 	c->timeout_ms = timeout_ms;
 	c->max_msg = max_msg ? max_msg : RPC_FRAME_MAX_DEFAULT;
 	c->fd = -1;
+	c->out_cap = c->in_cap = BUF_INITIAL;
+	c->out = malloc(c->out_cap);
+	c->in = malloc(c->in_cap);
+	if (!c->out || !c->in) {
+		free(c->out);
+		free(c->in);
+		free(c->path);
+		free(c);
+		return -ENOMEM;
+	}
 	if (getrandom(&c->xid, sizeof(c->xid), GRND_NONBLOCK) != sizeof(c->xid))
 		c->xid = (uint32_t)(mono_nsec() ^ ((uint64_t)getpid() << 16));
 	*ret_client = c;
@@ -50,6 +74,8 @@ void rpc_client_disconnect(struct rpc_client *client)
 		close(client->fd);
 		client->fd = -1;
 	}
+	if (client)
+		client->in_off = client->in_len = 0; /* never match a late reply */
 }
 
 struct rpc_client *rpc_client_free(struct rpc_client *client)
@@ -58,6 +84,8 @@ struct rpc_client *rpc_client_free(struct rpc_client *client)
 		return NULL;
 	rpc_client_disconnect(client);
 	free(client->path);
+	free(client->out);
+	free(client->in);
 	free(client);
 	return NULL;
 }
@@ -72,26 +100,185 @@ uint32_t rpc_client_next_xid(const struct rpc_client *client)
 	return client->xid;
 }
 
-/* One attempt on the current (or a new) connection.  *reused tells whether the
- * connection existed before this attempt. */
-static int attempt(struct rpc_client *c, const uint8_t *msg, size_t len, int pass_fd,
-		   uint32_t xid, int64_t deadline, bool *reused, uint8_t **ret_reply,
-		   size_t *ret_rlen)
+/* Connect when not connected.  The socket is made blocking with SO_RCVTIMEO/SO_SNDTIMEO
+ * set to the call timeout, so that a call is one send() and (usually) one recv(): no
+ * poll() and no peek.  Each recv() is bounded by the timeout and the deadline is checked
+ * between partial reads, so a call never waits much beyond its deadline. */
+static int ensure_connected(struct rpc_client *c, int64_t deadline, bool *reused)
 {
+	struct timeval tv;
 	int r;
 
 	*reused = c->fd >= 0;
+	if (c->fd >= 0 && c->applied_timeout_ms == c->timeout_ms)
+		return 0;
 	if (c->fd < 0) {
 		r = unix_connect(c->path, deadline, &c->fd);
 		if (r < 0)
 			return r;
+		c->in_off = c->in_len = 0;
+		if (fcntl(c->fd, F_SETFL, 0) < 0) /* O_NONBLOCK off (it was the only flag) */
+			goto fail;
 	}
-	/* rpc_frame_send takes the payload without the record mark. */
-	r = rpc_frame_send(c->fd, msg + RPC_FRAME_HDR_LEN, len - RPC_FRAME_HDR_LEN, pass_fd,
-			   deadline);
-	if (r < 0)
-		return r;
-	return rpc_frame_recv(c->fd, c->max_msg, deadline, ret_reply, ret_rlen);
+	tv.tv_sec = c->timeout_ms > 0 ? c->timeout_ms / 1000 : 0;
+	tv.tv_usec = c->timeout_ms > 0 ? (c->timeout_ms % 1000) * 1000 : 0;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		goto fail;
+	c->applied_timeout_ms = c->timeout_ms;
+	return 0;
+fail:
+	r = negerrno();
+	rpc_client_disconnect(c);
+	return r;
+}
+
+static int send_all(struct rpc_client *c, const uint8_t *buf, size_t len, int pass_fd,
+		    int64_t deadline)
+{
+	size_t done = 0;
+
+	if (pass_fd >= 0) /* the descriptor travels with the first bytes */
+		return rpc_frame_send(c->fd, buf + RPC_FRAME_HDR_LEN, len - RPC_FRAME_HDR_LEN,
+				      pass_fd, deadline);
+	while (done < len) {
+		ssize_t n = send(c->fd, buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -ETIMEDOUT;
+		if (n < 0)
+			return negerrno();
+		done += n;
+		if (done < len && deadline >= 0 && mono_usec() >= deadline)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* The next complete record in the receive buffer, reading as needed (all that is
+ * available, in one recv() usually).  *ret_msg points into the buffer and stays valid
+ * until consume().  -EPIPE when the peer closed before any byte of it (first: nothing
+ * of this call was received yet), -ECONNRESET when it closed mid-record. */
+static int recv_record(struct rpc_client *c, int64_t deadline, bool first,
+		       const uint8_t **ret_msg, size_t *ret_len)
+{
+	for (;;) {
+		size_t have = c->in_len - c->in_off, need = RPC_FRAME_HDR_LEN + 4096;
+		uint32_t len = 0;
+		ssize_t n;
+		int r;
+
+		if (have >= RPC_FRAME_HDR_LEN) {
+			r = rpc_frame_get_header(c->in + c->in_off, c->max_msg, &len);
+			if (r < 0)
+				return r;
+			if (have >= RPC_FRAME_HDR_LEN + (size_t)len) {
+				*ret_msg = c->in + c->in_off + RPC_FRAME_HDR_LEN;
+				*ret_len = len;
+				return 0;
+			}
+			need = MAX(need, RPC_FRAME_HDR_LEN + (size_t)len);
+		}
+		if (c->in_off > 0) {
+			memmove(c->in, c->in + c->in_off, have);
+			c->in_off = 0;
+			c->in_len = have;
+		}
+		if (c->in_cap < need) {
+			uint8_t *nb = realloc(c->in, need);
+
+			if (!nb)
+				return -ENOMEM;
+			c->in = nb;
+			c->in_cap = need;
+		}
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -ETIMEDOUT;
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			return first && have == 0 ? -EPIPE : -ECONNRESET;
+		c->in_len += n;
+		first = false;
+		if (deadline >= 0 && mono_usec() >= deadline &&
+		    c->in_len < RPC_FRAME_HDR_LEN + (size_t)len)
+			return -ETIMEDOUT;
+	}
+}
+
+static void consume(struct rpc_client *c, size_t len)
+{
+	c->in_off += RPC_FRAME_HDR_LEN + len;
+	if (c->in_off >= c->in_len)
+		c->in_off = c->in_len = 0;
+}
+
+/* Encode one call at c->out + off, growing the buffer as needed. */
+static int encode_at(struct rpc_client *c, size_t off, const struct rpc_call *call,
+		     xdrproc_t args_fn, const void *args, size_t *ret_len)
+{
+	for (;;) {
+		size_t room = c->out_cap - off;
+		uint8_t *nb;
+		int r = rpc_encode_call(call, args_fn, args, c->out + off, room, ret_len);
+
+		if (r == 0 && *ret_len - RPC_FRAME_HDR_LEN > c->max_msg)
+			return -EMSGSIZE;
+		if (r != -EMSGSIZE)
+			return r;
+		if (room >= c->max_msg + RPC_FRAME_HDR_LEN) {
+			/* Too big, or the encoder failed: let the sizing path say which. */
+			_cleanup_free_ uint8_t *tmp = NULL;
+			size_t l;
+
+			r = rpc_build_call(call, args_fn, args, c->max_msg, &tmp, &l);
+			return r < 0 ? r : -EMSGSIZE;
+		}
+		nb = realloc(c->out, MAX(c->out_cap * 2, off + c->max_msg + RPC_FRAME_HDR_LEN));
+		if (!nb)
+			return -ENOMEM;
+		c->out_cap = MAX(c->out_cap * 2, off + c->max_msg + RPC_FRAME_HDR_LEN);
+		c->out = nb;
+	}
+}
+
+/* Decode one reply record to one of k calls with xids base..base+k-1 not yet answered
+ * (bit set in seen): *ret_idx gets which, *ret_status its mapped status, and on SUCCESS
+ * the results go to res + idx * stride.  -EPROTO for anything else. */
+static int decode_reply(const uint8_t *msg, size_t len, uint32_t base, size_t k, uint64_t seen,
+			xdrproc_t res_fn, void *res, size_t stride, uint32_t *ret_idx,
+			int *ret_status)
+{
+	struct rpc_reply reply;
+	uint32_t idx;
+	XDR x;
+	int r;
+
+	xdrmem_create(&x, (char *)msg, len, XDR_DECODE);
+	r = rpc_reply_decode(&x, &reply);
+	idx = reply.xid - base;
+	if (r < 0 || idx >= k || (seen & (UINT64_C(1) << idx))) {
+		xdr_destroy(&x);
+		return -EPROTO;
+	}
+	if (reply.status == RPC_STATUS_SUCCESS && res_fn) {
+		void *dst = (uint8_t *)res + idx * stride;
+
+		if (!res_fn(&x, dst)) {
+			xdr_free(res_fn, dst);
+			xdr_destroy(&x);
+			return -EPROTO;
+		}
+	}
+	xdr_destroy(&x);
+	*ret_idx = idx;
+	*ret_status = rpc_status_to_errno(reply.status);
+	return 0;
 }
 
 int rpc_client_call_fd(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
@@ -103,24 +290,28 @@ int rpc_client_call_fd(struct rpc_client *client, uint32_t proc, xdrproc_t args_
 	int64_t deadline = client->timeout_ms > 0 ?
 				   mono_usec() + client->timeout_ms * USEC_PER_MSEC :
 				   -1;
-	_cleanup_free_ uint8_t *msg = NULL;
-	_cleanup_free_ uint8_t *reply_buf = NULL;
-	struct rpc_reply reply;
+	const uint8_t *msg;
 	size_t len, rlen;
+	uint32_t idx;
 	bool reused;
-	XDR x;
-	int r;
+	int r, status;
 
-	r = rpc_build_call(&call, args_fn, args, client->max_msg, &msg, &len);
+	r = encode_at(client, 0, &call, args_fn, args, &len);
 	if (r < 0)
 		return r;
-	r = attempt(client, msg, len, pass_fd, call.xid, deadline, &reused, &reply_buf, &rlen);
-	/* A kept connection the daemon closed (restart, idle timeout): retry once on a new
-	 * one.  -EPIPE from recv means closed before any reply byte. */
-	if (reused && (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN)) {
-		rpc_client_disconnect(client);
-		r = attempt(client, msg, len, pass_fd, call.xid, deadline, &reused, &reply_buf,
-			    &rlen);
+	for (int tries = 0;; tries++) {
+		r = ensure_connected(client, deadline, &reused);
+		if (r == 0)
+			r = send_all(client, client->out, len, pass_fd, deadline);
+		if (r == 0)
+			r = recv_record(client, deadline, true, &msg, &rlen);
+		/* A kept connection the daemon closed (restart, idle timeout): retry once on
+		 * a new one.  -EPIPE from recv means closed before any reply byte. */
+		if (tries == 0 && reused && (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN)) {
+			rpc_client_disconnect(client);
+			continue;
+		}
+		break;
 	}
 	if (r == -EPIPE)
 		r = -ECONNRESET;
@@ -128,27 +319,93 @@ int rpc_client_call_fd(struct rpc_client *client, uint32_t proc, xdrproc_t args_
 		rpc_client_disconnect(client);
 		return r;
 	}
-
-	xdrmem_create(&x, (char *)reply_buf, rlen, XDR_DECODE);
-	r = rpc_reply_decode(&x, &reply);
-	if (r < 0 || reply.xid != call.xid) {
-		r = -EPROTO;
-		goto fail;
-	}
-	if (reply.status != RPC_STATUS_SUCCESS) {
-		r = rpc_status_to_errno(reply.status);
-		xdr_destroy(&x);
+	r = decode_reply(msg, rlen, call.xid, 1, 0, res_fn, res, 0, &idx, &status);
+	if (r < 0) {
+		rpc_client_disconnect(client);
 		return r;
 	}
-	if (res_fn && !res_fn(&x, res)) {
-		xdr_free(res_fn, res);
-		r = -EPROTO;
-		goto fail;
+	consume(client, rlen);
+	return status;
+}
+
+int rpc_client_call_batch(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
+			  const void *args, size_t args_stride, size_t n, xdrproc_t res_fn,
+			  void *res, size_t res_stride, int *ret_status)
+{
+	size_t done = 0;
+	int r = 0;
+
+	if (n > 0 && (!ret_status || (args_fn && !args) || (res_fn && !res)))
+		return -EINVAL;
+	while (done < n) {
+		size_t k = MIN(n - done, (size_t)BATCH_WINDOW), len = 0, got = 0;
+		uint32_t base = client->xid;
+		int64_t deadline = client->timeout_ms > 0 ?
+					   mono_usec() + client->timeout_ms * USEC_PER_MSEC :
+					   -1;
+		uint64_t seen = 0;
+		bool reused;
+
+		for (size_t i = 0; i < k; i++) {
+			struct rpc_call call = { .xid = base + (uint32_t)i, .prog = client->prog,
+						 .vers = client->vers, .proc = proc };
+			size_t l;
+
+			r = encode_at(client, len, &call, args_fn,
+				      args_fn ? (const uint8_t *)args + (done + i) * args_stride :
+						NULL,
+				      &l);
+			if (r < 0)
+				goto fail;
+			len += l;
+		}
+		client->xid += (uint32_t)k;
+		for (int tries = 0;; tries++) {
+			r = ensure_connected(client, deadline, &reused);
+			if (r == 0)
+				r = send_all(client, client->out, len, -1, deadline);
+			while (r == 0 && got < k) {
+				const uint8_t *msg;
+				size_t rlen;
+				uint32_t idx;
+				int st;
+
+				r = recv_record(client, deadline, got == 0, &msg, &rlen);
+				if (r < 0)
+					break;
+				r = decode_reply(msg, rlen, base, k, seen, res_fn,
+						 res_fn ? (uint8_t *)res + done * res_stride : NULL,
+						 res_stride, &idx, &st);
+				if (r < 0)
+					break;
+				consume(client, rlen);
+				seen |= UINT64_C(1) << idx;
+				ret_status[done + idx] = st;
+				got++;
+			}
+			if (tries == 0 && reused && got == 0 &&
+			    (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN)) {
+				rpc_client_disconnect(client);
+				continue;
+			}
+			break;
+		}
+		if (r < 0) {
+			/* Results decoded so far in this window are released below. */
+			for (size_t i = 0; i < k; i++)
+				if ((seen & (UINT64_C(1) << i)) && ret_status[done + i] == 0 && res_fn)
+					xdr_free(res_fn, (uint8_t *)res + (done + i) * res_stride);
+			goto fail;
+		}
+		done += k;
 	}
-	xdr_destroy(&x);
 	return 0;
 fail:
-	xdr_destroy(&x);
+	if (r == -EPIPE)
+		r = -ECONNRESET;
 	rpc_client_disconnect(client);
+	for (size_t i = 0; i < done; i++)
+		if (ret_status[i] == 0 && res_fn)
+			xdr_free(res_fn, (uint8_t *)res + i * res_stride);
 	return r;
 }

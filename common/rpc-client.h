@@ -38,6 +38,17 @@ static inline int rpc_client_call(struct rpc_client *client, uint32_t proc, xdrp
 {
 	return rpc_client_call_fd(client, proc, args_fn, args, -1, res_fn, res);
 }
+/* Pipelining: n calls of procedure proc, at most 64 in flight at once on the one
+ * connection (written with one send() per window, replies matched by xid in whatever
+ * order they come).  Arguments are args[i] (args + i * args_stride), results go to
+ * res + i * res_stride (zero-initialized by the caller).  Returns 0 when every call got
+ * a reply: ret_status[i] is then 0 (the caller owns what res_fn allocated in res[i]) or
+ * the mapped RPC status (as rpc_client_call).  A negative return is a transport failure
+ * (as rpc_client_call); then no results are left allocated and the connection is
+ * closed. */
+int rpc_client_call_batch(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
+			  const void *args, size_t args_stride, size_t n, xdrproc_t res_fn,
+			  void *res, size_t res_stride, int *ret_status);
 /* The xid the next call will use (for tests). */
 uint32_t rpc_client_next_xid(const struct rpc_client *client);
 /* Close the connection (the next call reconnects). */

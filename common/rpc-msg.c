@@ -272,6 +272,38 @@ int rpc_build_call(const struct rpc_call *call, xdrproc_t body_fn, const void *b
 	return build(true, call, body_fn, body, max, ret, ret_len);
 }
 
+static int encode_into(bool is_call, const void *hdr, xdrproc_t body_fn, const void *body,
+		       uint8_t *buf, size_t cap, size_t *ret_len)
+{
+	size_t len;
+	XDR x;
+	int r;
+
+	if (cap <= RPC_FRAME_HDR_LEN || cap - RPC_FRAME_HDR_LEN > 0x7fffffffu)
+		return -EMSGSIZE;
+	xdrmem_create(&x, (char *)buf + RPC_FRAME_HDR_LEN, cap - RPC_FRAME_HDR_LEN, XDR_ENCODE);
+	r = encode(&x, is_call, hdr, body_fn, body);
+	len = xdr_getpos(&x);
+	xdr_destroy(&x);
+	if (r < 0)
+		return r == -EINVAL ? -EMSGSIZE : r; /* a full buffer fails the body encoder */
+	rpc_frame_put_header(buf, len);
+	*ret_len = len + RPC_FRAME_HDR_LEN;
+	return 0;
+}
+
+int rpc_encode_call(const struct rpc_call *call, xdrproc_t body_fn, const void *body,
+		    uint8_t *buf, size_t cap, size_t *ret_len)
+{
+	return encode_into(true, call, body_fn, body, buf, cap, ret_len);
+}
+
+int rpc_encode_reply(const struct rpc_reply *reply, xdrproc_t body_fn, const void *body,
+		     uint8_t *buf, size_t cap, size_t *ret_len)
+{
+	return encode_into(false, reply, body_fn, body, buf, cap, ret_len);
+}
+
 int rpc_build_reply(const struct rpc_reply *reply, xdrproc_t body_fn, const void *body,
 		    size_t max, uint8_t **ret, size_t *ret_len)
 {

@@ -75,3 +75,10 @@ int rpc_build_call(const struct rpc_call *call, xdrproc_t body_fn, const void *b
 		   uint8_t **ret, size_t *ret_len);
 int rpc_build_reply(const struct rpc_reply *reply, xdrproc_t body_fn, const void *body,
 		    size_t max, uint8_t **ret, size_t *ret_len);
+/* Encode a framed call into buf (cap bytes) without allocating; *ret_len includes the
+ * record mark.  -EMSGSIZE when it does not fit (also when body_fn fails: a full buffer
+ * and bad arguments look alike; rpc_build_call() tells them apart). */
+int rpc_encode_call(const struct rpc_call *call, xdrproc_t body_fn, const void *body,
+		    uint8_t *buf, size_t cap, size_t *ret_len);
+int rpc_encode_reply(const struct rpc_reply *reply, xdrproc_t body_fn, const void *body,
+		     uint8_t *buf, size_t cap, size_t *ret_len);

@@ -11,6 +11,7 @@
 
 #define FD_QUEUE_MAX 8
 #define READ_CHUNK 16384
+#define REPLY_INLINE 512 /* room needed at the end of the output buffer to encode there */
 
 struct rpc_server {
 	struct evloop *loop;
@@ -36,6 +37,7 @@ struct rpc_conn {
 	uint8_t *out;
 	size_t out_off, out_len, out_cap;
 	unsigned inflight;
+	bool reading;          /* in conn_read: replies are queued and written at its end */
 	int64_t last_activity;
 	int64_t partial_since; /* when unfinished input appeared, 0 when none */
 	int fds[FD_QUEUE_MAX];
@@ -85,7 +87,8 @@ static void conn_update_events(struct rpc_conn *c)
 {
 	uint32_t ev = 0;
 
-	if (c->closed)
+	/* Inside conn_read the replies are still to be written: it updates at its end. */
+	if (c->closed || c->reading)
 		return;
 	if (c->inflight < c->srv->lim.max_inflight)
 		ev |= EPOLLIN;
@@ -155,6 +158,20 @@ static int conn_reply(struct rpc_conn *c, const struct rpc_reply *rep, xdrproc_t
 
 	if (c->closed)
 		return -ENOTCONN;
+	/* Usually: encode straight into the output buffer (no allocation, no copy). */
+	if (c->out_off > 0 && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (c->out_cap - c->out_len >= REPLY_INLINE &&
+	    rpc_encode_reply(rep, res_fn, res, c->out + c->out_len, c->out_cap - c->out_len,
+			     &len) == 0 &&
+	    c->out_len - c->out_off + len <= c->srv->lim.max_outbuf) {
+		c->out_len += len;
+		c->srv->st.replies++;
+		c->last_activity = evloop_now(c->srv->loop);
+		if (c->reading)
+			return 0;
+		return conn_flush(c) ? 0 : -ENOTCONN;
+	}
 	r = rpc_build_reply(rep, res_fn, res, c->srv->lim.max_outbuf, &buf, &len);
 	if (r < 0 && res_fn) {
 		struct rpc_reply err = { .xid = rep->xid, .status = RPC_STATUS_SYSTEM_ERR };
@@ -168,6 +185,9 @@ static int conn_reply(struct rpc_conn *c, const struct rpc_reply *rep, xdrproc_t
 	r = conn_queue(c, buf, len);
 	if (r < 0)
 		return r;
+	/* Replies to the calls of one read go out together, in one send(), at its end. */
+	if (c->reading)
+		return 0;
 	if (!conn_flush(c))
 		return -ENOTCONN;
 	return 0;
@@ -345,8 +365,10 @@ static void conn_read(struct rpc_conn *c)
 	}
 	rpc_framer_commit(&c->in, n);
 	c->last_activity = evloop_now(c->srv->loop);
+	c->reading = true;
 	conn_process(c);
-	if (!c->closed)
+	c->reading = false;
+	if (!c->closed && conn_flush(c))
 		conn_update_events(c);
 }
 
@@ -413,6 +435,8 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 		c->refs = 1;
 		c->fd = cfd;
 		rpc_framer_init(&c->in, srv->lim.max_msg);
+		c->out = malloc(4096); /* replies are encoded in place (conn_reply) */
+		c->out_cap = c->out ? 4096 : 0;
 		c->last_activity = evloop_now(loop);
 		if (unix_peer_cred(cfd, &c->peer) < 0 ||
 		    evloop_add_io(loop, cfd, EPOLLIN, conn_event, c, &c->io) < 0 ||
@@ -421,6 +445,7 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 				     conn_idle, c, &c->idle) < 0) {
 			evloop_io_free(c->io);
 			close(cfd);
+			free(c->out);
 			free(c);
 			continue;
 		}

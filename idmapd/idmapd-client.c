@@ -33,14 +33,40 @@ static void copy_str(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* An answer from its wire form; consumes nothing. */
+static int answer_from_wire(const idmapd_lookup_res *res, struct nfskeys_idmap_answer *ret,
+			    unsigned *ret_flags)
+{
+	const idmapd_answer *w = &res->idmapd_lookup_res_u.answer;
+	struct nfskeys_idmap_answer a = {};
+
+	if (res->status != 0)
+		return res->status < 0 ? res->status : -EIO;
+	a.kind = w->kind;
+	a.flags = w->flags & 0xffff;
+	a.error = w->error;
+	a.ttl = w->ttl;
+	a.id = w->id;
+	a.gid = w->gid;
+	a.n_groups = MIN(w->groups.groups_len, (unsigned)NFSKEYS_IDMAP_GROUPS_MAX);
+	if (a.n_groups)
+		memcpy(a.groups, w->groups.groups_val, a.n_groups * sizeof(uint32_t));
+	if (w->sid.sid_len > 0 && nfskeys_sid_from_binary(w->sid.sid_val, w->sid.sid_len, &a.sid) < 0)
+		return -EPROTO;
+	copy_str(a.name, sizeof(a.name), w->name);
+	copy_str(a.backend, sizeof(a.backend), w->backend);
+	*ret = a;
+	if (ret_flags)
+		*ret_flags = w->flags;
+	return 0;
+}
+
 int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
 			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
 			 bool *ret_transport)
 {
 	idmapd_lookup_args args = { .kind = kind, .flags = flags, .key = (char *)key };
 	idmapd_lookup_res res = {};
-	struct nfskeys_idmap_answer a = {};
-	idmapd_answer *w;
 	int r;
 
 	if (ret_transport)
@@ -54,34 +80,44 @@ int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 			*ret_transport = true;
 		return r;
 	}
-	if (res.status != 0) {
-		r = res.status < 0 ? res.status : -EIO;
-		goto out;
-	}
-	w = &res.idmapd_lookup_res_u.answer;
-	a.kind = w->kind;
-	a.flags = w->flags & 0xffff;
-	a.error = w->error;
-	a.ttl = w->ttl;
-	a.id = w->id;
-	a.gid = w->gid;
-	a.n_groups = MIN(w->groups.groups_len, (unsigned)NFSKEYS_IDMAP_GROUPS_MAX);
-	if (a.n_groups)
-		memcpy(a.groups, w->groups.groups_val, a.n_groups * sizeof(uint32_t));
-	if (w->sid.sid_len > 0 &&
-	    nfskeys_sid_from_binary(w->sid.sid_val, w->sid.sid_len, &a.sid) < 0) {
-		r = -EPROTO;
-		goto out;
-	}
-	copy_str(a.name, sizeof(a.name), w->name);
-	copy_str(a.backend, sizeof(a.backend), w->backend);
-	*ret = a;
-	if (ret_flags)
-		*ret_flags = w->flags;
-	r = 0;
-out:
+	r = answer_from_wire(&res, ret, ret_flags);
 	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
 	return r;
+}
+
+int idmapd_client_lookup_many(struct rpc_client *c, enum nfskeys_idmap_kind kind,
+			      const char *const *keys, size_t n, unsigned flags,
+			      struct nfskeys_idmap_answer *ret, int *ret_status)
+{
+	_cleanup_free_ idmapd_lookup_args *args = NULL;
+	_cleanup_free_ idmapd_lookup_res *res = NULL;
+	int r;
+
+	if (n == 0)
+		return 0;
+	if (!keys || !ret || !ret_status)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!keys[i] || strlen(keys[i]) > IDMAPD_KEY_MAX)
+			return -EINVAL;
+	args = calloc(n, sizeof(*args));
+	res = calloc(n, sizeof(*res));
+	if (!args || !res)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		args[i] = (idmapd_lookup_args){ .kind = kind, .flags = flags, .key = (char *)keys[i] };
+	r = rpc_client_call_batch(c, IDMAPD_LOOKUP, (xdrproc_t)xdr_idmapd_lookup_args, args,
+				  sizeof(*args), n, (xdrproc_t)xdr_idmapd_lookup_res, res,
+				  sizeof(*res), ret_status);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		if (ret_status[i] < 0)
+			continue;
+		ret_status[i] = answer_from_wire(&res[i], &ret[i], NULL);
+		xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res[i]);
+	}
+	return 0;
 }
 
 int idmapd_client_ping(struct rpc_client *c, char *release, size_t release_size,

@@ -26,6 +26,14 @@ int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
 			 bool *ret_transport);
 
+/* Pipelined lookups of n keys of one kind on the one connection (rpc_client_call_batch:
+ * up to 64 in flight, one send() for them).  0 when the daemon answered every one:
+ * ret_status[i] is then 0 (ret[i] filled) or the daemon's verdict as for
+ * idmapd_client_lookup(); a negative return is a transport failure (-EINVAL: a key
+ * longer than IDMAPD_KEY_MAX). */
+int idmapd_client_lookup_many(struct rpc_client *c, enum nfskeys_idmap_kind kind,
+			      const char *const *keys, size_t n, unsigned flags,
+			      struct nfskeys_idmap_answer *ret, int *ret_status);
 /* Is the daemon there?  Fills release/pid/generation when the pointers are non-NULL. */
 int idmapd_client_ping(struct rpc_client *c, char *release, size_t release_size,
 		       uint32_t *ret_pid, uint64_t *ret_generation);

@@ -226,12 +226,17 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		}
 		r = idmapd_client_flush(c, kind, argc == 3 ? argv[2] : NULL, &dropped, &rings);
 		if (r == -ENOENT)
-			rc = tool_error("flush: %s %s is not cached", argv[1], argv[2]);
+			rc = tool_error("flush: %s %s is not cached (nor in a kernel keyring)",
+					argv[1], argv[2]);
 		else if (r < 0)
 			rc = daemon_error("flush", path, r);
 		else {
-			printf("dropped %u cache entries, cleared %u kernel keyrings\n", dropped,
-			       rings);
+			if (argc == 3)
+				printf("dropped %u cache entries, invalidated the kernel key in %u "
+				       "keyrings\n", dropped, rings);
+			else
+				printf("dropped %u cache entries, cleared %u kernel keyrings\n",
+				       dropped, rings);
 			rc = EXIT_OK;
 		}
 	} else if (streq(sub, "reload")) {

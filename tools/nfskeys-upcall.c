@@ -1,5 +1,6 @@
-/* nfskeys-upcall: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys.
- * It parses the key's description, resolves it (upcall_resolve), sets the key's timeout
+/* nfskeys-upcall-full: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys
+ * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall-lean.c) answers from
+ * the daemon itself and execs this for everything else.  It parses the key's description, resolves it (upcall_resolve), sets the key's timeout
  * and instantiates it with the exact kernel payload, or rejects it with a short timeout. */
 #include <getopt.h>
 #include <inttypes.h>
@@ -33,6 +34,7 @@ static void usage(FILE *f)
 		"  -c, --config FILE   configuration file\n"
 		"  -T, --type TYPE     key type when the key cannot be described\n"
 		"  -v, --verbose       log to syslog at debug level\n"
+		"      --no-daemon     resolve in-process without asking nfskeys-idmapd\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n"
 		"\n"
@@ -91,6 +93,7 @@ int main(int argc, char *argv[])
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "no-daemon", no_argument, NULL, 'N' },
 		{}
 	};
 	struct nfskeys_ctx *ctx = NULL;
@@ -121,6 +124,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'N':
+			upcall_no_daemon = true;
 			break;
 		default:
 			return cli_std_option(c, "nfskeys-upcall", usage);

@@ -6,5 +6,9 @@
 
 /* Resolve key of the given kind into answer; 0 or a negative errno.  Name and SID kinds
  * fall back to nobody (short TTL); id kinds fail when no backend knows the id. */
+/* Set by --no-daemon (the lean nfskeys-upcall found the daemon unreachable): resolve
+ * in-process at once. */
+extern bool upcall_no_daemon;
+
 int upcall_resolve(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
 		   struct nfskeys_idmap_answer *answer);

@@ -8,8 +8,8 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 plan 10
 
-helper_bin="$top_builddir/tools/.libs/nfskeys-upcall"
-[ -f "$helper_bin" ] || helper_bin="$top_builddir/tools/nfskeys-upcall"
+# The lean helper (no libtool library, never a wrapper script).
+helper_bin="$top_builddir/tools/nfskeys-upcall"
 if t_is_asan; then
 	# ASan intercepts libtirpc's XDR functions and needs the shared library.
 	skip "ASan build links the shared libtirpc (XDR interceptors)"
@@ -33,9 +33,8 @@ esac
 fi
 
 t_idmapd_conf "[Idmapd]" "Helper-Timeout = 300"
-# The binary itself (not libtool's wrapper script, slow on a loaded machine).
+# The lean helper; it execs tools/nfskeys-upcall-full (next to it) when it must fall back.
 helper_exec="$top_builddir/tools/nfskeys-upcall"
-[ -x "$top_builddir/tools/.libs/nfskeys-upcall" ] && helper_exec="$top_builddir/tools/.libs/nfskeys-upcall"
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR

@@ -5,7 +5,7 @@
 # on flush, stats in three formats, clean stop.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 32
+plan 34
 
 NK() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -131,8 +131,19 @@ if kr=$(keyctl newring "$ring" @u 2>/dev/null); then
 	else
 		not_ok "the keyring is empty after flush (cannot list it)"
 	fi
+	# One name: only its kernel key goes.
+	keyctl add user "uid:bob@example.test" "2003" "$kr" >/dev/null
+	keep=$(keyctl add user "gid:staff@example.test" "3001" "$kr")
+	out=$(NK idmapd flush name-to-uid bob@example.test)
+	check_contains "a one-name flush invalidates its kernel key" "kernel key in 1 keyrings" "$out"
+	# (an invalidated key leaves the keyring when the key garbage collector runs)
+	n=0
+	while [ "$(keyctl rlist "$kr" | tr -d ' \n')" != "$keep" ] && [ $n -lt 30 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+	check_eq "and leaves the other mapping keys" "$keep" "$(keyctl rlist "$kr" | tr -d ' \n')"
 else
-	for i in 1 2 3 4; do skip "cannot create a keyring in @u"; done
+	for i in 1 2 3 4 5 6; do skip "cannot create a keyring in @u"; done
 fi
 
 # Stats formats.

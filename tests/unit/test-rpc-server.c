@@ -188,6 +188,44 @@ static void test_calls(void **state)
 	rpc_client_free(c2);
 }
 
+/* Pipelined calls: more than one window, replies out of order, per-call statuses. */
+static void test_batch(void **state)
+{
+	struct rpc_client *c = client(5000);
+	uint32_t in[150], out[150], x0 = rpc_client_next_xid(c);
+	int st[150];
+
+	for (unsigned i = 0; i < 150; i++)
+		in[i] = i * 3;
+	memset(out, 0, sizeof(out));
+	assert_int_equal(rpc_client_call_batch(c, P_ECHO, (xdrproc_t)xdr_uint32_t, in,
+					       sizeof(in[0]), 150, (xdrproc_t)xdr_uint32_t, out,
+					       sizeof(out[0]), st), 0);
+	for (unsigned i = 0; i < 150; i++) {
+		assert_int_equal(st[i], 0);
+		assert_int_equal(out[i], i * 3 + 1);
+	}
+	assert_int_equal(rpc_client_next_xid(c), x0 + 150);
+	/* the later calls finish first (delays 40, 35, ... ms) */
+	for (unsigned i = 0; i < 8; i++)
+		in[i] = 40 - 5 * i;
+	memset(out, 0, sizeof(out));
+	assert_int_equal(rpc_client_call_batch(c, P_SLOW, (xdrproc_t)xdr_uint32_t, in,
+					       sizeof(in[0]), 8, (xdrproc_t)xdr_uint32_t, out,
+					       sizeof(out[0]), st), 0);
+	for (unsigned i = 0; i < 8; i++) {
+		assert_int_equal(st[i], 0);
+		assert_int_equal(out[i], in[i]);
+	}
+	/* an error status per call, the connection stays usable */
+	assert_int_equal(rpc_client_call_batch(c, 99, NULL, NULL, 0, 3, NULL, NULL, 0, st), 0);
+	assert_int_equal(st[0], -EOPNOTSUPP);
+	assert_int_equal(st[2], -EOPNOTSUPP);
+	echo_ok(c, 7);
+	assert_int_equal(rpc_client_call_batch(c, P_ECHO, NULL, NULL, 0, 0, NULL, NULL, 0, NULL), 0);
+	rpc_client_free(c);
+}
+
 static void test_slow_does_not_block(void **state)
 {
 	struct rpc_client *slow = client(2000), *fast = client(2000);
@@ -371,6 +409,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calls),
+		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_slow_does_not_block),
 		cmocka_unit_test(test_timeout_and_reconnect),
 		cmocka_unit_test(test_bad_clients),

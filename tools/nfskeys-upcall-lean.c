@@ -1,0 +1,354 @@
+/* nfskeys-upcall, the program request-key runs: the fast path only.  It asks nfskeys-idmapd
+ * and instantiates the key from the daemon's answer, loading nothing but libc and
+ * libkeyutils (the RPC code and libtirpc's XDR are linked in statically); for anything
+ * else (no daemon, a negative answer, --help, --verbose) it execs nfskeys-upcall-full,
+ * the helper with the in-process engine (libnfskeys), with the same arguments. */
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <keyutils.h>
+#include <limits.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+
+/* macros.h first: <rpc/types.h> brings its own MIN/MAX (see rpc-client.h) */
+#include "macros.h"
+#include "idmap.h"
+#include "idmapd-client.h"
+#include "ini.h"
+#include "nfskeys.h"
+#include "rpc-client.h"
+
+#define DAEMON_TIMEOUT_MS 500 /* as tools/upcall-resolve.c */
+#define KEY_NAME_MAX 128      /* the kernel's IDMAP_NAMESZ */
+
+struct lean_conf {
+	char socket[PATH_MAX];
+	long helper_timeout; /* -1: not set */
+	bool bad;            /* a value we cannot take: let the full helper say why */
+};
+
+static char **saved_argv;
+
+/* Run the full helper in our place; no_daemon: it must not ask the daemon again. */
+static __attribute__((noreturn)) void fallback(bool no_daemon)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	char *argv[64];
+	size_t n = 0;
+	ssize_t l;
+
+	/* Next to this program first (the build tree; never in a setuid run), else the
+	 * installed one. */
+	snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", LIBEXECDIR);
+	if (!getauxval(AT_SECURE)) {
+		l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (l > 0) {
+			self[l] = 0;
+			slash = strrchr(self, '/');
+			if (slash) {
+				*slash = 0;
+				snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", self);
+				if (access(path, X_OK) < 0)
+					snprintf(path, sizeof(path), "%s/nfskeys-upcall-full",
+						 LIBEXECDIR);
+			}
+		}
+	}
+	argv[n++] = path;
+	if (no_daemon)
+		argv[n++] = (char *)"--no-daemon";
+	for (size_t i = 1; saved_argv[i] && n < ARRAY_SIZE(argv) - 1; i++)
+		argv[n++] = saved_argv[i];
+	argv[n] = NULL;
+	execv(path, argv);
+	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
+	_exit(4); /* the key could not be instantiated (nfskeys-upcall(8)) */
+}
+
+static int on_value(void *userdata, const char *file, unsigned line, const char *section,
+		    const char *key, const char *value)
+{
+	struct lean_conf *c = userdata;
+	char *end;
+
+	if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Socket")) {
+		if (strlen(value) >= sizeof(c->socket))
+			c->bad = true;
+		else
+			snprintf(c->socket, sizeof(c->socket), "%s", value);
+	} else if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Helper-Timeout")) {
+		errno = 0;
+		c->helper_timeout = strtol(value, &end, 10);
+		if (errno || end == value || *end || c->helper_timeout < 0 ||
+		    c->helper_timeout > 60000)
+			c->bad = true;
+	}
+	return 0;
+}
+
+static int dropin_filter(const struct dirent *de)
+{
+	size_t len = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && len >= 6 && streq(de->d_name + len - 5, ".conf");
+}
+
+/* The two settings the fast path needs, read as libnfskeys reads the configuration (the
+ * file, then conf.d/ drop-ins in lexical order; the last value wins).  false: the full
+ * helper must handle this (an error to report, an untrusted conf.d). */
+static bool read_conf(const char *path, bool explicit_path, struct lean_conf *c)
+{
+	char dir[PATH_MAX], err[256];
+	struct dirent **names = NULL;
+	struct stat st;
+	bool ok = true;
+	int n, r;
+
+	r = ini_parse_file(path, NULL, on_value, c, err, sizeof(err));
+	if (r < 0 && !(r == -ENOENT && !explicit_path))
+		return false;
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return false;
+	{
+		char *slash = strrchr(dir, '/');
+
+		if (slash && slash != dir)
+			*slash = 0;
+		else
+			snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+	}
+	if (strlen(dir) + sizeof("/conf.d") >= sizeof(dir))
+		return false;
+	strcat(dir, "/conf.d");
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	if (!S_ISDIR(st.st_mode))
+		return true;
+	/* libnfskeys skips (with a warning) a conf.d others may write to: leave that case,
+	 * and its warning, to the full helper. */
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	n = scandir(dir, &names, dropin_filter, alphasort);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX];
+
+		if (ok && snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name) < (int)sizeof(p)) {
+			r = ini_parse_file(p, NULL, on_value, c, err, sizeof(err));
+			if (r < 0 && r != -ENOENT)
+				ok = false;
+		} else {
+			ok = false;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return ok && !c->bad;
+}
+
+static const struct {
+	const char *prefix;
+	unsigned kind;
+	bool cifs;
+} prefixes[] = {
+	{ "uid:", NFSKEYS_IDMAP_NAME_TO_UID, false },  { "gid:", NFSKEYS_IDMAP_GROUP_TO_GID, false },
+	{ "user:", NFSKEYS_IDMAP_UID_TO_NAME, false }, { "group:", NFSKEYS_IDMAP_GID_TO_GROUP, false },
+	{ "os:", NFSKEYS_IDMAP_SID_TO_UID, true },     { "gs:", NFSKEYS_IDMAP_SID_TO_GID, true },
+	{ "oi:", NFSKEYS_IDMAP_UID_TO_SID, true },     { "gi:", NFSKEYS_IDMAP_GID_TO_SID, true },
+};
+
+/* The kernel payload for an answer (as nfskeys_idmap_payload()); < 0: not ours to build. */
+static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t size)
+{
+	size_t len;
+	int n;
+
+	if (w->kind != kind)
+		return -EPROTO;
+	switch (kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		n = snprintf((char *)buf, size, "%" PRIu32, (uint32_t)w->id);
+		return n > 0 && (size_t)n < size ? n + 1 : -ENOBUFS; /* with its NUL */
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		len = w->name ? strlen(w->name) : 0;
+		if (len == 0 || len >= NFSKEYS_IDMAP_NAME_MAX || len > size)
+			return -EINVAL;
+		memcpy(buf, w->name, len); /* no NUL */
+		return (int)len;
+	case NFSKEYS_IDMAP_SID_TO_UID:
+	case NFSKEYS_IDMAP_SID_TO_GID: {
+		uint32_t id = w->id;
+
+		memcpy(buf, &id, sizeof(id)); /* host byte order */
+		return sizeof(id);
+	}
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		/* The binary SID (revision, count, 6-byte authority, count 32-bit
+		 * sub-authorities), padded to the 68 bytes cifs.idmap sends: the daemon
+		 * encodes it with nfskeys_sid_to_binary(), which pads it so. */
+		if (w->sid.sid_len != NFSKEYS_SID_BINARY_MAX || w->sid.sid_len > size ||
+		    8 + 4 * (size_t)(uint8_t)w->sid.sid_val[1] > w->sid.sid_len)
+			return -EINVAL;
+		memcpy(buf, w->sid.sid_val, w->sid.sid_len);
+		return (int)w->sid.sid_len;
+	}
+	return -EINVAL;
+}
+
+static const char *private_keyring(const char *type)
+{
+	if (streq(type, "id_resolver"))
+		return ".id_resolver";
+	if (streq(type, "cifs.idmap"))
+		return ".cifs_idmap";
+	return NULL;
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "type", required_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	struct lean_conf conf = { .helper_timeout = -1 };
+	const char *config = NULL, *type = NULL, *desc, *key = NULL;
+	char *kdesc = NULL, ktype[64];
+	unsigned long timeout = 0, serial_ul;
+	bool have_timeout = false;
+	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
+	idmapd_lookup_res res = {};
+	struct rpc_client *client = NULL;
+	uint8_t buf[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
+	uint32_t ttl;
+	key_serial_t serial;
+	unsigned kind = 0;
+	bool cifs = false;
+	char *end;
+	int c, r, len;
+
+	saved_argv = argv;
+	opterr = 0; /* the full helper reports usage errors */
+	while ((c = getopt_long(argc, argv, "t:c:T:vhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 't':
+			errno = 0;
+			timeout = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || *optarg == '-' || timeout > INT32_MAX)
+				fallback(false);
+			have_timeout = true;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'T':
+			type = optarg;
+			break;
+		default: /* --verbose, --help, --version, errors */
+			fallback(false);
+		}
+	}
+	if (argc - optind != 2)
+		fallback(false);
+	errno = 0;
+	serial_ul = strtoul(argv[optind], &end, 10);
+	if (errno || *end || !*argv[optind] || *argv[optind] == '-' || serial_ul == 0 ||
+	    serial_ul > INT32_MAX)
+		fallback(false);
+	serial = (key_serial_t)serial_ul;
+	desc = argv[optind + 1];
+
+	if (!type) {
+		/* "type;uid;gid;perm;description" */
+		char *semi;
+
+		if (keyctl_describe_alloc(serial, &kdesc) < 0 || !(semi = strchr(kdesc, ';')) ||
+		    (size_t)(semi - kdesc) >= sizeof(ktype))
+			fallback(false);
+		memcpy(ktype, kdesc, semi - kdesc);
+		ktype[semi - kdesc] = 0;
+		for (int i = 0; i < 3 && semi; i++)
+			semi = strchr(semi + 1, ';');
+		if (!semi || !streq(semi + 1, desc))
+			fallback(false);
+		type = ktype;
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		if (strncmp(desc, prefixes[i].prefix, strlen(prefixes[i].prefix)))
+			continue;
+		if ((streq(type, "id_resolver") && prefixes[i].cifs) ||
+		    (streq(type, "cifs.idmap") && !prefixes[i].cifs))
+			break;
+		kind = prefixes[i].kind;
+		cifs = prefixes[i].cifs;
+		key = desc + strlen(prefixes[i].prefix);
+		break;
+	}
+	/* The daemon validates the key; malformed ones are rejected by the full helper. */
+	if (!kind || !*key || strlen(key) >= (cifs ? NFSKEYS_SID_STRING_MAX : KEY_NAME_MAX))
+		fallback(false);
+
+	if (!config) {
+		/* secure_getenv(): NULL in a setuid/setgid run, as libnfskeys does */
+		config = secure_getenv("NFSKEYS_CONF");
+		bool explicit_path = config && *config;
+
+		if (!explicit_path)
+			config = SYSCONFDIR "/nfskeys/nfskeys.conf";
+		if (!read_conf(config, explicit_path, &conf))
+			fallback(false);
+	} else if (!read_conf(config, true, &conf)) {
+		fallback(false);
+	}
+	if (conf.helper_timeout == 0)
+		fallback(true); /* the daemon is disabled for the helper */
+
+	args.kind = kind;
+	args.key = (char *)key;
+	r = rpc_client_new(conf.socket[0] ? conf.socket : IDMAPD_SOCKET_DEFAULT,
+			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,
+			   conf.helper_timeout > 0 ? (int)conf.helper_timeout : DAEMON_TIMEOUT_MS,
+			   256 * 1024, &client);
+	if (r < 0)
+		fallback(false);
+	r = rpc_client_call(client, IDMAPD_LOOKUP, (xdrproc_t)xdr_idmapd_lookup_args, &args,
+			    (xdrproc_t)xdr_idmapd_lookup_res, &res);
+	rpc_client_free(client);
+	if (r < 0)
+		fallback(true); /* daemon unreachable or broken: resolve in-process */
+	if (res.status != 0)
+		fallback(false); /* a verdict against: the full helper rejects and logs */
+	len = payload(&res.idmapd_lookup_res_u.answer, kind, buf, sizeof(buf));
+	if (len < 0)
+		fallback(false);
+
+	/* -t caps good answers; a nobody answer keeps its short TTL whatever -t says. */
+	ttl = res.idmapd_lookup_res_u.answer.ttl;
+	if (have_timeout && !(res.idmapd_lookup_res_u.answer.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
+		ttl = timeout;
+	else if (have_timeout && timeout < ttl)
+		ttl = timeout;
+
+	/* As the full helper: possess the type's private keyring, set the timeout while we
+	 * hold the authorisation, then instantiate. */
+	if (private_keyring(type))
+		(void)keyctl_search(KEY_SPEC_USER_KEYRING, "keyring", private_keyring(type),
+				    KEY_SPEC_THREAD_KEYRING);
+	if (ttl > 0)
+		(void)keyctl_set_timeout(serial, ttl); /* a key without timeout still works */
+	if (keyctl_instantiate(serial, buf, (size_t)len, 0) < 0)
+		fallback(false); /* reports it (exit 4) */
+	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
+	free(kdesc);
+	return 0;
+}
