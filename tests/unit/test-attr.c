@@ -495,6 +495,83 @@ static int depth_of(const char *p)
 	return d;
 }
 
+/* The lookup path without sources (cached effective sets per node, dropped on every
+ * change) against the one with sources (a walk that overlays each level): the same
+ * entries in the same order, after every change of a random sequence of sets and
+ * removals of typed and user.* attributes, local and LDAP-sourced, with inherit=no. */
+static void test_index_cached_sets(void **state)
+{
+	static const char *const kvs[][2] = { { "cache", "none" },   { "cache", "full" },
+					      { "actimeo", "7" },    { "inherit", "no" },
+					      { "inherit", "yes" },  { "user.b", "x" },
+					      { "user.a", "y" },     { "dirty_limit", "1M" } };
+	static const char *const comps[] = { "a", "bb", "long-component-name", "c", "8-bytes!",
+					     "sixteen-bytes-xx" };
+	struct nfskeys_attr_policy *fast = NULL, *slow = NULL;
+	struct attr_index *ix = NULL;
+	uint32_t seed = 777;
+
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&fast), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&slow), 0);
+	for (int step = 0; step < 400; step++) {
+		char path[256] = "", err[256], *v = NULL;
+		int depth = (int)(RND() % 6), kv = (int)(RND() % ARRAY_SIZE(kvs)), k;
+		bool ldap = RND() % 3 == 0;
+		uint64_t number;
+		size_t len = 0;
+
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s", comps[RND() % 6]);
+		if (depth == 0)
+			strcpy(path, "/");
+		k = attr_key_parse(kvs[kv][0], err, sizeof(err));
+		assert_true(k >= 0);
+		if (RND() % 5 == 0) {
+			assert_int_equal(attr_index_del(ix, "nfs://c", path, k, kvs[kv][0], ldap), 0);
+		} else {
+			assert_int_equal(attr_value_parse(k, kvs[kv][0], kvs[kv][1], &v, &number, err,
+							  sizeof(err)), 0);
+			assert_int_equal(attr_index_put(ix, "nfs://c", path, k, kvs[kv][0], v, number,
+							 ldap), 0);
+			free(v);
+		}
+		for (int q = 0; q < 20; q++) {
+			char qp[300] = "";
+			int qd = (int)(RND() % 8);
+
+			len = 0;
+			for (int l = 0; l < qd; l++)
+				len += (size_t)snprintf(qp + len, sizeof(qp) - len, "/%s",
+							comps[RND() % 6]);
+			if (qd == 0)
+				strcpy(qp, "/");
+			assert_int_equal(attr_index_resolve(ix, "nfs://c", qp, 0, fast), 0);
+			assert_int_equal(attr_index_resolve(ix, "nfs://c", qp, NFSKEYS_ATTR_SOURCES, slow), 0);
+			if (nfskeys_attr_policy_count(fast) != nfskeys_attr_policy_count(slow))
+				fail_msg("step %d %s: %zu entries, with sources %zu", step, qp,
+					 nfskeys_attr_policy_count(fast), nfskeys_attr_policy_count(slow));
+			for (size_t i = 0; i < nfskeys_attr_policy_count(fast); i++) {
+				struct nfskeys_attr_entry a, b;
+				assert_int_equal(nfskeys_attr_policy_entry(fast, i, &a), 0);
+				assert_int_equal(nfskeys_attr_policy_entry(slow, i, &b), 0);
+				if (!streq(a.key, b.key) || !streq(a.value, b.value) ||
+				    a.number != b.number || a.from_ldap != b.from_ldap)
+					fail_msg("step %d %s #%zu: %s=%s%s, with sources %s=%s%s", step, qp,
+						 i, a.key, a.value, a.from_ldap ? " [ldap]" : "", b.key,
+						 b.value, b.from_ldap ? " [ldap]" : "");
+				assert_null(a.source);
+			}
+		}
+	}
+#undef RND
+	assert_true(attr_index_memory(ix) > 0);
+	nfskeys_attr_policy_free(fast);
+	nfskeys_attr_policy_free(slow);
+	attr_index_free(ix);
+}
+
 static void test_index_random(void **state)
 {
 	static const char *const names[] = { "cache", "actimeo", "inherit" };
@@ -520,7 +597,8 @@ static void test_index_random(void **state)
 		ref[i].path[0] = '\0';
 		for (int l = 0; l < depth; l++)
 			len += (size_t)snprintf(ref[i].path + len, sizeof(ref[i].path) - len, "/%s",
-						(const char *[]){ "a", "bb", "a.b", "long-name-x" }[RND() % 4]);
+						(const char *[]){ "a", "bb", "a.b", "long-name-x",
+										   "8-bytes!" }[RND() % 5]);
 		if (depth == 0)
 			strcpy(ref[i].path, "/");
 		ref[i].key = (int)(RND() % 3);
@@ -561,7 +639,8 @@ static void test_index_random(void **state)
 		path[0] = '\0';
 		for (int l = 0; l < depth; l++)
 			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s",
-						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz" }[RND() % 5]);
+						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz",
+										   "8-bytes!" }[RND() % 6]);
 		if (depth == 0)
 			strcpy(path, "/");
 		/* reference: the deepest inherit=no among the ancestors cuts */
@@ -777,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_index_inheritance),
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
+		cmocka_unit_test(test_index_cached_sets),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
