@@ -791,6 +791,101 @@ static void test_store_migration(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* writeback= and dirty_limit feed the throttler object of the export (kara2011 here: a
+ * plain threshold, so the limit shows directly in its answers): its limit follows
+ * the effective dirty_limit (clamped to 1 MiB, back to [Writeback] Dirty-Limit when none
+ * applies) and the throttler acts on it; the mode says whether writers are throttled. */
+static void test_wb_apply(void **state)
+{
+	static const char *const sets[][3] = {
+		{ "srv:/export/a", "dirty_limit=64M", "writeback=throttled" },
+		{ "srv:/export/a/b", "writeback=sync", NULL },
+		{ "srv:/export/c", "writeback=async", "dirty_limit=64K" },
+		{ "srv:/export/d", "user.x=y", NULL },
+	};
+	struct nfskeys_ctx *ctx = NULL;
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	struct nfskeys_wb_dev *dev = NULL;
+	struct nfskeys_wb_task *task = NULL;
+	struct nfskeys_wb_stats stats;
+	char conf[160], err[256];
+	uint64_t limit = 0, pause = 0;
+	int mode = -1;
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/wb.conf", dir);
+	f = fopen(conf, "we");
+	assert_non_null(f);
+	fprintf(f, "[Attr]\nStore = %s/wb.db\n[Writeback]\nPolicy = kara2011\nDirty-Limit = 128M\n", dir);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(conf, &ctx), 0);
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+		nfskeys_attr_policy_clear(p);
+		for (int k = 1; k < 3 && sets[i][k]; k++)
+			assert_int_equal(nfskeys_attr_policy_parse(p, sets[i][k], err, sizeof(err)), 0);
+		assert_int_equal(nfskeys_attr_id_from_spec(sets[i][0], &id), 0);
+		assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), 0);
+		id = nfskeys_attr_id_free(id);
+	}
+	nfskeys_attr_store_close(st);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "srv:/export", NFSKEYS_WB_UNSTABLE, &dev), 0);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 128ull << 20);
+
+	/* inherited by a subdirectory: the device takes the limit, writers are throttled */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/a/x/y", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_THROTTLED);
+	assert_int_equal(limit, 64ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 64ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &stats), 0);
+	assert_int_equal(stats.limit, 64ull << 20);
+	id = nfskeys_attr_id_free(id);
+	/* 4 MiB dirtied under a 64 MiB limit: go on */
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &task), 0);
+	assert_int_equal(nfskeys_wb_throttle(task, 4ull << 20, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	task = nfskeys_wb_task_free(task);
+	nfskeys_wb_complete(dev, 4ull << 20, NFSKEYS_WB_WRITE, 1000000);
+	nfskeys_wb_complete(dev, 4ull << 20, NFSKEYS_WB_COMMIT, 1000000);
+	/* writeback=sync below it, the limit still inherited */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/a/b", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_SYNC);
+	assert_int_equal(limit, 64ull << 20);
+	id = nfskeys_attr_id_free(id);
+
+	/* a dirty_limit under the throttler's minimum is raised to 1 MiB, and the
+	 * throttler acts on it: 4 MiB dirtied with nothing completed must wait */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/c", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_ASYNC);
+	assert_int_equal(limit, 1ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 1ull << 20);
+	id = nfskeys_attr_id_free(id);
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &task), 0);
+	assert_int_equal(nfskeys_wb_throttle(task, 4ull << 20, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	assert_true(pause > 0);
+	task = nfskeys_wb_task_free(task);
+
+	/* nothing in effect: back to the configured default */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/d/e", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_DEFAULT);
+	assert_int_equal(limit, 128ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 128ull << 20);
+	/* no device: only asks */
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, NULL, &mode, NULL), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_DEFAULT);
+	assert_int_equal(nfskeys_attr_wb_apply(NULL, id, dev, NULL, NULL), -EINVAL);
+	id = nfskeys_attr_id_free(id);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_mount_options(void **state)
 {
 	struct nfskeys_ctx *ctx = test_ctx();
@@ -857,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
+		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
