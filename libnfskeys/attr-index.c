@@ -1136,11 +1136,21 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 			q += n;
 			qend = q;
 		}
+		uint32_t cand[PREFETCH_DEPTH], nc = 0;
+
 		for (uint32_t i = 0; i < nk; i++) {
 			uint32_t k = hkey(states[i]);
 			uint64_t sl = ix->slots[k & ix->slotmask];
-			if ((uint32_t)(sl >> 32) == k)
+			if ((uint32_t)(sl >> 32) == k) {
 				__builtin_prefetch(&ix->nodes[(uint32_t)sl]);
+				cand[nc++] = (uint32_t)sl;
+			}
+		}
+		/* and the arena labels of long (path-compressed) edges */
+		for (uint32_t i = 0; i < nc; i++) {
+			const struct node *nd = &ix->nodes[cand[i]];
+			if (nd->namelen > INLINE_MAX)
+				__builtin_prefetch(ix->names + nd->name[0]);
 		}
 	}
 	for (;;) {
