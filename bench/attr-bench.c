@@ -382,7 +382,8 @@ int main(int argc, char *argv[])
 		return 1;
 	printf("effective lookups at depth %d (policies on random directories of a fanout-%d tree,\n"
 	       "%zu queries: stored directories drawn at random, extended at random to depth %d,\n"
-	       "one pass in random order); targets: >= %.0fM lookups/s in-process, <= %.0f bytes of index per policy\n\n",
+	       "cycled through in random order); targets: >= %.0fM lookups/s in-process,\n"
+	       "<= %.0f bytes of index per policy\n\n",
 	       DEPTH, FANOUT, nqueries, DEPTH, TARGET_LOOKUPS_PER_S / 1e6, TARGET_BYTES_PER_POLICY);
 	printf("%10s %8s %14s %8s %14s %10s %12s %8s %12s\n", "policies", "load s", "in-proc/cpu-s",
 	       "ratio", "via daemon/s", "p50 us", "index B/pol", "ratio", "malloc B/pol");
