@@ -363,6 +363,45 @@ static inline uint64_t comp_scan(uint64_t h, const char *p, size_t *ret_len, uin
 	return h;
 }
 
+/* comp_scan() for the lookup hot path, a word at a time: the component at p, with avail
+ * bytes (no NUL among them) left in the string.  Same results as comp_scan(). */
+static inline uint64_t comp_scan_n(uint64_t h, const char *p, size_t avail, size_t *ret_len,
+				   uint64_t *ret_w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t first = 0;
+	size_t i = 0;
+
+	for (;;) {
+		size_t take = avail - i < 8 ? avail - i : 8, k;
+		uint64_t w = 0, x, z;
+
+		if (take == 8)
+			memcpy(&w, p + i, 8);
+		else
+			memcpy(&w, p + i, take);
+		x = w ^ (ones * '/');
+		z = (x - ones) & ~x & highs; /* lowest set byte: the first '/' */
+		k = z ? (size_t)__builtin_ctzll(z) / 8 : 8;
+		if (k > take)
+			k = take;
+		if (k < 8) {
+			uint64_t part = k ? w & ((1ULL << (8 * k)) - 1) : 0;
+
+			if (i == 0)
+				first = part;
+			HFINAL(h, part, i + k);
+			*ret_len = i + k;
+			*ret_w = first;
+			return h;
+		}
+		if (i == 0)
+			first = w;
+		HWORD_MIX(h, w);
+		i += 8;
+	}
+}
+
 static inline const char *label(const struct attr_index *ix, const struct node *nd)
 {
 	return nd->namelen <= INLINE_MAX ? (const char *)nd->name : ix->names + nd->name[0];
@@ -1122,13 +1161,15 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 	if (ix->eff_stale)
 		eff_reset(ix);
 	if (ix->nodes[root].flags & N_HASCHILD) {
+		const char *end = path + strlen(path);
+
 		for (const char *q = path; nk < PREFETCH_DEPTH;) {
 			while (*q == '/')
 				q++;
 			if (!*q)
 				break;
 			pos[nk] = (uint32_t)(q - path);
-			hs = comp_scan(hs, q, &n, &words[nk]);
+			hs = comp_scan_n(hs, q, (size_t)(end - q), &n, &words[nk]);
 			states[nk] = hs;
 			lens[nk] = (uint32_t)n;
 			__builtin_prefetch(&ix->slots[hkey(hs) & ix->slotmask]);
