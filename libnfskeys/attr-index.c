@@ -90,7 +90,12 @@ struct attr_index {
 	bool eff_stale;	  /* attributes changed since the sets were computed */
 	uint32_t *estack; /* scratch for computing a chain of sets */
 	uint32_t estackcap;
+	uint32_t prefetch_min; /* nodes from which lookups prefetch (below: all cached) */
 };
+
+/* Below this many nodes the index stays in the CPU caches and the prefetch pass (hashing
+ * every component of the query up front) costs more than it saves. */
+#define PREFETCH_MIN_NODES (1u << 16)
 
 
 /* ---------------------------------------------------------------- hashing */
@@ -174,6 +179,7 @@ int attr_index_new(struct attr_index **ret)
 	}
 	ix->nnodes = 1;
 	ix->arenalen = 1;
+	ix->prefetch_min = PREFETCH_MIN_NODES;
 	ix->slotmask = 1023;
 	ix->slots = calloc(ix->slotmask + 1, sizeof(uint64_t));
 	ix->strmask = 255;
@@ -1160,7 +1166,7 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 
 	if (ix->eff_stale)
 		eff_reset(ix);
-	if (ix->nodes[root].flags & N_HASCHILD) {
+	if ((ix->nodes[root].flags & N_HASCHILD) && ix->nnodes >= ix->prefetch_min) {
 		const char *end = path + strlen(path);
 
 		for (const char *q = path; nk < PREFETCH_DEPTH;) {
@@ -1314,6 +1320,12 @@ int attr_index_explicit(struct attr_index *ix, const char *domain, const char *p
 		apply(ix, (uint32_t)nid, &rs);
 	rs.cut = 0;
 	return emit(ix, &rs, 0, policy);
+}
+
+void attr_index_set_prefetch(struct attr_index *ix, uint32_t min_nodes)
+{
+	if (ix)
+		ix->prefetch_min = min_nodes;
 }
 
 void attr_index_compact(struct attr_index *ix)

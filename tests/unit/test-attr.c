@@ -499,7 +499,7 @@ static int depth_of(const char *p)
  * change) against the one with sources (a walk that overlays each level): the same
  * entries in the same order, after every change of a random sequence of sets and
  * removals of typed and user.* attributes, local and LDAP-sourced, with inherit=no. */
-static void test_index_cached_sets(void **state)
+static void cached_sets_round(uint32_t prefetch_min)
 {
 	static const char *const kvs[][2] = { { "cache", "none" },   { "cache", "full" },
 					      { "actimeo", "7" },    { "inherit", "no" },
@@ -512,9 +512,10 @@ static void test_index_cached_sets(void **state)
 	uint32_t seed = 777;
 
 #define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
-	assert_int_equal(attr_index_new(&ix), 0);
 	assert_int_equal(nfskeys_attr_policy_new(&fast), 0);
 	assert_int_equal(nfskeys_attr_policy_new(&slow), 0);
+	assert_int_equal(attr_index_new(&ix), 0);
+	attr_index_set_prefetch(ix, prefetch_min);
 	for (int step = 0; step < 400; step++) {
 		char path[256] = "", err[256], *v = NULL;
 		int depth = (int)(RND() % 6), kv = (int)(RND() % ARRAY_SIZE(kvs)), k;
@@ -572,6 +573,13 @@ static void test_index_cached_sets(void **state)
 	attr_index_free(ix);
 }
 
+/* both lookup paths: small-index (hash while walking) and prefetching */
+static void test_index_cached_sets(void **state)
+{
+	cached_sets_round(UINT32_MAX);
+	cached_sets_round(0);
+}
+
 static void test_index_random(void **state)
 {
 	static const char *const names[] = { "cache", "actimeo", "inherit" };
@@ -587,6 +595,7 @@ static void test_index_random(void **state)
 #define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
 	assert_non_null(ref);
 	assert_int_equal(attr_index_new(&ix), 0);
+	attr_index_set_prefetch(ix, 0); /* the large-index lookup path */
 	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
 	for (int i = 0; i < N; i++) {
 		int depth = (int)(RND() % 7);
