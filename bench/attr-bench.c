@@ -113,8 +113,10 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Query paths: a stored directory extended with random components to depth 16, so that
- * the walk passes through stored nodes all the way down it can. */
+/* Query paths: a stored directory (drawn uniformly from all of them) extended with random
+ * components to depth 16, so that the walk passes through stored nodes all the way down
+ * it can.  nq of them (1M by default), all generated up front in random order, so that
+ * the lookups roam the whole index and no cache of recent answers could help. */
 static char **make_queries(char **paths, size_t n, size_t nq)
 {
 	char **q = calloc(nq, sizeof(char *));
@@ -172,6 +174,8 @@ static void stop_daemon(pid_t pid)
 	}
 }
 
+static size_t nqueries = 1000000;
+
 static void run_size(const char *dir, const char *attrd, size_t n, double secs, struct result *res)
 {
 	char conf[600], store[600], sock[600];
@@ -181,7 +185,7 @@ static void run_size(const char *dir, const char *attrd, size_t n, double secs, 
 	struct nfskeys_attr_store *st = NULL;
 	struct mallinfo2 m0, m1;
 	char **paths, **queries;
-	size_t nq = 4096, done = 0;
+	size_t nq = nqueries, done = 0;
 	double t0, t1;
 	FILE *f;
 
@@ -219,9 +223,9 @@ static void run_size(const char *dir, const char *attrd, size_t n, double secs, 
 	nfskeys_attr_effective(ctx, ids[0], 0, p); /* opens the store and builds the index */
 	t0 = cpu_s();
 	do {
-		for (size_t i = 0; i < nq; i++)
-			nfskeys_attr_effective(ctx, ids[i], 0, p);
-		done += nq;
+		for (size_t i = 0; i < 4096; i++)
+			nfskeys_attr_effective(ctx, ids[(done + i) % nq], 0, p);
+		done += 4096;
 		t1 = cpu_s();
 	} while (t1 - t0 < secs);
 	res->inproc_per_s = (double)done / (t1 - t0);
@@ -348,7 +352,7 @@ int main(int argc, char *argv[])
 	double secs = 2.0;
 	int sets = 200, c;
 
-	while ((c = getopt(argc, argv, "d:s:t:n:h")) >= 0) {
+	while ((c = getopt(argc, argv, "d:s:t:n:q:h")) >= 0) {
 		switch (c) {
 		case 'd':
 			attrd = optarg;
@@ -362,8 +366,13 @@ int main(int argc, char *argv[])
 		case 'n':
 			sets = atoi(optarg);
 			break;
+		case 'q':
+			nqueries = strtoull(optarg, NULL, 10);
+			if (nqueries == 0)
+				nqueries = 1;
+			break;
 		default:
-			fprintf(stderr, "Usage: attr-bench [-d NFSKEYS-ATTRD] [-s SIZES] [-t SECONDS] [-n SETS]\n");
+			fprintf(stderr, "Usage: attr-bench [-d NFSKEYS-ATTRD] [-s SIZES] [-t SECONDS] [-n SETS] [-q QUERIES]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -372,9 +381,10 @@ int main(int argc, char *argv[])
 	if (!dir)
 		return 1;
 	printf("effective lookups at depth %d (policies on random directories of a fanout-%d tree,\n"
-	       "queries = a stored directory extended to depth %d); targets: >= %.0fM lookups/s\n"
-	       "in-process, <= %.0f bytes of index per policy\n\n",
-	       DEPTH, FANOUT, DEPTH, TARGET_LOOKUPS_PER_S / 1e6, TARGET_BYTES_PER_POLICY);
+	       "%zu queries: stored directories drawn at random, extended at random to depth %d,\n"
+	       "cycled through in random order); targets: >= %.0fM lookups/s in-process,\n"
+	       "<= %.0f bytes of index per policy\n\n",
+	       DEPTH, FANOUT, nqueries, DEPTH, TARGET_LOOKUPS_PER_S / 1e6, TARGET_BYTES_PER_POLICY);
 	printf("%10s %8s %14s %8s %14s %10s %12s %8s %12s\n", "policies", "load s", "in-proc/cpu-s",
 	       "ratio", "via daemon/s", "p50 us", "index B/pol", "ratio", "malloc B/pol");
 	for (char *save = NULL, *t = strtok_r(sizes_buf, ",", &save); t;

@@ -1,9 +1,12 @@
 /* The in-memory index of directory policies: per domain a path-compressed trie of path
  * components (a chain of directories without policies or branches is one edge), held in
- * flat arrays (nodes, one open-addressing table keyed by (parent, first component), a
- * label arena and an attribute arena) so that an effective lookup is a few hash probes
- * and never touches SQLite or allocates. */
+ * flat arrays (nodes, one open-addressing table keyed by the hash of the child's path up
+ * to its first component, a label arena and an attribute arena).  Each node caches its
+ * effective attribute set (interned, computed lazily, dropped on any change), so that an
+ * effective lookup hashes the query's prefixes once, prefetches their slots and nodes,
+ * walks down to the deepest stored ancestor and copies that node's set out. */
 #include <limits.h>
+#include <sys/mman.h>
 
 #include "attr-private.h"
 
@@ -14,13 +17,14 @@
 
 /* A node's label is the path from its parent: one or more components joined by '/'.
  * Labels of at most 8 bytes live in the node, longer ones in the label arena (a split
- * shares the arena bytes of the label it cuts).  24 bytes, 4-byte aligned. */
+ * shares the arena bytes of the label it cuts).  28 bytes, 4-byte aligned. */
 struct node {
 	uint32_t parent;
 	uint32_t attrs;	   /* offset into arena, 0 for none */
 	uint16_t namelen;  /* label bytes */
 	uint16_t firstlen; /* bytes of the label's first component (the hash key) */
 	uint32_t name[2];  /* inline label (namelen <= 8), else name[0] = offset into names */
+	uint32_t eff;	   /* effective set in effect here (offset into esets), 0: not known */
 	uint8_t flags;
 	uint8_t pad[3];
 };
@@ -76,7 +80,22 @@ struct attr_index {
 	struct domain *domains;
 	size_t ndomains;
 	size_t npolicies;
+	/* interned effective sets: a header {count, hash} and count entries {key, value}
+	 * sorted as a policy is (typed keys in enum order, then user.* by name); inherit is
+	 * never in them.  Offset 0 is "none". */
+	struct aent *esets;
+	uint32_t esetslen, esetscap;
+	uint32_t *eslots; /* offsets, 0 empty */
+	uint32_t esmask, nesets;
+	bool eff_stale;	  /* attributes changed since the sets were computed */
+	uint32_t *estack; /* scratch for computing a chain of sets */
+	uint32_t estackcap;
+	uint32_t prefetch_min; /* nodes from which lookups prefetch (below: all cached) */
 };
+
+/* Below this many nodes the index stays in the CPU caches and the prefetch pass (hashing
+ * every component of the query up front) costs more than it saves. */
+#define PREFETCH_MIN_NODES (1u << 16)
 
 
 /* ---------------------------------------------------------------- hashing */
@@ -111,6 +130,20 @@ static inline uint32_t hash_bytes(uint64_t seed, const char *s, size_t n)
 
 /* ---------------------------------------------------------------- growth */
 
+/* Ask for transparent huge pages under a big table: lookups touch it at random, and
+ * with 4 KiB pages nearly every probe of a large index is also a TLB miss.  Advice
+ * only (ignored where THP is off). */
+static void advise_huge(void *p, size_t size)
+{
+	const uintptr_t huge = 2u << 20;
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + size) & ~(huge - 1);
+
+#ifdef MADV_HUGEPAGE
+	if (size >= 2 * huge && e > a)
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#endif
+}
+
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
 	uint64_t ncap;
@@ -126,6 +159,7 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 	np = realloc(*p, ncap * elem);
 	if (!np)
 		return -ENOMEM;
+	advise_huge(np, ncap * elem);
 	*p = np;
 	*cap = (uint32_t)ncap;
 	return 0;
@@ -145,14 +179,19 @@ int attr_index_new(struct attr_index **ret)
 	}
 	ix->nnodes = 1;
 	ix->arenalen = 1;
+	ix->prefetch_min = PREFETCH_MIN_NODES;
 	ix->slotmask = 1023;
 	ix->slots = calloc(ix->slotmask + 1, sizeof(uint64_t));
 	ix->strmask = 255;
 	ix->strslots = calloc(ix->strmask + 1, sizeof(uint32_t));
-	if (!ix->slots || !ix->strslots) {
+	ix->esmask = 63;
+	ix->eslots = calloc(ix->esmask + 1, sizeof(uint32_t));
+	if (!ix->slots || !ix->strslots || !ix->eslots ||
+	    grow((void **)&ix->esets, &ix->esetscap, 1, sizeof(struct aent)) < 0) {
 		attr_index_free(ix);
 		return -ENOMEM;
 	}
+	ix->esetslen = 1;
 	*ret = ix;
 	return 0;
 }
@@ -172,6 +211,9 @@ struct attr_index *attr_index_free(struct attr_index *ix)
 	free(ix->slots);
 	free(ix->names);
 	free(ix->arena);
+	free(ix->esets);
+	free(ix->eslots);
+	free(ix->estack);
 	free(ix);
 	return NULL;
 }
@@ -239,33 +281,131 @@ static int64_t str_intern(struct attr_index *ix, int key, const char *s, uint64_
 
 /* ---------------------------------------------------------------- trie */
 
-/* Hash of component s[0..n) under parent, and its first eight bytes as a word. */
-static inline uint32_t comp_hash(uint32_t parent, const char *s, size_t n, uint64_t *ret_w)
+/* Slots are keyed by a hash of the child's path from its domain root up to the end of
+ * the child label's first component, computed component by component: the state of a
+ * path extended by one component is hstep(state, component).  So the keys of all the
+ * prefixes of a query come out of one pass over it, independent of how the trie splits
+ * the path into edges. */
+static inline uint64_t hroot(uint32_t root)
 {
-	uint64_t h = ((uint64_t)parent + 1) * 0x9e3779b97f4a7c15ULL, w = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		h = (h ^ c) * 0x100000001b3ULL;
-		if (i < INLINE_MAX)
-			w |= (uint64_t)c << (8 * i);
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
-	*ret_w = w;
-	return (uint32_t)h;
+	return ((uint64_t)root + 1) * 0x9e3779b97f4a7c15ULL;
 }
 
-/* The component at p (up to '/' or the end): its length, word and hash. */
-static inline uint32_t comp_scan(uint32_t parent, const char *p, size_t *ret_len, uint64_t *ret_w)
+/* The state after component s[0..n); its first eight bytes (zero-padded) in *ret_w.
+ * Bytes are gathered into words in the loop (no variable-length memcpy). */
+#define HWORD_MIX(h, w) ((h) = ((h) ^ (w)) * 0x100000001b3ULL, (h) ^= (h) >> 29)
+#define HFINAL(h, w, n) ((h) = ((h) ^ (w) ^ ((uint64_t)(n) << 56)) * 0xbf58476d1ce4e5b9ULL, \
+			 (h) ^= (h) >> 31)
+static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_w)
 {
-	size_t n = 0;
+	uint64_t w = 0, first = 0;
 
-	while (p[n] && p[n] != '/')
-		n++;
-	*ret_len = n;
-	return comp_hash(parent, p, n, ret_w);
+	for (size_t i = 0; i < n; i++) {
+		w |= (uint64_t)(unsigned char)s[i] << (8 * (i & 7));
+		if ((i & 7) == 7) {
+			if (i == 7)
+				first = w;
+			HWORD_MIX(h, w);
+			w = 0;
+		}
+	}
+	if (n < 8)
+		first = w;
+	HFINAL(h, w, n);
+	*ret_w = first;
+	return h;
+}
+
+/* The slot key of a state. */
+static inline uint32_t hkey(uint64_t h)
+{
+	return (uint32_t)((h * 0x94d049bb133111ebULL) >> 32);
+}
+
+/* The state after all the components of s[0..len) ('/'-separated, no empty ones). */
+static uint64_t hadvance(uint64_t h, const char *s, size_t len)
+{
+	uint64_t w;
+
+	while (len > 0) {
+		const char *slash = memchr(s, '/', len);
+		size_t n = slash ? (size_t)(slash - s) : len;
+
+		if (n > 0)
+			h = hstep(h, s, n, &w);
+		if (!slash)
+			break;
+		s += n + 1;
+		len -= n + 1;
+	}
+	return h;
+}
+
+/* The component at p (up to '/' or the end): its length, word and the state after it
+ * (hstep() fused with finding the component's end). */
+static inline uint64_t comp_scan(uint64_t h, const char *p, size_t *ret_len, uint64_t *ret_w)
+{
+	uint64_t w = 0, first = 0;
+	size_t i;
+
+	for (i = 0;; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '/' || c == '\0')
+			break;
+		w |= (uint64_t)c << (8 * (i & 7));
+		if ((i & 7) == 7) {
+			if (i == 7)
+				first = w;
+			HWORD_MIX(h, w);
+			w = 0;
+		}
+	}
+	if (i < 8)
+		first = w;
+	HFINAL(h, w, i);
+	*ret_len = i;
+	*ret_w = first;
+	return h;
+}
+
+/* comp_scan() for the lookup hot path, a word at a time: the component at p, with avail
+ * bytes (no NUL among them) left in the string.  Same results as comp_scan(). */
+static inline uint64_t comp_scan_n(uint64_t h, const char *p, size_t avail, size_t *ret_len,
+				   uint64_t *ret_w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t first = 0;
+	size_t i = 0;
+
+	for (;;) {
+		size_t take = avail - i < 8 ? avail - i : 8, k;
+		uint64_t w = 0, x, z;
+
+		if (take == 8)
+			memcpy(&w, p + i, 8);
+		else
+			memcpy(&w, p + i, take);
+		x = w ^ (ones * '/');
+		z = (x - ones) & ~x & highs; /* lowest set byte: the first '/' */
+		k = z ? (size_t)__builtin_ctzll(z) / 8 : 8;
+		if (k > take)
+			k = take;
+		if (k < 8) {
+			uint64_t part = k ? w & ((1ULL << (8 * k)) - 1) : 0;
+
+			if (i == 0)
+				first = part;
+			HFINAL(h, part, i + k);
+			*ret_len = i + k;
+			*ret_w = first;
+			return h;
+		}
+		if (i == 0)
+			first = w;
+		HWORD_MIX(h, w);
+		i += 8;
+	}
 }
 
 static inline const char *label(const struct attr_index *ix, const struct node *nd)
@@ -314,6 +454,7 @@ static int slots_rehash(struct attr_index *ix)
 
 	if (!slots)
 		return -ENOMEM;
+	advise_huge(slots, ((size_t)mask + 1) * sizeof(uint64_t));
 	for (uint32_t j = 0; j <= ix->slotmask; j++) {
 		uint64_t s = ix->slots[j];
 		uint32_t i;
@@ -394,12 +535,11 @@ static int node_set_label(struct attr_index *ix, uint32_t id, const char *src, s
 	return 0;
 }
 
-/* A new child of parent labelled with the rest of the path at p (all its components). */
-static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p)
+/* A new child of parent labelled with the rest of the path at p (all its components);
+ * h is its slot key (the path up to p's first component). */
+static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p, uint32_t h)
 {
 	size_t len = strlen(p);
-	uint64_t w;
-	uint32_t h;
 	int64_t id;
 	int r;
 
@@ -413,7 +553,6 @@ static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p)
 		ix->nnodes--;
 		return r;
 	}
-	h = comp_hash(parent, p, ix->nodes[id].firstlen, &w);
 	r = slot_insert(ix, h, (uint32_t)id);
 	if (r < 0) {
 		ix->nnodes--;
@@ -425,8 +564,9 @@ static int64_t child_add(struct attr_index *ix, uint32_t parent, const char *p)
 
 /* Split the edge to x after its first k label bytes (a component boundary): a new node
  * mid takes x's place under its parent with label[0..k), and x hangs below mid with the
- * rest.  Returns mid. */
-static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint32_t h_old)
+ * rest.  hs is the hash state of the parent's path, h_old x's slot key.  Returns mid. */
+static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint64_t hs,
+			  uint32_t h_old)
 {
 	uint32_t parent = ix->nodes[x].parent, i;
 	size_t m = ix->nodes[x].namelen;
@@ -459,8 +599,9 @@ static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint32_t 
 	for (i = h_old & ix->slotmask; (uint32_t)ix->slots[i] != x; i = (i + 1) & ix->slotmask)
 		;
 	ix->slots[i] = ((uint64_t)h_old << 32) | (uint32_t)mid;
+	hs = hadvance(hs, label(ix, &ix->nodes[mid]), k);
 	lbl = label(ix, &ix->nodes[x]);
-	h = comp_hash((uint32_t)mid, lbl, ix->nodes[x].firstlen, &w);
+	h = hkey(hstep(hs, lbl, ix->nodes[x].firstlen, &w));
 	r = slot_insert(ix, h, x);
 	return r < 0 ? r : mid;
 }
@@ -496,27 +637,31 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 {
 	int64_t cur = domain_root(ix, domain, create);
 	const char *p = path;
+	uint64_t hs;
 
 	if (cur <= 0)
 		return cur;
+	hs = hroot((uint32_t)cur);
 	for (;;) {
 		const struct node *x;
 		const char *lbl;
 		size_t n, m, i, k;
-		uint64_t w;
+		uint64_t w, nh;
 		uint32_t h, next;
 
 		while (*p == '/')
 			p++;
 		if (!*p)
 			break;
-		h = comp_scan((uint32_t)cur, p, &n, &w);
+		nh = comp_scan(hs, p, &n, &w);
+		h = hkey(nh);
 		next = child_find(ix, (uint32_t)cur, p, n, h, w);
 		if (!next)
-			return create ? child_add(ix, (uint32_t)cur, p) : 0;
+			return create ? child_add(ix, (uint32_t)cur, p, h) : 0;
 		x = &ix->nodes[next];
 		if (edge_matches(ix, x, p, n)) {
 			cur = next;
+			hs = x->namelen > n ? hadvance(nh, p + n + 1, x->namelen - n - 1) : nh;
 			p += x->namelen;
 			continue;
 		}
@@ -535,9 +680,10 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 				;
 		if (k == 0 || k >= m)
 			return -EINVAL; /* not a normalized path */
-		cur = edge_split(ix, next, k, h);
+		cur = edge_split(ix, next, k, hs, h);
 		if (cur < 0)
 			return cur;
+		hs = hadvance(hs, p, k);
 		p += k;
 	}
 	return cur;
@@ -603,6 +749,8 @@ int attr_index_put(struct attr_index *ix, const char *domain, const char *path, 
 	cnt = off ? ix->arena[off].key : 0;
 	for (uint32_t i = 1; i <= cnt; i++) {
 		if (ix->arena[off + i].key == k) {
+			if (ix->arena[off + i].value != (uint32_t)vid)
+				ix->eff_stale = true;
 			ix->arena[off + i].value = (uint32_t)vid;
 			return 0;
 		}
@@ -613,6 +761,7 @@ int attr_index_put(struct attr_index *ix, const char *domain, const char *path, 
 	off = ix->nodes[nid].attrs;
 	ix->arena[off + 1 + cnt] = (struct aent){ k, (uint32_t)vid };
 	ix->arena[off].key = cnt + 1;
+	ix->eff_stale = true;
 	if (cnt == 0)
 		ix->npolicies++;
 	return 0;
@@ -648,6 +797,8 @@ int attr_index_del(struct attr_index *ix, const char *domain, const char *path, 
 		if (!match)
 			ix->arena[off + 1 + out++] = ix->arena[off + i];
 	}
+	if (out != cnt)
+		ix->eff_stale = true;
 	ix->arena[off].key = out;
 	if (out == 0) {
 		ix->arenagarbage += ix->arena[off].value + 1;
@@ -793,6 +944,307 @@ static int emit(const struct attr_index *ix, struct resolved *rs, unsigned flags
 	return 0;
 }
 
+/* ---------------------------------------------------------------- effective sets */
+
+#define ESET_MAX (_NFSKEYS_ATTR_MAX + MAX_USER_ATTRS)
+
+/* Forget every computed set (after a change): they are recomputed on demand. */
+static void eff_reset(struct attr_index *ix)
+{
+	for (uint32_t i = 1; i < ix->nnodes; i++)
+		ix->nodes[i].eff = 0;
+	memset(ix->eslots, 0, ((size_t)ix->esmask + 1) * sizeof(uint32_t));
+	ix->esetslen = 1;
+	ix->nesets = 0;
+	ix->eff_stale = false;
+}
+
+static uint32_t eset_hash(const struct aent *e, uint32_t n)
+{
+	uint64_t h = 0x243f6a8885a308d3ULL ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h = (h ^ (((uint64_t)e[i].key << 32) | e[i].value)) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return (uint32_t)mix64(h);
+}
+
+/* Intern the set e[0..n); returns its offset (> 0) or a negative errno. */
+static int64_t eset_intern(struct attr_index *ix, const struct aent *e, uint32_t n)
+{
+	uint32_t h = eset_hash(e, n), i, off;
+	int r;
+
+	for (i = h & ix->esmask; (off = ix->eslots[i]); i = (i + 1) & ix->esmask)
+		if (ix->esets[off].key == n && ix->esets[off].value == h &&
+		    memcmp(&ix->esets[off + 1], e, n * sizeof(*e)) == 0)
+			return off;
+	if ((ix->nesets + 1) * 4 > (ix->esmask + 1) * 3) {
+		uint32_t mask = ix->esmask * 2 + 1;
+		uint32_t *slots = calloc((size_t)mask + 1, sizeof(uint32_t));
+
+		if (!slots)
+			return -ENOMEM;
+		for (uint32_t j = 0; j <= ix->esmask; j++) {
+			uint32_t o = ix->eslots[j], k;
+			if (!o)
+				continue;
+			for (k = ix->esets[o].value & mask; slots[k]; k = (k + 1) & mask)
+				;
+			slots[k] = o;
+		}
+		free(ix->eslots);
+		ix->eslots = slots;
+		ix->esmask = mask;
+		for (i = h & mask; ix->eslots[i]; i = (i + 1) & mask)
+			;
+	}
+	r = grow((void **)&ix->esets, &ix->esetscap, ix->esetslen + 1 + n, sizeof(struct aent));
+	if (r < 0)
+		return r;
+	off = ix->esetslen;
+	ix->esets[off] = (struct aent){ n, h };
+	memcpy(&ix->esets[off + 1], e, n * sizeof(*e));
+	ix->esetslen += 1 + n;
+	ix->eslots[i] = off;
+	ix->nesets++;
+	return off;
+}
+
+/* The inherit value a node sets itself (a local one over an LDAP one): the entry, or
+ * NULL. */
+static const struct aent *own_inherit(const struct attr_index *ix, uint32_t nid)
+{
+	uint32_t off = ix->nodes[nid].attrs, cnt;
+	const struct aent *found = NULL;
+
+	if (!off)
+		return NULL;
+	cnt = ix->arena[off].key;
+	for (uint32_t i = 1; i <= cnt; i++) {
+		const struct aent *e = &ix->arena[off + i];
+		if (AK_TYPE(e->key) == NFSKEYS_ATTR_INHERIT && (!found || !(e->key & AK_LDAP)))
+			found = e;
+	}
+	return found;
+}
+
+/* The set in effect at nid, whose parent's set is known (or nid is a domain root):
+ * the parent's (nothing when nid sets inherit=no) overlaid with nid's own attributes,
+ * LDAP-sourced ones first so that local ones win. */
+static int64_t eff_compute(struct attr_index *ix, uint32_t nid)
+{
+	const struct node *nd = &ix->nodes[nid];
+	uint32_t off = nd->attrs, cnt, n = 0, base = nd->parent ? ix->nodes[nd->parent].eff : 0;
+	const struct aent *inh = own_inherit(ix, nid);
+	struct aent e[ESET_MAX];
+	uint32_t nuser = 0;
+
+	if (!off && base)
+		return base;
+	if (inh && ix->strs[inh->value - 1].number == 1)
+		base = 0; /* inherit=no: nothing from above */
+	if (base) {
+		n = ix->esets[base].key;
+		memcpy(e, &ix->esets[base + 1], n * sizeof(*e));
+		for (uint32_t i = 0; i < n; i++)
+			nuser += AK_TYPE(e[i].key) == NFSKEYS_ATTR_USER;
+	}
+	cnt = off ? ix->arena[off].key : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 1; i <= cnt; i++) {
+			struct aent a = ix->arena[off + i];
+			uint32_t t = AK_TYPE(a.key), j;
+
+			if (!!(a.key & AK_LDAP) != (pass == 0) || t == NFSKEYS_ATTR_INHERIT)
+				continue;
+			for (j = 0; j < n; j++)
+				if (AK_TYPE(e[j].key) == t &&
+				    (t != NFSKEYS_ATTR_USER || AK_UNAME(e[j].key) == AK_UNAME(a.key)))
+					break;
+			if (j == n) {
+				if (t == NFSKEYS_ATTR_USER && nuser == MAX_USER_ATTRS)
+					continue;
+				nuser += t == NFSKEYS_ATTR_USER;
+				n++;
+			}
+			e[j] = a;
+		}
+	}
+	/* policy order: typed keys by enum, then user.* by name; few entries */
+	for (uint32_t j = 1; j < n; j++) {
+		for (uint32_t k = j; k > 0; k--) {
+			uint32_t ta = AK_TYPE(e[k - 1].key), tb = AK_TYPE(e[k].key);
+			struct aent tmp;
+
+			if (ta < tb || (ta == tb && (ta != NFSKEYS_ATTR_USER ||
+						     strcmp(ix->strs[AK_UNAME(e[k - 1].key) - 1].s,
+							    ix->strs[AK_UNAME(e[k].key) - 1].s) <= 0)))
+				break;
+			tmp = e[k];
+			e[k] = e[k - 1];
+			e[k - 1] = tmp;
+		}
+	}
+	return eset_intern(ix, e, n);
+}
+
+/* The set in effect at nid, computing it (and those of its ancestors) when unknown. */
+static int64_t eff_get(struct attr_index *ix, uint32_t nid)
+{
+	uint32_t n = 0;
+
+	if (ix->nodes[nid].eff)
+		return ix->nodes[nid].eff;
+	for (uint32_t u = nid; u && !ix->nodes[u].eff; u = ix->nodes[u].parent) {
+		int r = grow((void **)&ix->estack, &ix->estackcap, n + 1, sizeof(uint32_t));
+		if (r < 0)
+			return r;
+		ix->estack[n++] = u;
+	}
+	while (n > 0) {
+		uint32_t u = ix->estack[--n];
+		int64_t e = eff_compute(ix, u);
+		if (e < 0)
+			return e;
+		ix->nodes[u].eff = (uint32_t)e;
+	}
+	return ix->nodes[nid].eff;
+}
+
+/* Copy set es out as the policy, with inherit (the queried directory's own) in its
+ * place when inh is not NULL. */
+static int emit_set(const struct attr_index *ix, uint32_t es, const struct aent *inh,
+		    struct nfskeys_attr_policy *policy)
+{
+	uint32_t n = ix->esets[es].key;
+	const struct aent *e = &ix->esets[es + 1];
+	int r;
+
+	nfskeys_attr_policy_clear(policy);
+	for (uint32_t i = 0; i <= n; i++) {
+		const struct istr *v;
+		uint32_t t;
+
+		if (inh && (i == n || AK_TYPE(e[i].key) > NFSKEYS_ATTR_INHERIT)) {
+			v = &ix->strs[inh->value - 1];
+			r = attr_policy_append(policy, NFSKEYS_ATTR_INHERIT, NULL, v->s, v->len,
+					       v->number, NULL, inh->key & AK_LDAP);
+			if (r < 0)
+				return r;
+			inh = NULL;
+		}
+		if (i == n)
+			break;
+		t = AK_TYPE(e[i].key);
+		v = &ix->strs[e[i].value - 1];
+		r = attr_policy_append(policy, (int)t,
+				       t == NFSKEYS_ATTR_USER ? ix->strs[AK_UNAME(e[i].key) - 1].s : NULL,
+				       v->s, v->len, t == NFSKEYS_ATTR_USER ? 0 : v->number, NULL,
+				       e[i].key & AK_LDAP);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+#define PREFETCH_DEPTH 32
+
+/* The effective policy without sources: prefetch the slots of every prefix of the path
+ * (their keys come out of one pass), then the nodes they point to, so that the walk
+ * down to the deepest stored ancestor mostly hits the cache; then that node's set. */
+static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
+			struct nfskeys_attr_policy *policy)
+{
+	uint64_t states[PREFETCH_DEPTH], words[PREFETCH_DEPTH], hs = hroot(root), w;
+	uint32_t pos[PREFETCH_DEPTH], lens[PREFETCH_DEPTH], nk = 0, cur = root, j = 0;
+	const char *p = path, *qend = path;
+	bool full = true, hs_valid = false;
+	int64_t es;
+	size_t n;
+
+	if (ix->eff_stale)
+		eff_reset(ix);
+	if ((ix->nodes[root].flags & N_HASCHILD) && ix->nnodes >= ix->prefetch_min) {
+		const char *end = path + strlen(path);
+
+		for (const char *q = path; nk < PREFETCH_DEPTH;) {
+			while (*q == '/')
+				q++;
+			if (!*q)
+				break;
+			pos[nk] = (uint32_t)(q - path);
+			hs = comp_scan_n(hs, q, (size_t)(end - q), &n, &words[nk]);
+			states[nk] = hs;
+			lens[nk] = (uint32_t)n;
+			__builtin_prefetch(&ix->slots[hkey(hs) & ix->slotmask]);
+			nk++;
+			q += n;
+			qend = q;
+		}
+		uint32_t cand[PREFETCH_DEPTH], nc = 0;
+
+		for (uint32_t i = 0; i < nk; i++) {
+			uint32_t k = hkey(states[i]);
+			uint64_t sl = ix->slots[k & ix->slotmask];
+			if ((uint32_t)(sl >> 32) == k) {
+				__builtin_prefetch(&ix->nodes[(uint32_t)sl]);
+				cand[nc++] = (uint32_t)sl;
+			}
+		}
+		/* and the arena labels of long (path-compressed) edges */
+		for (uint32_t i = 0; i < nc; i++) {
+			const struct node *nd = &ix->nodes[cand[i]];
+			if (nd->namelen > INLINE_MAX)
+				__builtin_prefetch(ix->names + nd->name[0]);
+		}
+	}
+	for (;;) {
+		uint32_t off, next;
+		uint64_t nh;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		if (!(ix->nodes[cur].flags & N_HASCHILD)) {
+			full = false;
+			break;
+		}
+		off = (uint32_t)(p - path);
+		while (j < nk && pos[j] < off)
+			j++;
+		if (j < nk && pos[j] == off) {
+			n = lens[j];
+			nh = states[j];
+			w = words[j];
+		} else {
+			/* deeper than the prefetched prefixes: hash on from the last of them */
+			if (!hs_valid) {
+				hs = hadvance(nk ? states[nk - 1] : hroot(root), qend,
+					      (size_t)(p - qend));
+				hs_valid = true;
+			}
+			nh = comp_scan(hs, p, &n, &w);
+		}
+		next = child_find(ix, cur, p, n, hkey(nh), w);
+		if (!next || !edge_matches(ix, &ix->nodes[next], p, n)) {
+			full = false;
+			break;
+		}
+		cur = next;
+		if (hs_valid)
+			hs = ix->nodes[cur].namelen > n ?
+				     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
+		p += ix->nodes[cur].namelen;
+	}
+	es = eff_get(ix, cur);
+	if (es < 0)
+		return (int)es;
+	return emit_set(ix, (uint32_t)es, full ? own_inherit(ix, cur) : NULL, policy);
+}
+
 int attr_index_resolve(struct attr_index *ix, const char *domain, const char *path,
 		       unsigned flags, struct nfskeys_attr_policy *policy)
 {
@@ -802,6 +1254,7 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 	int64_t root;
 	size_t n;
 	bool full = true;
+	uint64_t hs;
 
 	if (!ix || !domain || !path || !policy)
 		return -EINVAL;
@@ -814,13 +1267,15 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 		nfskeys_attr_policy_clear(policy);
 		return 0;
 	}
+	if (!(flags & NFSKEYS_ATTR_SOURCES))
+		return resolve_fast(ix, (uint32_t)root, path, policy);
 	cur = (uint32_t)root;
+	hs = hroot(cur);
 	if (ix->nodes[cur].attrs)
 		apply(ix, cur, &rs);
 	last = cur;
 	for (;;) {
-		uint64_t w;
-		uint32_t h;
+		uint64_t w, nh;
 
 		while (*p == '/')
 			p++;
@@ -830,12 +1285,14 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 			full = false;
 			break;
 		}
-		h = comp_scan(cur, p, &n, &w);
-		cur = child_find(ix, cur, p, n, h, w);
+		nh = comp_scan(hs, p, &n, &w);
+		cur = child_find(ix, cur, p, n, hkey(nh), w);
 		if (!cur || !edge_matches(ix, &ix->nodes[cur], p, n)) {
 			full = false;
 			break;
 		}
+		hs = ix->nodes[cur].namelen > n ?
+			     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
 		p += ix->nodes[cur].namelen;
 		if (ix->nodes[cur].attrs)
 			apply(ix, cur, &rs);
@@ -863,6 +1320,12 @@ int attr_index_explicit(struct attr_index *ix, const char *domain, const char *p
 		apply(ix, (uint32_t)nid, &rs);
 	rs.cut = 0;
 	return emit(ix, &rs, 0, policy);
+}
+
+void attr_index_set_prefetch(struct attr_index *ix, uint32_t min_nodes)
+{
+	if (ix)
+		ix->prefetch_min = min_nodes;
 }
 
 void attr_index_compact(struct attr_index *ix)
@@ -901,6 +1364,8 @@ size_t attr_index_memory(const struct attr_index *ix)
 	if (!ix)
 		return 0;
 	m = sizeof(*ix) + (size_t)ix->nodecap * sizeof(struct node) +
+	    (size_t)ix->esetscap * sizeof(struct aent) + ((size_t)ix->esmask + 1) * sizeof(uint32_t) +
+	    (size_t)ix->estackcap * sizeof(uint32_t) +
 	    ((size_t)ix->slotmask + 1) * sizeof(uint64_t) + ix->namescap +
 	    (size_t)ix->arenacap * sizeof(struct aent) + (size_t)ix->strscap * sizeof(struct istr) +
 	    ((size_t)ix->strmask + 1) * sizeof(uint32_t) + ix->ndomains * sizeof(struct domain);

@@ -72,6 +72,9 @@ int attr_index_resolve(struct attr_index *index, const char *domain, const char 
 		       unsigned flags, struct nfskeys_attr_policy *policy);
 int attr_index_explicit(struct attr_index *index, const char *domain, const char *path,
 			struct nfskeys_attr_policy *policy);
+/* Lookups without sources prefetch the slots and nodes of every prefix of the query
+ * once the index has min_nodes nodes (default 65536; 0: always).  For the tests. */
+void attr_index_set_prefetch(struct attr_index *index, uint32_t min_nodes);
 /* Give back growth slack after a bulk load (the index stays usable and growable). */
 void attr_index_compact(struct attr_index *index);
 /* Directories that hold at least one attribute, and the bytes the index uses. */

@@ -105,6 +105,60 @@ _public_ int nfskeys_attr_list(struct nfskeys_ctx *ctx, const struct nfskeys_att
 			       nfskeys_attr_id_get_path(prefix), fn, userdata);
 }
 
+/* ---------------------------------------------------------------- writeback */
+
+#define WB_DEFAULT_LIMIT (256ull << 20) /* as nfskeys_wb_dev_get() */
+#define WB_MIN_LIMIT (1ull << 20)
+
+_public_ int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
+				   struct nfskeys_wb_dev *dev, int *ret_mode, uint64_t *ret_limit)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry e;
+	uint64_t limit = WB_DEFAULT_LIMIT;
+	int mode = NFSKEYS_ATTR_WB_DEFAULT, r;
+
+	if (!ctx || !id)
+		return -EINVAL;
+	r = nfskeys_attr_policy_new(&p);
+	if (r < 0)
+		return r;
+	r = nfskeys_attr_effective(ctx, id, 0, p);
+	if (r < 0)
+		goto out;
+	if (nfskeys_attr_policy_get(p, "writeback", &e) == 0)
+		mode = NFSKEYS_ATTR_WB_SYNC + (int)e.number; /* sync, async, throttled */
+	if (nfskeys_attr_policy_get(p, "dirty_limit", &e) == 0) {
+		limit = MAX(e.number, WB_MIN_LIMIT);
+	} else {
+		const char *v = nfskeys_conf_get(ctx, "Writeback", "Dirty-Limit");
+		_cleanup_free_ char *canon = NULL;
+		char err[128];
+
+		if (v && (attr_value_parse(NFSKEYS_ATTR_DIRTY_LIMIT, "dirty_limit", v, &canon, &limit,
+					   err, sizeof(err)) < 0 || limit < WB_MIN_LIMIT)) {
+			log_err(ctx, "[Writeback] Dirty-Limit: '%s' is not a size of at least 1M", v);
+			r = -EINVAL;
+			goto out;
+		}
+	}
+	if (dev) {
+		r = nfskeys_wb_dev_set_limit(dev, limit);
+		if (r < 0)
+			goto out;
+	}
+	log_debug(ctx, "writeback policy at %s%s: mode %d, dirty limit %llu",
+		  nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id), mode,
+		  (unsigned long long)limit);
+	if (ret_mode)
+		*ret_mode = mode;
+	if (ret_limit)
+		*ret_limit = limit;
+out:
+	nfskeys_attr_policy_free(p);
+	return r;
+}
+
 /* ---------------------------------------------------------------- mount options */
 
 enum fam { FAM_NFS, FAM_CIFS, FAM_OTHER };

@@ -133,6 +133,31 @@ int nfskeys_attr_list(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *pre
 int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
 			       const char *fstype, const char *explicit_opts, char **ret_options);
 
+/* ---------------------------------------------------------------- writeback */
+
+struct nfskeys_wb_dev;
+
+/* What writeback= in effect asks of writers (see nfskeys_attr_wb_apply()). */
+enum nfskeys_attr_wb_mode {
+	NFSKEYS_ATTR_WB_DEFAULT = 0,   /* no writeback= in effect: as async */
+	NFSKEYS_ATTR_WB_SYNC = 1,      /* sync mount: writes are stable on return, nothing
+					* to throttle; writers need not call the throttler */
+	NFSKEYS_ATTR_WB_ASYNC = 2,     /* async mount: the kernel's own dirty throttling */
+	NFSKEYS_ATTR_WB_THROTTLED = 3, /* async, and writers are paced by the nfskeys
+					* throttler: call nfskeys_wb_throttle() on dev */
+};
+
+/* Feed the policy in effect at id to the writeback throttler object of its
+ * server/export (DESIGN.md §6): dev's dirty limit becomes the effective dirty_limit
+ * (raised to the throttler's minimum of 1 MiB), or, when none is in effect, the
+ * configured default ([Writeback] Dirty-Limit, 256M), so that removing the attribute
+ * undoes it.  dev may be NULL to only ask.  *ret_mode (optional) is the effective
+ * writeback= as enum nfskeys_attr_wb_mode, *ret_limit (optional) the limit applied.
+ * A device is per export: applying the policies of two directories of one export to
+ * the same device leaves the last one in force. */
+int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
+			  struct nfskeys_wb_dev *dev, int *ret_mode, uint64_t *ret_limit);
+
 /* ---------------------------------------------------------------- changes */
 
 /* The store, for the daemon and for root without a daemon (nfsattr --direct).  path NULL

@@ -12,7 +12,17 @@ t_slapd_stop
 sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$SLAPD_DIR/slapd.conf"
 t_slapd_restart || skip_all "slapd does not accept data/nfskeys-attr.schema"
 
-plan 14
+plan 16
+
+# the schema's OIDs are under our UUID arc (X.667: 2.25.<UUID as an integer>), as slapd
+# itself reports them
+ARC=2.25.83503968807656563263817809245622586621
+subschema=$(ldapsearch -x -LLL -o ldif-wrap=no -H "$SLAPD_URI" -s base -b cn=subschema \
+	attributeTypes objectClasses 2>&1)
+check_contains "slapd: nfskeysDomain under the UUID arc" \
+	"attributeTypes: ( $ARC.6.1.1 NAME 'nfskeysDomain'" "$subschema"
+check_contains "slapd: nfskeysDirectoryPolicy under the UUID arc" \
+	"objectClasses: ( $ARC.6.2.1 NAME 'nfskeysDirectoryPolicy'" "$subschema"
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
 NFSATTR="$top_builddir/tools/nfsattr"

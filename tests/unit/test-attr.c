@@ -495,6 +495,91 @@ static int depth_of(const char *p)
 	return d;
 }
 
+/* The lookup path without sources (cached effective sets per node, dropped on every
+ * change) against the one with sources (a walk that overlays each level): the same
+ * entries in the same order, after every change of a random sequence of sets and
+ * removals of typed and user.* attributes, local and LDAP-sourced, with inherit=no. */
+static void cached_sets_round(uint32_t prefetch_min)
+{
+	static const char *const kvs[][2] = { { "cache", "none" },   { "cache", "full" },
+					      { "actimeo", "7" },    { "inherit", "no" },
+					      { "inherit", "yes" },  { "user.b", "x" },
+					      { "user.a", "y" },     { "dirty_limit", "1M" } };
+	static const char *const comps[] = { "a", "bb", "long-component-name", "c", "8-bytes!",
+					     "sixteen-bytes-xx" };
+	struct nfskeys_attr_policy *fast = NULL, *slow = NULL;
+	struct attr_index *ix = NULL;
+	uint32_t seed = 777;
+
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	assert_int_equal(nfskeys_attr_policy_new(&fast), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&slow), 0);
+	assert_int_equal(attr_index_new(&ix), 0);
+	attr_index_set_prefetch(ix, prefetch_min);
+	for (int step = 0; step < 400; step++) {
+		char path[256] = "", err[256], *v = NULL;
+		int depth = (int)(RND() % 6), kv = (int)(RND() % ARRAY_SIZE(kvs)), k;
+		bool ldap = RND() % 3 == 0;
+		uint64_t number;
+		size_t len = 0;
+
+		for (int l = 0; l < depth; l++)
+			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s", comps[RND() % 6]);
+		if (depth == 0)
+			strcpy(path, "/");
+		k = attr_key_parse(kvs[kv][0], err, sizeof(err));
+		assert_true(k >= 0);
+		if (RND() % 5 == 0) {
+			assert_int_equal(attr_index_del(ix, "nfs://c", path, k, kvs[kv][0], ldap), 0);
+		} else {
+			assert_int_equal(attr_value_parse(k, kvs[kv][0], kvs[kv][1], &v, &number, err,
+							  sizeof(err)), 0);
+			assert_int_equal(attr_index_put(ix, "nfs://c", path, k, kvs[kv][0], v, number,
+							 ldap), 0);
+			free(v);
+		}
+		for (int q = 0; q < 20; q++) {
+			char qp[300] = "";
+			int qd = (int)(RND() % 8);
+
+			len = 0;
+			for (int l = 0; l < qd; l++)
+				len += (size_t)snprintf(qp + len, sizeof(qp) - len, "/%s",
+							comps[RND() % 6]);
+			if (qd == 0)
+				strcpy(qp, "/");
+			assert_int_equal(attr_index_resolve(ix, "nfs://c", qp, 0, fast), 0);
+			assert_int_equal(attr_index_resolve(ix, "nfs://c", qp, NFSKEYS_ATTR_SOURCES, slow), 0);
+			if (nfskeys_attr_policy_count(fast) != nfskeys_attr_policy_count(slow))
+				fail_msg("step %d %s: %zu entries, with sources %zu", step, qp,
+					 nfskeys_attr_policy_count(fast), nfskeys_attr_policy_count(slow));
+			for (size_t i = 0; i < nfskeys_attr_policy_count(fast); i++) {
+				struct nfskeys_attr_entry a, b;
+				assert_int_equal(nfskeys_attr_policy_entry(fast, i, &a), 0);
+				assert_int_equal(nfskeys_attr_policy_entry(slow, i, &b), 0);
+				if (!streq(a.key, b.key) || !streq(a.value, b.value) ||
+				    a.number != b.number || a.from_ldap != b.from_ldap)
+					fail_msg("step %d %s #%zu: %s=%s%s, with sources %s=%s%s", step, qp,
+						 i, a.key, a.value, a.from_ldap ? " [ldap]" : "", b.key,
+						 b.value, b.from_ldap ? " [ldap]" : "");
+				assert_null(a.source);
+			}
+		}
+	}
+#undef RND
+	assert_true(attr_index_memory(ix) > 0);
+	nfskeys_attr_policy_free(fast);
+	nfskeys_attr_policy_free(slow);
+	attr_index_free(ix);
+}
+
+/* both lookup paths: small-index (hash while walking) and prefetching */
+static void test_index_cached_sets(void **state)
+{
+	cached_sets_round(UINT32_MAX);
+	cached_sets_round(0);
+}
+
 static void test_index_random(void **state)
 {
 	static const char *const names[] = { "cache", "actimeo", "inherit" };
@@ -510,6 +595,7 @@ static void test_index_random(void **state)
 #define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
 	assert_non_null(ref);
 	assert_int_equal(attr_index_new(&ix), 0);
+	attr_index_set_prefetch(ix, 0); /* the large-index lookup path */
 	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
 	for (int i = 0; i < N; i++) {
 		int depth = (int)(RND() % 7);
@@ -520,7 +606,8 @@ static void test_index_random(void **state)
 		ref[i].path[0] = '\0';
 		for (int l = 0; l < depth; l++)
 			len += (size_t)snprintf(ref[i].path + len, sizeof(ref[i].path) - len, "/%s",
-						(const char *[]){ "a", "bb", "a.b", "long-name-x" }[RND() % 4]);
+						(const char *[]){ "a", "bb", "a.b", "long-name-x",
+										   "8-bytes!" }[RND() % 5]);
 		if (depth == 0)
 			strcpy(ref[i].path, "/");
 		ref[i].key = (int)(RND() % 3);
@@ -561,7 +648,8 @@ static void test_index_random(void **state)
 		path[0] = '\0';
 		for (int l = 0; l < depth; l++)
 			len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s",
-						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz" }[RND() % 5]);
+						(const char *[]){ "a", "bb", "a.b", "long-name-x", "zz",
+										   "8-bytes!" }[RND() % 6]);
 		if (depth == 0)
 			strcpy(path, "/");
 		/* reference: the deepest inherit=no among the ancestors cuts */
@@ -712,6 +800,101 @@ static void test_store_migration(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* writeback= and dirty_limit feed the throttler object of the export (kara2011 here: a
+ * plain threshold, so the limit shows directly in its answers): its limit follows
+ * the effective dirty_limit (clamped to 1 MiB, back to [Writeback] Dirty-Limit when none
+ * applies) and the throttler acts on it; the mode says whether writers are throttled. */
+static void test_wb_apply(void **state)
+{
+	static const char *const sets[][3] = {
+		{ "srv:/export/a", "dirty_limit=64M", "writeback=throttled" },
+		{ "srv:/export/a/b", "writeback=sync", NULL },
+		{ "srv:/export/c", "writeback=async", "dirty_limit=64K" },
+		{ "srv:/export/d", "user.x=y", NULL },
+	};
+	struct nfskeys_ctx *ctx = NULL;
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	struct nfskeys_wb_dev *dev = NULL;
+	struct nfskeys_wb_task *task = NULL;
+	struct nfskeys_wb_stats stats;
+	char conf[160], err[256];
+	uint64_t limit = 0, pause = 0;
+	int mode = -1;
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "%s/wb.conf", dir);
+	f = fopen(conf, "we");
+	assert_non_null(f);
+	fprintf(f, "[Attr]\nStore = %s/wb.db\n[Writeback]\nPolicy = kara2011\nDirty-Limit = 128M\n", dir);
+	fclose(f);
+	assert_int_equal(nfskeys_ctx_new(conf, &ctx), 0);
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+		nfskeys_attr_policy_clear(p);
+		for (int k = 1; k < 3 && sets[i][k]; k++)
+			assert_int_equal(nfskeys_attr_policy_parse(p, sets[i][k], err, sizeof(err)), 0);
+		assert_int_equal(nfskeys_attr_id_from_spec(sets[i][0], &id), 0);
+		assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), 0);
+		id = nfskeys_attr_id_free(id);
+	}
+	nfskeys_attr_store_close(st);
+	assert_int_equal(nfskeys_wb_dev_get(ctx, "srv:/export", NFSKEYS_WB_UNSTABLE, &dev), 0);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 128ull << 20);
+
+	/* inherited by a subdirectory: the device takes the limit, writers are throttled */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/a/x/y", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_THROTTLED);
+	assert_int_equal(limit, 64ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 64ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_stats(dev, &stats), 0);
+	assert_int_equal(stats.limit, 64ull << 20);
+	id = nfskeys_attr_id_free(id);
+	/* 4 MiB dirtied under a 64 MiB limit: go on */
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &task), 0);
+	assert_int_equal(nfskeys_wb_throttle(task, 4ull << 20, NFSKEYS_WB_NOSLEEP, &pause), 0);
+	task = nfskeys_wb_task_free(task);
+	nfskeys_wb_complete(dev, 4ull << 20, NFSKEYS_WB_WRITE, 1000000);
+	nfskeys_wb_complete(dev, 4ull << 20, NFSKEYS_WB_COMMIT, 1000000);
+	/* writeback=sync below it, the limit still inherited */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/a/b", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_SYNC);
+	assert_int_equal(limit, 64ull << 20);
+	id = nfskeys_attr_id_free(id);
+
+	/* a dirty_limit under the throttler's minimum is raised to 1 MiB, and the
+	 * throttler acts on it: 4 MiB dirtied with nothing completed must wait */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/c", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_ASYNC);
+	assert_int_equal(limit, 1ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 1ull << 20);
+	id = nfskeys_attr_id_free(id);
+	assert_int_equal(nfskeys_wb_task_new(dev, NULL, &task), 0);
+	assert_int_equal(nfskeys_wb_throttle(task, 4ull << 20, NFSKEYS_WB_NOSLEEP, &pause), 1);
+	assert_true(pause > 0);
+	task = nfskeys_wb_task_free(task);
+
+	/* nothing in effect: back to the configured default */
+	assert_int_equal(nfskeys_attr_id_from_spec("srv:/export/d/e", &id), 0);
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, dev, &mode, &limit), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_DEFAULT);
+	assert_int_equal(limit, 128ull << 20);
+	assert_int_equal(nfskeys_wb_dev_get_limit(dev), 128ull << 20);
+	/* no device: only asks */
+	assert_int_equal(nfskeys_attr_wb_apply(ctx, id, NULL, &mode, NULL), 0);
+	assert_int_equal(mode, NFSKEYS_ATTR_WB_DEFAULT);
+	assert_int_equal(nfskeys_attr_wb_apply(NULL, id, dev, NULL, NULL), -EINVAL);
+	id = nfskeys_attr_id_free(id);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_mount_options(void **state)
 {
 	struct nfskeys_ctx *ctx = test_ctx();
@@ -777,6 +960,8 @@ int main(void)
 		cmocka_unit_test(test_index_inheritance),
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
+		cmocka_unit_test(test_index_cached_sets),
+		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
