@@ -185,6 +185,7 @@ static int authorize(struct daemon *d, const struct ucred *peer, const struct st
 		 (unsigned)peer->uid, where, (unsigned)st->st_uid,
 		 d->have_admin ? ", root or members of group '" : " or root",
 		 d->have_admin ? d->admin_group : "", d->have_admin ? "'" : "");
+	log_notice(d->ctx, "refused for pid %d: %s", (int)peer->pid, msg);
 	return -EPERM;
 }
 
