@@ -27,7 +27,7 @@ Socket = $SOCK
 EOF
 ATTRD_PID=
 start_daemon() {
-	${T_VALGRIND:-} "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
+	$T_DAEMON_WRAPPER "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
 	t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 20
 }

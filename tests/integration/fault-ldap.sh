@@ -136,7 +136,7 @@ LDAP-Timeout = 1
 EOF
 na() { "$NFSATTR" -c "$T_TMP/attr.conf" "$@"; }
 t_proxy_mode hang
-${T_VALGRIND:-} "$ATTRD" -c "$T_TMP/attr.conf" -v >"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -c "$T_TMP/attr.conf" -v >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill $APID"
 t_wait_for "na stats >/dev/null" 20

@@ -82,7 +82,7 @@ mkdir -p "$T_TMP/d"
 "$NFSATTR" -c "$ACONF" set "$T_TMP/d" cache=none >"$T_TMP/out" 2>&1; rc=$?
 check_contains "nfsattr on the stale socket: exit 5, not running (rc $rc)" \
 	"5:nfsattr: nfskeys-attrd is not running (no listener on" "$rc:$(head -n1 "$T_TMP/out")"
-${T_VALGRIND:-} "$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
 A_PID=$!
 t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20
 check "new attrd over the stale socket: set works" "$NFSATTR" -c "$ACONF" set "$T_TMP/d" cache=none

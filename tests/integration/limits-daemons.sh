@@ -58,7 +58,7 @@ t_idmapd_stop
 check_eq "idmapd: stops cleanly" 0 "$?"
 
 # Out of descriptors: accept fails with EMFILE while 100 clients wait.
-(ulimit -n 64; exec ${T_VALGRIND:-} "$IDMAPD" --foreground --config "$IDMAPD_CONF") \
+(ulimit -n 64; exec $T_DAEMON_WRAPPER "$IDMAPD" --foreground --config "$IDMAPD_CONF") \
 	>>"$T_TMP/idmapd.log" 2>&1 &
 IDMAPD_PID=$!
 t_on_exit "kill -9 $IDMAPD_PID"
@@ -85,7 +85,7 @@ ACONF="$T_TMP/attr.conf"
 ASOCK="$T_TMP/attrd.sock"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nMax-Clients = 1010\nIdle-Timeout = 2\n' \
 	"$T_TMP/attr.db" "$ASOCK" >"$ACONF"
-${T_VALGRIND:-} "$ATTRD" -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
 t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20

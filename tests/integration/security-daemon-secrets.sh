@@ -56,7 +56,7 @@ Socket = $W/idmapd.sock
 Kernel-Keyrings = nfskeys-test-none-$$
 CONF
 setpriv --reuid=$U --regid=$U --clear-groups \
-	${T_VALGRIND:-} "$top_builddir/idmapd/nfskeys-idmapd" --foreground --debug \
+	$T_DAEMON_WRAPPER "$top_builddir/idmapd/nfskeys-idmapd" --foreground --debug \
 	--config "$T_TMP/idmapd.conf" >"$T_TMP/idmapd.log" 2>&1 &
 IPID=$!
 t_on_exit "kill -9 $IPID"
@@ -84,7 +84,7 @@ LDAP-Bind-Password-File = $W/bindpw
 Sync-Interval = 1
 EOF
 setpriv --reuid=$U --regid=$U --clear-groups \
-	${T_VALGRIND:-} "$top_builddir/attrd/nfskeys-attrd" -c "$T_TMP/attr.conf" -vv \
+	$T_DAEMON_WRAPPER "$top_builddir/attrd/nfskeys-attrd" -c "$T_TMP/attr.conf" -vv \
 	>"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
