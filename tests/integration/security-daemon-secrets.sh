@@ -69,7 +69,17 @@ check_contains "idmapd binds with the password and answers" "10001" "$out"
 check_eq "... and is non-dumpable from then on" 0 "$(stat -c %u /proc/$IPID/status)"
 "$NFSKEYS" -c "$T_TMP/idmapd.conf" idmapd lookup name-to-uid nosuch@ldap.test >/dev/null 2>&1
 kill $IPID; wait $IPID
-check_eq "idmapd stops cleanly" 0 "$?"
+rc=$?
+# As in idmapd-stale.sh: under LeakSanitizer libldap's globals show up once the ldap
+# plugin is unloaded (frames in "<unknown module>" only); a frame in our sources fails.
+ours=$(sed -n '/LeakSanitizer/,$p' "$T_TMP/idmapd.log" | grep -E '^ +#[0-9]+ .*\.(c|h):[0-9]+' |
+	grep -v -E 'sanitizer|asan_' | head -5)
+if [ "$rc" != 0 ] && t_is_asan && grep -q LeakSanitizer "$T_TMP/idmapd.log" && [ -z "$ours" ]; then
+	diag "LeakSanitizer reported only frames in unloaded modules (libldap globals)"
+	rc=0
+fi
+[ "$rc" = 0 ] || sed 's/^/# /' "$T_TMP/idmapd.log" | grep -v -i debug | tail -30
+check_eq "idmapd stops cleanly (under ASan: no leaks in our code)" 0 "$rc"
 
 # --- nfskeys-attrd syncing from LDAP as the rootdn
 cat >"$T_TMP/attr.conf" <<EOF
