@@ -45,3 +45,9 @@ t_real_bin() {
 	fi
 }
 NFSKEYS=$(t_real_bin "$NFSKEYS")
+
+# t_attrd_wait LOG [N]: wait until nfskeys-attrd has said "listening on" N times (default
+# 1) in LOG ("nfsattr stats" answers from the store even without a daemon).
+t_attrd_wait() {
+	t_wait_for "[ \$(grep -c 'listening on' '$1' 2>/dev/null) -ge ${2:-1} ]" "$T_DAEMON_WAIT"
+}

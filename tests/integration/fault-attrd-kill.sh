@@ -26,10 +26,12 @@ Store = $DB
 Socket = $SOCK
 EOF
 ATTRD_PID=
+STARTS=0
 start_daemon() {
 	$T_DAEMON_WRAPPER "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
-	t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 20
+	STARTS=$((STARTS + 1))
+	t_attrd_wait "$T_TMP/attrd.log" $STARTS
 }
 t_on_exit '[ -n "$ATTRD_PID" ] && kill -9 $ATTRD_PID'
 t_on_exit '[ -n "${CPIDS:-}" ] && kill $CPIDS'

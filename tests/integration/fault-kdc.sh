@@ -75,12 +75,14 @@ check "... within the krb5 bound ($MS ms, bound 9000-40000)" in_range 9000 "$MS"
 t_proxy_mode refuse
 login
 check_eq "refusing KDC: nfs login fails" 1 "$RC"
-check_contains "... saying it cannot reach the KDC" "Cannot contact any KDC" "$OUT"
+# (Normally "Cannot contact any KDC"; libkrb5 then also tries UDP on the proxy's port
+# number, where another test's KDC may answer for another realm: "Invalid message type".)
+check_contains "... saying it cannot get a ticket" "cannot get a ticket for alice@NFSKEYS.TEST" "$OUT"
 check "... promptly ($MS ms < 2500)" test "$MS" -lt 2500
 kdc_kinit alice 'alice-Pw-7'
 afs
-check_contains "refusing KDC: afs login fails clearly (rc $RC)" "1:Cannot contact any KDC" \
-	"$RC:$(echo "$OUT" | grep -o 'Cannot contact any KDC' | head -n1)"
+check_contains "refusing KDC: afs login fails clearly (rc $RC)" "1:nfskeys: no ticket for afs/nfskeys.test" \
+	"$RC:$OUT"
 check "... promptly ($MS ms < 2500)" test "$MS" -lt 2500
 
 # nfskeys afs under a delay: the service ticket request through the proxy.

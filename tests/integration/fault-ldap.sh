@@ -139,7 +139,7 @@ t_proxy_mode hang
 $T_DAEMON_WRAPPER "$ATTRD" -c "$T_TMP/attr.conf" -v >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill $APID"
-t_wait_for "na stats >/dev/null" 20
+t_attrd_wait "$T_TMP/attrd.log"
 t0=$(date +%s%N)
 t_wait_for "grep -q 'LDAP sync failed' '$T_TMP/attrd.log'" 10
 MS=$(t_ms_since "$t0")

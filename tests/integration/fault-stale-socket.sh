@@ -75,7 +75,7 @@ A_PID=
 t_on_exit '[ -n "$A_PID" ] && kill -9 $A_PID'
 "$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
 A_PID=$!
-t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20
+t_attrd_wait "$T_TMP/attrd.log" 1
 kill -KILL "$A_PID"; wait "$A_PID" 2>/dev/null; A_PID=
 check "attrd: SIGKILL leaves the socket file behind" test -S "$ASOCK"
 mkdir -p "$T_TMP/d"
@@ -84,7 +84,7 @@ check_contains "nfsattr on the stale socket: exit 5, not running (rc $rc)" \
 	"5:nfsattr: nfskeys-attrd is not running (no listener on" "$rc:$(head -n1 "$T_TMP/out")"
 $T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
 A_PID=$!
-t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20
+t_attrd_wait "$T_TMP/attrd.log" 2 || sed 's/^/# /' "$T_TMP/attrd.log"
 check "new attrd over the stale socket: set works" "$NFSATTR" -c "$ACONF" set "$T_TMP/d" cache=none
 kill "$A_PID"; wait "$A_PID"; rc=$?; A_PID=
 check_eq "new attrd stops cleanly" 0 "$rc"

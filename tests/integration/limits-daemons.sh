@@ -88,7 +88,7 @@ printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nMax-Clients = 1010\nIdle-Timeo
 $T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
-t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20
+t_attrd_wait "$T_TMP/attrd.log"
 limits attrd "$ASOCK" 0x20004e02 "$APID" "$T_TMP/attrd.log" 262144 "'$NFSATTR' -c '$ACONF' stats"
 kill "$APID"; wait "$APID"
 check_eq "attrd: stops cleanly" 0 "$?"

@@ -53,7 +53,7 @@ printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nAdmin-Group = users\n' \
 $T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" -v >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
-t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null" 20
+t_attrd_wait "$T_TMP/attrd.log"
 na() { "$NFSATTR" -c "$ACONF" "$@"; }
 D1="$T_TMP/u1dir"
 mkdir -p "$D1" && chown $U1:$U1 "$D1"
