@@ -2,6 +2,7 @@
  * below [Attrd] LDAP-Base (bounded by LDAP-Timeout), and the loop thread swaps them in as
  * the store's LDAP-sourced rows in one transaction.  A failed sync changes nothing: the
  * copy from the last good sync stays in the store (and survives restarts). */
+#include <fcntl.h>
 #include <ldap.h>
 #include <pthread.h>
 #include <syslog.h>
@@ -206,25 +207,34 @@ static void fetch(struct result *res, const struct settings *s)
 	ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
 	if (s->bind_dn) {
-		char pw[512] = "";
-		struct berval cred;
-		FILE *f = s->pw_file ? fopen(s->pw_file, "re") : NULL;
+		/* Read into a secret buffer (wiped, and the process made non-dumpable), not
+		 * through stdio, whose buffer would keep a copy in freed heap. */
+		struct nfskeys_secret *pw = NULL;
+		struct berval cred = { .bv_val = (char *)"", .bv_len = 0 };
+		int fd = s->pw_file ? open(s->pw_file, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
 
-		if (s->pw_file && !f) {
+		if (s->pw_file && fd < 0) {
 			snprintf(res->msg, sizeof(res->msg), "cannot read LDAP-Bind-Password-File: %m");
 			res->error = -EACCES;
 			goto out;
 		}
-		if (f) {
-			if (!fgets(pw, sizeof(pw), f))
-				pw[0] = '\0';
-			fclose(f);
-			pw[strcspn(pw, "\r\n")] = '\0';
+		if (fd >= 0) {
+			int r = nfskeys_secret_read_password(fd, NULL, 511, &pw);
+
+			close(fd);
+			if (r < 0 && r != -ENODATA) {
+				snprintf(res->msg, sizeof(res->msg),
+					 "cannot read LDAP-Bind-Password-File: %s", strerror(-r));
+				res->error = r;
+				goto out;
+			}
 		}
-		cred.bv_val = pw;
-		cred.bv_len = strlen(pw);
+		if (pw) {
+			cred.bv_val = nfskeys_secret_data(pw);
+			cred.bv_len = nfskeys_secret_len(pw);
+		}
 		rc = ldap_sasl_bind_s(ld, s->bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
-		explicit_bzero(pw, sizeof(pw));
+		nfskeys_secret_free(pw);
 		if (rc != LDAP_SUCCESS)
 			goto fail;
 	}

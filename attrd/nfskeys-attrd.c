@@ -186,6 +186,7 @@ static int authorize(struct daemon *d, const struct ucred *peer, const struct st
 		 (unsigned)peer->uid, where, (unsigned)st->st_uid,
 		 d->have_admin ? ", root or members of group '" : " or root",
 		 d->have_admin ? d->admin_group : "", d->have_admin ? "'" : "");
+	log_notice(d->ctx, "refused for pid %d: %s", (int)peer->pid, msg);
 	return -EPERM;
 }
 
@@ -545,6 +546,14 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
+/* The RPC transport's messages (clients refused, out of descriptors). */
+static void rpc_log(void *userdata, int priority, const char *message)
+{
+	struct daemon *d = userdata;
+
+	log_cond(d->ctx, priority, "%s", message);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -572,7 +581,8 @@ int main(int argc, char *argv[])
 	};
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct daemon d = { .generation = 1 };
-	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .idle_timeout_ms = 30000 };
+	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .idle_timeout_ms = 30000,
+					    .log = rpc_log };
 	char msg[512] = "";
 	int verbose = 0, c, r, lfd = -1;
 	int64_t v;

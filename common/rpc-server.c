@@ -1,7 +1,11 @@
 /* ONC RPC server transport over evloop: accept, per-client record reassembly and limits,
  * call-header checks, asynchronous replies with an output buffer per client. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <syslog.h>
 
 #include "macros.h"
 #include "rpc-frame.h"
@@ -12,6 +16,8 @@
 #define FD_QUEUE_MAX 8
 #define READ_CHUNK 16384
 #define REPLY_INLINE 512 /* room needed at the end of the output buffer to encode there */
+#define LOG_INTERVAL_US (10 * USEC_PER_SEC)
+#define ACCEPT_PAUSE_US (100 * USEC_PER_MSEC)
 
 struct rpc_server {
 	struct evloop *loop;
@@ -23,6 +29,9 @@ struct rpc_server {
 	void *userdata;
 	struct rpc_conn *conns; /* doubly linked list of open connections */
 	struct rpc_server_stats st;
+	struct evtimer *resume;   /* accepting paused (out of descriptors) until it fires */
+	bool accept_paused;
+	int64_t refused_logged_at, emfile_logged_at;
 };
 
 struct rpc_conn {
@@ -56,6 +65,33 @@ static void conn_unref(struct rpc_conn *c)
 	free(c);
 }
 
+static void server_log(struct rpc_server *srv, int priority, const char *fmt, ...)
+	_printf_(3, 4);
+static void server_log(struct rpc_server *srv, int priority, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (!srv->lim.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	srv->lim.log(srv->userdata, priority, msg);
+}
+
+static void accept_resume(struct rpc_server *srv)
+{
+	srv->accept_paused = false;
+	evloop_timer_cancel(srv->resume);
+	(void)evloop_io_set_events(srv->listen_io, EPOLLIN);
+}
+
+static void on_resume(struct evloop *loop, struct evtimer *t, void *ud)
+{
+	accept_resume(ud);
+}
+
 static void conn_close(struct rpc_conn *c)
 {
 	struct rpc_server *srv = c->srv;
@@ -77,6 +113,8 @@ static void conn_close(struct rpc_conn *c)
 		if (c->next)
 			c->next->prev = c->prev;
 		srv->st.current--;
+		if (srv->accept_paused) /* a descriptor came free */
+			accept_resume(srv);
 	}
 	c->srv = NULL;
 	c->prev = c->next = NULL;
@@ -418,12 +456,36 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 	for (int i = 0; i < 64; i++) {
 		struct rpc_conn *c;
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int64_t now = evloop_now(loop);
 
+		int err = cfd < 0 ? errno : 0;
+
+		if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+			/* The client stays in the backlog and the socket stays readable: stop
+			 * polling it (a busy loop otherwise) until a client leaves or 100 ms. */
+			if (!srv->emfile_logged_at || now - srv->emfile_logged_at >= LOG_INTERVAL_US) {
+				server_log(srv, LOG_WARNING,
+					   "cannot accept a client: %s (%" PRIu64 " open); "
+					   "pausing accepts", strerror(err), srv->st.current);
+				srv->emfile_logged_at = now;
+			}
+			if (evloop_io_set_events(srv->listen_io, 0) == 0) {
+				srv->accept_paused = true;
+				evloop_timer_set(srv->resume, now + ACCEPT_PAUSE_US);
+			}
+			return;
+		}
 		if (cfd < 0)
 			return;
 		if (srv->st.current >= srv->lim.max_clients) {
 			srv->st.refused++;
 			close(cfd);
+			if (!srv->refused_logged_at || now - srv->refused_logged_at >= LOG_INTERVAL_US) {
+				server_log(srv, LOG_WARNING,
+					   "Max-Clients (%u) reached: refusing new clients (%" PRIu64
+					   " refused in all)", srv->lim.max_clients, srv->st.refused);
+				srv->refused_logged_at = now;
+			}
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -488,8 +550,15 @@ int rpc_server_new(struct evloop *loop, int listen_fd, uint32_t prog, uint32_t v
 		srv->lim.max_clients = 1024;
 	if (!srv->lim.max_outbuf)
 		srv->lim.max_outbuf = 1024 * 1024;
+	r = evloop_add_timer(loop, 0, on_resume, srv, &srv->resume);
+	if (r < 0) {
+		free(srv);
+		return r;
+	}
+	evloop_timer_cancel(srv->resume);
 	r = evloop_add_io(loop, listen_fd, EPOLLIN, server_accept, srv, &srv->listen_io);
 	if (r < 0) {
+		evloop_timer_free(srv->resume);
 		free(srv);
 		return r;
 	}
@@ -507,6 +576,7 @@ struct rpc_server *rpc_server_free(struct rpc_server *srv)
 		conn_close(c); /* unlinks c */
 	}
 	evloop_io_free(srv->listen_io);
+	evloop_timer_free(srv->resume);
 	close(srv->listen_fd);
 	free(srv);
 	return NULL;

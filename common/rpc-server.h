@@ -30,6 +30,9 @@ struct rpc_server_limits {
 				    * or stuck mid-message this long (0: 30 s) */
 	unsigned max_clients;      /* connections at once; more are closed at once (0: 1024) */
 	size_t max_outbuf;         /* unread reply bytes before we drop the client (0: 1 MiB) */
+	/* Told (at most every 10 s each) when clients are refused past max_clients and when
+	 * accept() fails for want of descriptors; NULL: quiet.  userdata: rpc_server_new's. */
+	void (*log)(void *userdata, int priority, const char *message);
 };
 
 /* Counters kept by the server (read with rpc_server_get_stats). */

@@ -39,6 +39,16 @@ int unix_listen(const char *path, mode_t mode, int backlog, int *ret_fd)
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return -EEXIST;
+		/* A socket left by a crashed daemon refuses connections and is replaced; one a
+		 * live daemon still listens on is not taken from it. */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return negerrno();
+		if (connect(fd, (struct sockaddr *)&sa, salen) == 0 || errno == EAGAIN ||
+		    errno == EINPROGRESS)
+			return -EADDRINUSE;
+		close(fd);
+		fd = -1;
 		if (unlink(path) < 0 && errno != ENOENT)
 			return negerrno();
 	}

@@ -149,6 +149,12 @@ static void _printf_(2, 3) log_msg(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The RPC transport's messages (clients refused, out of descriptors). */
+static void rpc_log(void *userdata, int priority, const char *message)
+{
+	log_msg(priority, "%s", message);
+}
+
 /* The library's messages go the same way as ours. */
 static void lib_log(void *userdata, int prio, const char *file, int line, const char *fn,
 		    const char *fmt, va_list ap)
@@ -1123,6 +1129,7 @@ int main(int argc, char *argv[])
 		.max_inflight = d.set.max_inflight,
 		.idle_timeout_ms = d.set.idle_timeout * 1000,
 		.max_clients = d.set.max_clients,
+		.log = rpc_log,
 	};
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
 			   &d.srv);

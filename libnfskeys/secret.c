@@ -1,8 +1,10 @@
 /* Secret buffers: each in its own anonymous mapping, page-locked where the process may
  * lock memory, excluded from core dumps, and wiped with explicit_bzero() before the
- * pages are returned.  Own pages matter: mlock() does not nest, so two secrets sharing
+ * pages are returned.  A process that ever holds one becomes non-dumpable (no core,
+ * no ptrace or /proc/PID/mem by other processes of the same uid).  Own pages matter: mlock() does not nest, so two secrets sharing
  * a heap page would unlock each other when the first is freed. */
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <termios.h>
 
 #include "libnfskeys-private.h"
@@ -24,6 +26,9 @@ _public_ int nfskeys_secret_new(size_t capacity, struct nfskeys_secret **ret_sec
 
 	if (!ret_secret || capacity == 0 || capacity > 16 * 1024 * 1024)
 		return -EINVAL;
+	/* Before the secret exists: from now on no core dump, and only root may ptrace or
+	 * read /proc/PID/mem (PR_SET_DUMPABLE stays 0 for the life of the process). */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	size = (sizeof(*s) + capacity + 1 + page - 1) / page * page;
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -29,8 +30,12 @@ static void cred_log(void *userdata, int priority, const char *file, int line, c
 		logged_error = true;
 }
 
+/* Set up every credential command: errors to stderr, and the process made non-dumpable
+ * before it holds a password, key or ticket (no core dump; no ptrace or /proc/PID/mem by
+ * other processes of the same user). */
 static void use_cred_log(struct nfskeys_ctx *ctx)
 {
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	logged_error = false;
 	nfskeys_ctx_set_log_fn(ctx, cred_log, NULL);
 }

@@ -336,7 +336,7 @@ static int daemon_error(struct opts *o, int r, const char *msg)
 {
 	if (msg[0] == '\0' && (r == -ENOENT || r == -ECONNREFUSED)) {
 		fprintf(stderr,
-			"nfsattr: nfskeys-attrd is not running (no socket at %s); root can write "
+			"nfsattr: nfskeys-attrd is not running (no listener on %s); root can write "
 			"the store without it with --direct\n",
 			attrd_socket_path(o->ctx, o->socket));
 		return EXIT_NODAEMON;

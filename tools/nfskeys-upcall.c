@@ -218,8 +218,14 @@ int main(int argc, char *argv[])
 	}
 	r = nfskeys_key_instantiate(serial, payload, (size_t)len, 0);
 	if (r < 0) {
+		/* e.g. EDQUOT: the requester's key quota is full.  Reject with the reason
+		 * (rejecting needs no quota) so the caller fails at once and briefly, instead
+		 * of a key negated for the kernel's default 60 s; touch no other key. */
 		syslog(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
 		       strerror(-r));
+		fprintf(stderr, "nfskeys-upcall: %s: cannot instantiate key %" PRId32 ": %s\n",
+			desc, serial, strerror(-r));
+		reject(serial, reject_timeout, -r);
 		rc = UP_KEYERR;
 		goto out;
 	}

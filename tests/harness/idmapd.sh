@@ -3,7 +3,7 @@
 #   static backend with alice=2001, group staff=3001 and user0..user199 = 10000+i, the
 #   daemon's socket in $T_TMP; extra lines are appended (later values win).
 # t_idmapd_start: start the daemon in the foreground (log in $T_TMP/idmapd.log), wait
-#   until it answers; sets IDMAPD_PID.  t_idmapd_stop: SIGTERM and wait.
+#   until it answers; sets IDMAPD_PID.  Under $T_DAEMON_WRAPPER (lib.sh) when set.  t_idmapd_stop: SIGTERM and wait.
 IDMAPD="$top_builddir/idmapd/nfskeys-idmapd"
 IDMAPD_SOCK="$T_TMP/idmapd.sock"
 IDMAPD_CONF="$T_TMP/nfskeys.conf"
@@ -23,10 +23,10 @@ t_idmapd_conf() {
 }
 
 t_idmapd_start() {
-	"$IDMAPD" --foreground --config "$IDMAPD_CONF" "$@" >>"$T_TMP/idmapd.log" 2>&1 &
+	$T_DAEMON_WRAPPER "$IDMAPD" --foreground --config "$IDMAPD_CONF" "$@" >>"$T_TMP/idmapd.log" 2>&1 &
 	IDMAPD_PID=$!
 	t_on_exit "kill -9 $IDMAPD_PID"
-	t_wait_for "'$NFSKEYS' -c '$IDMAPD_CONF' idmapd ping" 10
+	t_wait_for "'$NFSKEYS' -c '$IDMAPD_CONF' idmapd ping" $T_DAEMON_WAIT
 }
 
 t_idmapd_stop() {

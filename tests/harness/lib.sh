@@ -20,6 +20,7 @@ t_exit_handler() {
 	printf '%s\n' "$T_CLEANUPS" | while IFS= read -r c; do
 		[ -n "$c" ] && eval "$c" >/dev/null 2>&1
 	done
+	[ -n "$T_DAEMON_WRAPPER" ] && ! t_daemon_valgrind_verdict && rc=1
 	rm -rf "$T_TMP"
 	if [ -z "$TAP_PLANNED" ]; then echo "1..$TAP_N"; fi
 	exit $rc
@@ -81,5 +82,35 @@ if [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
 --suppressions=$top_srcdir/tests/harness/valgrind.supp"
 fi
+
+# Daemons started by the harness and the daemon-facing tests run as
+# "$T_DAEMON_WRAPPER daemon args": NFSKEYS_DAEMON_WRAPPER when set (any prefix command),
+# else under make check-valgrind valgrind with a log per process in $T_TMP; at exit a
+# test fails when such a log reports an error or a definite leak (the daemon must be
+# stopped with SIGTERM for its leak check to run).
+T_DAEMON_WRAPPER=${NFSKEYS_DAEMON_WRAPPER:-}
+T_DAEMON_WAIT=10 # seconds a daemon may take to start answering (30 when wrapped)
+if [ -z "$T_DAEMON_WRAPPER" ] && [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
+	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} -q \
+--error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
+--errors-for-leak-kinds=definite --suppressions=$top_srcdir/tests/harness/valgrind.supp \
+--log-file=$T_TMP/valgrind-daemon.%p.log"
+fi
+[ -n "$T_DAEMON_WRAPPER" ] && T_DAEMON_WAIT=30
+
+t_daemon_valgrind_verdict() {
+	_n=0
+	for _l in "$T_TMP"/valgrind-daemon.*.log; do
+		[ -f "$_l" ] && _n=$((_n + 1))
+		[ -s "$_l" ] || continue
+		# -q: a clean run writes nothing but the odd warning
+		grep -v -E '^==[0-9]+== *(Warning|$)' "$_l" | grep -q . || continue
+		not_ok "valgrind: errors or definite leaks in a daemon ($(basename "$_l"))"
+		sed 's/^/# /' "$_l" | head -80
+		return 1
+	done
+	diag "valgrind: $_n daemon run(s), no errors or definite leaks"
+	return 0
+}
 
 NFSKEYS="$top_builddir/tools/nfskeys"

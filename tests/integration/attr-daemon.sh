@@ -30,9 +30,9 @@ Admin-Group = users
 EOF
 ATTRD_PID=
 start_daemon() {
-	"$ATTRD" -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+	$T_DAEMON_WRAPPER "$ATTRD" -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
-	t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" 10
+	t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
 }
 stop_daemon() { kill "$ATTRD_PID" 2>/dev/null; wait "$ATTRD_PID" 2>/dev/null; ATTRD_PID=; }
 t_on_exit '[ -n "$ATTRD_PID" ] && kill $ATTRD_PID'

@@ -1,0 +1,53 @@
+# Helpers for the fault, limit and security tests (source after lib.sh).
+# t_real_bin PROG: the binary libtool keeps in .libs (its wrapper script costs ~0.4 s per
+#   run on a loaded machine; LD_LIBRARY_PATH is set for it here); else PROG itself.
+# t_ms_since START_NS: milliseconds since START_NS (from date +%s%N).
+# A fault-injecting TCP proxy (tests/harness/tcp-proxy.py) in front of a real server:
+#   t_proxy_start TARGET_PORT   start it on a free 127.0.0.1 port; sets PROXY_PORT,
+#                               PROXY_PID; stopped at exit
+#   t_proxy_mode MODE           forward | delay MS | hang | refuse (new connections, and the
+#                               next chunk on open ones)
+#   t_proxy_stop                stop it (the port then refuses connections)
+PROXY_PID=
+PROXY_PORT=
+LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+
+t_proxy_start() {
+	_pf="$T_TMP/proxy.port"
+	rm -f "$_pf"
+	echo forward >"$T_TMP/proxy.mode"
+	python3 "$top_srcdir/tests/harness/tcp-proxy.py" 127.0.0.1 "$1" "$T_TMP/proxy.mode" "$_pf" \
+		>"$T_TMP/proxy.log" 2>&1 &
+	PROXY_PID=$!
+	t_on_exit t_proxy_stop
+	t_wait_for "[ -s '$_pf' ]" 10 || return 1
+	PROXY_PORT=$(cat "$_pf")
+}
+
+t_proxy_mode() { echo "$*" >"$T_TMP/proxy.mode"; }
+
+t_proxy_stop() {
+	[ -n "$PROXY_PID" ] || return 0
+	kill "$PROXY_PID" 2>/dev/null
+	wait "$PROXY_PID" 2>/dev/null
+	PROXY_PID=
+}
+
+t_ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+t_real_bin() {
+	_d=$(dirname "$1")
+	if [ -x "$_d/.libs/$(basename "$1")" ] && [ -f "$_d/.libs/$(basename "$1")" ]; then
+		echo "$_d/.libs/$(basename "$1")"
+	else
+		echo "$1"
+	fi
+}
+NFSKEYS=$(t_real_bin "$NFSKEYS")
+
+# t_attrd_wait LOG [N]: wait until nfskeys-attrd has said "listening on" N times (default
+# 1) in LOG ("nfsattr stats" answers from the store even without a daemon).
+t_attrd_wait() {
+	t_wait_for "[ \$(grep -c 'listening on' '$1' 2>/dev/null) -ge ${2:-1} ]" "$T_DAEMON_WAIT"
+}
