@@ -288,7 +288,11 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	if (r < 0)
 		goto reply;
 	r = nfskeys_attr_store_set(d->store, id, policy, req->peer.uid, false);
-	if (r < 0) {
+	if (r == -E2BIG) {
+		snprintf(msg, sizeof(msg), "too many attributes on one directory (at most %d)",
+			 ATTR_MAX_PER_DIR);
+		goto reply;
+	} else if (r < 0) {
 		snprintf(msg, sizeof(msg), "cannot store the change: %s", strerror(-r));
 		goto reply;
 	}

@@ -375,6 +375,27 @@ static int writable(struct nfskeys_attr_store *st, const struct nfskeys_attr_id 
 	return 0;
 }
 
+/* Attributes stored on one directory from one origin (inside the caller's transaction). */
+static int count_dir(struct nfskeys_attr_store *st, const char *domain, const char *path,
+		     bool origin_ldap)
+{
+	static const char sql[] = "SELECT count(*) FROM attrs WHERE domain = ? AND path = ?"
+				  " AND origin = ?";
+	sqlite3_stmt *s = NULL;
+	int r, rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_err(st, rc, sql);
+	sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, origin_ldap ? 1 : 0);
+	rc = sqlite3_step(s);
+	r = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : sql_err(st, rc, "count");
+	sqlite3_finalize(s);
+	return r;
+}
+
 _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
 				    const struct nfskeys_attr_policy *policy, uid_t by,
 				    bool origin_ldap)
@@ -416,6 +437,16 @@ _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct 
 	}
 	sqlite3_finalize(s);
 	s = NULL;
+	r = count_dir(st, domain, path, origin_ldap);
+	if (r < 0)
+		goto fail;
+	if (r > ATTR_MAX_PER_DIR) {
+		/* one answer carries every attribute of a directory: refuse rather than lose some */
+		log_debug(st->ctx, "%s:%s would hold %d attributes (at most %d)", domain, path, r,
+			  ATTR_MAX_PER_DIR);
+		r = -E2BIG;
+		goto fail;
+	}
 	r = exec(st, "COMMIT");
 	if (r < 0)
 		goto fail;

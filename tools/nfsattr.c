@@ -612,7 +612,8 @@ static int cmd_import(struct opts *o, int argc, char **argv)
 			continue;
 		r = nfskeys_attr_store_set(st, ids[i], ps[i], 0, false);
 		if (r < 0) {
-			fail("storing policies[%zu]: %s", i, strerror(-r));
+			fail("storing policies[%zu]: %s", i,
+			     r == -E2BIG ? "too many attributes on one directory" : strerror(-r));
 			goto out;
 		}
 	}

@@ -740,6 +740,44 @@ static void test_store_restart(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* One directory holds at most ATTR_MAX_PER_DIR attributes even when they arrive one set at a
+ * time: the set that would pass the bound is refused whole and nothing already stored is lost. */
+static void test_store_dir_bound(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL, *q = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	char err[256], kv[64];
+
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/bound", &id), 0);
+	for (int i = 0; i < ATTR_MAX_PER_DIR; i++) {
+		assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+		snprintf(kv, sizeof(kv), "user.k%d=v%d", i, i);
+		assert_int_equal(nfskeys_attr_policy_parse(p, kv, err, sizeof(err)), 0);
+		assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), 0);
+		nfskeys_attr_policy_free(p);
+	}
+	/* replacing a value is fine at the bound; one more key is not */
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "user.k0=changed", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), 0);
+	assert_int_equal(nfskeys_attr_policy_parse(p, "user.extra=x", err, sizeof(err)), 0);
+	assert_int_equal(nfskeys_attr_store_set(st, id, p, 0, false), -E2BIG);
+	nfskeys_attr_store_close(st);
+	nfskeys_attr_policy_free(p);
+
+	assert_int_equal(nfskeys_attr_policy_new(&q), 0);
+	assert_int_equal(nfskeys_attr_explicit(ctx, id, q), 0);
+	assert_int_equal(nfskeys_attr_policy_count(q), ATTR_MAX_PER_DIR);
+	assert_int_equal(nfskeys_attr_policy_get(q, "user.extra", NULL), -ENOENT);
+	assert_int_equal(nfskeys_attr_policy_get(q, "user.k0", NULL), 0);
+	nfskeys_attr_policy_free(q);
+	nfskeys_attr_id_free(id);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void sql(sqlite3 *db, const char *s)
 {
 	char *err = NULL;
@@ -962,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
 		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
