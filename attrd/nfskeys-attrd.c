@@ -15,6 +15,7 @@
 #include "attr-private.h"
 #include "attrd-ldap.h"
 #include "evloop.h"
+#include "rpc-args.h"
 #include "rpc-server.h"
 #include "stats.h"
 #include "time-util.h"
@@ -258,8 +259,7 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	struct stat st;
 	int r;
 
-	if (!xdr_attrd_set_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_set_args, &a)) {
 		finish(d, OP_SET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
@@ -318,8 +318,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	struct stat st;
 	int r;
 
-	if (!xdr_attrd_unset_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_unset_args, &a)) {
 		finish(d, OP_UNSET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
@@ -380,8 +379,7 @@ static void handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	size_t n = 0;
 	int r;
 
-	if (!xdr_attrd_lookup_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_lookup_args, &a)) {
 		finish(d, OP_LOOKUP, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
