@@ -176,9 +176,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(r == 0);
 		/* the public checker agrees, and its canonical value is a fixed point */
 		check(nfskeys_attr_check(key, value, &v, err, sizeof(err)) == 0 && streq(v, canon));
-		check(nfskeys_attr_check(key, v, &v2, err, sizeof(err)) == 0 && streq(v2, v));
+		if (!streq(v, value)) {
+			check(nfskeys_attr_check(key, v, &v2, err, sizeof(err)) == 0 && streq(v2, v));
+			free(v2);
+		}
 		free(v);
-		free(v2);
 		check(nfskeys_attr_policy_get(policy, key, &e) == 0);
 		check(streq(e.key, key) && streq(e.value, canon) && e.number == number && !e.source &&
 		      !e.from_ldap);
