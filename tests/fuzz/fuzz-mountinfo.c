@@ -91,10 +91,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mnt = nfskeys_attr_id_get_mountpoint(id);
 	check(domain && path && fstype && mnt && nfskeys_attr_id_get_source(id));
 	check(normalized(path));
-	/* the mount point covers the path asked about */
-	check(streq(mnt, "/") ||
-	      (strncmp(where, mnt, strlen(mnt)) == 0 && (where[strlen(mnt)] == '\0' ||
-							 where[strlen(mnt)] == '/')));
+	/* the mount point covers the directory the path leads to */
+	{
+		char *norm = NULL;
+
+		check(attr_path_normalize(where, &norm) == 0);
+		check(streq(mnt, "/") ||
+		      (strncmp(norm, mnt, strlen(mnt)) == 0 &&
+		       (norm[strlen(mnt)] == '\0' || norm[strlen(mnt)] == '/')));
+		free(norm);
+	}
 	/* the scheme fits the filesystem type */
 	if (startswith(domain, "nfs://"))
 		check(streq(fstype, "nfs") || streq(fstype, "nfs4"));
@@ -107,6 +113,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *p = domain; *p; p++)
 		check(!isupper((unsigned char)*p) || startswith(domain, "local://") ||
 		      startswith(domain, "afs://")); /* afs volume names keep their case */
+	/* "." and ".." in the path asked about name the directory they lead to: the same
+	 * identity as the normalized path (not one that climbs out of the export) */
+	{
+		char *norm = NULL;
+		struct nfskeys_attr_id *nid = NULL;
+
+		check(attr_path_normalize(where, &norm) == 0);
+		check(attr_id_from_table(tb, norm, &nid) == 0);
+		check(streq(nfskeys_attr_id_get_domain(nid), domain) &&
+		      streq(nfskeys_attr_id_get_path(nid), path));
+		nfskeys_attr_id_free(nid);
+		free(norm);
+	}
 	/* the two parts make the same identity again */
 	check(nfskeys_attr_id_new(domain, path, &again) == 0);
 	check(streq(nfskeys_attr_id_get_domain(again), domain) &&
