@@ -123,7 +123,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 			return RPC_STATUS_GARBAGE_ARGS;
 		}
 		check(a.attrs.attrs_len <= ATTRD_ATTRS_MAX);
-		FUZZ_RPC_ROUNDTRIP(attrd_set_args, xdr_attrd_set_args, &a, xdr_getpos(args) - start);
+		FUZZ_RPC_ROUNDTRIP(attrd_set_args, xdr_attrd_set_args, &a, args, start);
 		do_set(&a);
 		xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
 		return RPC_STATUS_SUCCESS;
@@ -135,8 +135,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 			return RPC_STATUS_GARBAGE_ARGS;
 		}
 		check(a.keys.keys_len <= ATTRD_ATTRS_MAX);
-		FUZZ_RPC_ROUNDTRIP(attrd_unset_args, xdr_attrd_unset_args, &a,
-				   xdr_getpos(args) - start);
+		FUZZ_RPC_ROUNDTRIP(attrd_unset_args, xdr_attrd_unset_args, &a, args, start);
 		do_unset(&a);
 		xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
 		return RPC_STATUS_SUCCESS;
@@ -147,8 +146,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 		if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_lookup_args, &a)) {
 			return RPC_STATUS_GARBAGE_ARGS;
 		}
-		FUZZ_RPC_ROUNDTRIP(attrd_lookup_args, xdr_attrd_lookup_args, &a,
-				   xdr_getpos(args) - start);
+		FUZZ_RPC_ROUNDTRIP(attrd_lookup_args, xdr_attrd_lookup_args, &a, args, start);
 		do_lookup(&a);
 		xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
 		return RPC_STATUS_SUCCESS;

@@ -137,8 +137,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 			return RPC_STATUS_GARBAGE_ARGS;
 		}
 		check(a.key && strlen(a.key) <= IDMAPD_KEY_MAX);
-		FUZZ_RPC_ROUNDTRIP(idmapd_lookup_args, xdr_idmapd_lookup_args, &a,
-				   xdr_getpos(args) - start);
+		FUZZ_RPC_ROUNDTRIP(idmapd_lookup_args, xdr_idmapd_lookup_args, &a, args, start);
 		/* the daemon's checks before it queues the lookup */
 		if (a.kind != 0 && a.kind < _NFSKEYS_IDMAP_KIND_MAX && *a.key)
 			lookup(&a);
@@ -152,8 +151,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 			return RPC_STATUS_GARBAGE_ARGS;
 		}
 		check(a.key && strlen(a.key) <= IDMAPD_KEY_MAX && (a.all == TRUE || a.all == FALSE));
-		FUZZ_RPC_ROUNDTRIP(idmapd_flush_args, xdr_idmapd_flush_args, &a,
-				   xdr_getpos(args) - start);
+		FUZZ_RPC_ROUNDTRIP(idmapd_flush_args, xdr_idmapd_flush_args, &a, args, start);
 		xdr_free((xdrproc_t)xdr_idmapd_flush_args, (char *)&a);
 		return RPC_STATUS_SUCCESS;
 	}

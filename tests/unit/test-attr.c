@@ -255,7 +255,7 @@ static void test_id_samples(void **state)
 	expect_id(tb, "/mnt/home/../../etc", "local://254:0", "/etc");
 	expect_id(tb, "/mnt/home/alice/../bob/./src", "nfs://fileserver.example.com",
 		  "/export/home/bob/src");
-	expect_id(tb, "/afs/.example.com//../tmp/q", "local://0:80", "/q");
+	expect_id(tb, "/afs/.example.com//../x", "local://0:70", "/x"); /* on /afs */
 
 	assert_int_equal(attr_id_from_table(tb, "relative", &id), -EINVAL);
 	mnt_unref_table(tb);

@@ -1,7 +1,7 @@
 /* rpc_args_decode() (common/rpc-args.h), the daemons' strict argument decoding: exact
- * encodings pass, strings with NUL bytes inside (found by fuzz-idmapd-rpc and
- * fuzz-attrd-rpc: libtirpc hands back only the part before the NUL) and short
- * arguments are refused, and nothing leaks on either path. */
+ * encodings pass; strings with NUL bytes inside (found by fuzz-idmapd-rpc and
+ * fuzz-attrd-rpc: libtirpc hands back only the part before the NUL), booleans other than
+ * 0/1, non-zero padding and short arguments are refused; nothing leaks on either path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,11 +109,37 @@ static void test_attrd_set(void **state)
 	xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
 }
 
+/* Booleans other than 0/1 and non-zero padding are not the XDR encoding either. */
+static void test_noncanonical(void **state)
+{
+	uint8_t buf[64];
+	attrd_unset_args u;
+	idmapd_lookup_args a;
+	size_t n;
+	XDR x;
+
+	n = put_u32(buf, 2); /* all = 2 */
+	n += put_u32(buf + n, 0);
+	memset(&u, 0, sizeof(u));
+	xdrmem_create(&x, (char *)buf, (u_int)n, XDR_DECODE);
+	assert_false(rpc_args_decode(&x, (xdrproc_t)xdr_attrd_unset_args, &u));
+	xdr_destroy(&x);
+
+	n = put_u32(buf, 1);
+	n += put_u32(buf + n, 0);
+	n += put_str(buf + n, "abc", 3);
+	assert_true(decode_lookup(buf, n, &a));
+	xdr_free((xdrproc_t)xdr_idmapd_lookup_args, (char *)&a);
+	buf[n - 1] = 0x55; /* the pad byte after "abc" */
+	assert_false(decode_lookup(buf, n, &a));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idmapd_lookup),
 		cmocka_unit_test(test_attrd_set),
+		cmocka_unit_test(test_noncanonical),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
