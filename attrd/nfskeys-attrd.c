@@ -16,6 +16,7 @@
 #include "attrd-ldap.h"
 #include "cli.h"
 #include "evloop.h"
+#include "rpc-args.h"
 #include "rpc-server.h"
 #include "stats.h"
 #include "time-util.h"
@@ -260,8 +261,7 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	struct stat st;
 	int r;
 
-	if (!xdr_attrd_set_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_set_args, &a)) {
 		finish(d, OP_SET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
@@ -324,8 +324,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	struct stat st;
 	int r;
 
-	if (!xdr_attrd_unset_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_unset_args, &a)) {
 		finish(d, OP_UNSET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
@@ -386,8 +385,7 @@ static void handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	size_t n = 0;
 	int r;
 
-	if (!xdr_attrd_lookup_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_lookup_args, &a)) {
 		finish(d, OP_LOOKUP, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;

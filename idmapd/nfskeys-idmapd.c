@@ -21,6 +21,7 @@
 #include "idmapd-client.h"
 #include "macros.h"
 #include "nfskeys.h"
+#include "rpc-args.h"
 #include "rpc-server.h"
 #include "stats.h"
 #include "time-util.h"
@@ -657,8 +658,7 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	int64_t now = evloop_now(d->loop);
 	int r;
 
-	if (!xdr_idmapd_lookup_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_idmapd_lookup_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_idmapd_lookup_args, &a)) {
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -753,8 +753,7 @@ static void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 	idmapd_flush_args a = {};
 	idmapd_flush_res res = {};
 
-	if (!xdr_idmapd_flush_args(args, &a)) {
-		xdr_free((xdrproc_t)xdr_idmapd_flush_args, (char *)&a);
+	if (!rpc_args_decode(args, (xdrproc_t)xdr_idmapd_flush_args, &a)) {
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}

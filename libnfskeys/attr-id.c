@@ -463,12 +463,19 @@ int attr_id_from_table(struct libmnt_table *tb, const char *path, struct nfskeys
 {
 	struct libmnt_iter *it;
 	struct libmnt_fs *fs = NULL, *best = NULL;
+	_cleanup_free_ char *norm = NULL;
 	size_t best_len = 0;
 	const char *rel;
 	int r;
 
 	if (!tb || !path || path[0] != '/')
 		return -EINVAL;
+	/* Match the directory the path leads to: "/mnt/nfs/../x" is not on /mnt/nfs (found by
+	 * fuzz-mountinfo: the ".." then climbed out of the export in the identity). */
+	r = attr_path_normalize(path, &norm);
+	if (r < 0)
+		return r;
+	path = norm;
 	it = mnt_new_iter(MNT_ITER_FORWARD);
 	if (!it)
 		return -ENOMEM;

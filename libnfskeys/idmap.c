@@ -925,7 +925,9 @@ _public_ int nfskeys_idmap_parse_description(const char *type, const char *descr
 		/* Names are limited as the kernel limits them (IDMAP_NAMESZ 128). */
 		if (!*key || strlen(key) >= (desc_prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : 128))
 			return -EINVAL;
-		if (kind_is_name(kind) && !strchr(key, '@'))
+		/* name@domain with both parts, split at the last '@' as lookups do */
+		if (kind_is_name(kind) &&
+		    (!strrchr(key, '@') || strrchr(key, '@') == key || !strrchr(key, '@')[1]))
 			return -EINVAL;
 		if (kind_is_id(kind) && parse_id(key, &id) < 0)
 			return -EINVAL;

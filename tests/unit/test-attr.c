@@ -250,6 +250,12 @@ static void test_id_samples(void **state)
 	expect_id(tb, "/srv/bind/x", "local://254:0", "/srv/export/a/x");
 	expect_id(tb, "/srv/export/a/x", "local://254:0", "/srv/export/a/x");
 	expect_id(tb, "/tmp/q", "local://0:80", "/q");
+	/* ".." leads out of a mount: the identity is where it leads (found by fuzz-mountinfo,
+	 * which got nfs://.../etc out of an export for this path) */
+	expect_id(tb, "/mnt/home/../../etc", "local://254:0", "/etc");
+	expect_id(tb, "/mnt/home/alice/../bob/./src", "nfs://fileserver.example.com",
+		  "/export/home/bob/src");
+	expect_id(tb, "/afs/.example.com//../x", "local://0:70", "/x"); /* on /afs */
 
 	assert_int_equal(attr_id_from_table(tb, "relative", &id), -EINVAL);
 	mnt_unref_table(tb);
