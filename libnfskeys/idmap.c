@@ -451,7 +451,9 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			a.kind = req->kind;
 			a.error = 0;
 			a.flags &= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
-			snprintf(a.backend, sizeof(a.backend), "%s", b->method);
+			/* method is NUL-terminated and shorter than backend (no snprintf here) */
+			_Static_assert(sizeof(b->method) <= sizeof(a.backend), "backend name");
+			memcpy(a.backend, b->method, sizeof(b->method));
 			a.ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
 			trace_add(t, "  %-9s answered\n", b->method);
 			*ret = a;
@@ -517,7 +519,6 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 				  int r, struct nfskeys_idmap_answer *ret)
 {
 	struct nfskeys_idmap_request req = { 0 };
-	struct nfskeys_idmap_answer a;
 	struct nfskeys_sid sid;
 	char buf[KEY_MAX];
 
@@ -526,17 +527,16 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
-	r = chain_run(ctx, st, &req, &a, NULL);
+	/* chain_run() writes ret only on success (no second copy of the answer here) */
+	r = chain_run(ctx, st, &req, ret, NULL);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		if (r == 0)
-			idmap_cache_put(st->cache, kind, key, &a, 0, a.ttl);
+			idmap_cache_put(st->cache, kind, key, ret, 0, ret->ttl);
 		else if (r == -ENOENT)
 			idmap_cache_put(st->cache, kind, key, NULL, r, st->neg_ttl);
 	}
-	if (r == 0) {
-		*ret = a;
+	if (r == 0)
 		return 0;
-	}
 fail:
 	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) && kind_has_nobody(kind)) {
 		nobody_answer(st, kind, r, ret);

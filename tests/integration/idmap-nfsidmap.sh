@@ -14,6 +14,8 @@ ref_callout=$T_CALLOUT
 
 "$NFSKEYS" idmap import-conf /etc/idmapd.conf -o "$T_TMP/nfskeys.conf" 2>/dev/null ||
 	{ plan 1; not_ok "import-conf /etc/idmapd.conf"; exit 0; }
+# resolve in-process, never through a system nfskeys-idmapd that may be running
+printf '[Idmapd]\nSocket = %s/no-idmapd.sock\n' "$T_TMP" >>"$T_TMP/nfskeys.conf"
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR

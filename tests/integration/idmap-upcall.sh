@@ -19,6 +19,9 @@ statuser@example.test = 4242
 group:staticgrp@example.test = 4343
 [SID]
 State-File = $T_TMP/sid-slices
+[Idmapd]
+# in-process resolution: never a system nfskeys-idmapd that may be running
+Socket = $T_TMP/no-idmapd.sock
 CONF
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
