@@ -816,6 +816,16 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 			  req->domain ? " (plus your existing realms)" : "", "");
 		break;
 	case IDMAP_CAUSE_DOMAIN_MISMATCH:
+		if (!req->domain) { /* a bare name */
+			trace_add(t,
+				  "cause: '%s' has no @domain, so it is not known to be in the "
+				  "NFSv4 domain '%s'\n"
+				  "fix:   set [Translation] No-Strip = both to look bare names up "
+				  "as they are,\n"
+				  "       or map it explicitly in [Static] %s = <local %s>\n",
+				  req->key, st->domain, req->key, what);
+			break;
+		}
 		trace_add(t,
 			  "cause: domain mismatch: '%s' is not the NFSv4 domain '%s' (from %s)\n"
 			  "fix:   set [General] Domain = %s on this host (it must match the "
@@ -925,7 +935,10 @@ _public_ int nfskeys_idmap_parse_description(const char *type, const char *descr
 		/* Names are limited as the kernel limits them (IDMAP_NAMESZ 128). */
 		if (!*key || strlen(key) >= (desc_prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : 128))
 			return -EINVAL;
-		if (kind_is_name(kind) && !strchr(key, '@'))
+		/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
+		 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
+		 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
+		if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
 			return -EINVAL;
 		if (kind_is_id(kind) && parse_id(key, &id) < 0)
 			return -EINVAL;
