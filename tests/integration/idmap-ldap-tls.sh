@@ -55,6 +55,12 @@ conf "$T_TMP/good.conf" yes "$pki/ca.pem"
 conf "$T_TMP/untrusted.conf" yes "$pki/otherca.pem"
 conf "$T_TMP/plain.conf" no ""
 nk() { conf=$1; shift; LDAPCONF=/dev/null "$NFSKEYS" -c "$conf" idmap "$@" 2>&1; }
+# the uid answered through `idmap query` (one flushed line per answer, so it survives a
+# LeakSanitizer exit over libldap's process-global TLS state in the ASan build)
+uid_of() { # CONF NAME
+	echo "name-to-uid $2" | LDAPCONF=/dev/null "$NFSKEYS" -c "$1" idmap query 2>>"$T_TMP/query.err" |
+		sed -n 's/.*"id":\([0-9]*\).*/\1/p'
+}
 
 # 1. server without TLS, StartTLS required: a clear error, no answer
 out=$(nk "$T_TMP/good.conf" lookup tlsuser@tls.test); rc=$?
@@ -66,14 +72,12 @@ case "$out" in
 *) not_ok "no TLS on the server: explain names StartTLS: $out" ;;
 esac
 echo "$out" | grep FAILED | sed 's/^/# /'
-check_eq "plain LDAP (StartTLS = no) still answers" "tlsuser@tls.test -> 31001 (ldap, ttl 600s)" \
-	"$(nk "$T_TMP/plain.conf" lookup tlsuser@tls.test)"
+check_eq "plain LDAP (StartTLS = no) still answers" 31001 "$(uid_of "$T_TMP/plain.conf" tlsuser@tls.test)"
 
 # 2. the server offers StartTLS
 t_slapd_enable_tls "$pki/server.pem" "$pki/server.key" ||
 	{ for i in 1 2 3 4 5; do skip "slapd would not start with TLS"; done; exit 0; }
-check_eq "StartTLS with the CA configured answers" "tlsuser@tls.test -> 31001 (ldap, ttl 600s)" \
-	"$(nk "$T_TMP/good.conf" lookup tlsuser@tls.test)"
+check_eq "StartTLS with the CA configured answers" 31001 "$(uid_of "$T_TMP/good.conf" tlsuser@tls.test)"
 out=$(nk "$T_TMP/untrusted.conf" lookup tlsuser@tls.test); rc=$?
 check_eq "untrusted CA: the lookup fails (no fallback to plain LDAP)" 1 "$rc"
 case "$out" in *31001*) not_ok "untrusted CA: no answer: $out" ;; *) ok "untrusted CA: no answer" ;; esac
