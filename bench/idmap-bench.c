@@ -1,7 +1,9 @@
 /* ID-mapping benchmark: in-process name->uid, uid->name and SID->uid through the nfskeys
  * engine, uncached and cached, side by side with libnfsidmap (nfs4_name_to_uid,
  * nfs4_uid_to_name: the nsswitch path rpc.idmapd/nfsidmap use) and SSSD's libsss_idmap
- * (sss_idmap_sid_to_unix) in the same run.  Prints ns/op and the ratio. */
+ * (sss_idmap_sid_to_unix) in the same run.  Prints ns/op and the ratio.  The SID rows use
+ * sets of 1 024 and 131 072 distinct SIDs over several domains, and every answer of ours
+ * (uncached and cached) is checked against libsss_idmap's before anything is timed. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,89 @@ static void row(const char *what, double ours, const char *ref_name, double ref)
 		printf("%-30s %10.1f ns\n", what, ours);
 }
 
+#define DOMAINS 8
+#define SID_LEN 64
+
+static char domains[DOMAINS][48];
+
+/* Register the same domains, in the same order, with both libraries: libsss_idmap gets
+ * each from sss_idmap_calculate_range (the slice it hashes to, or the next free one) and
+ * our sid backend assigns its slices the same way when it first sees the domain. */
+static int sid_setup(struct nfskeys_ctx *ctx, struct sss_idmap_ctx **ret)
+{
+	struct sss_idmap_ctx *sss = NULL;
+	struct nfskeys_idmap_answer a;
+	char first[SID_LEN];
+
+	if (sss_idmap_init(NULL, NULL, NULL, &sss) != IDMAP_SUCCESS)
+		goto fail;
+	for (int d = 0; d < DOMAINS; d++) {
+		struct sss_idmap_range range;
+		id_t slice = (id_t)-1;
+		char name[16];
+
+		snprintf(domains[d], sizeof(domains[d]), "S-1-5-21-%u-%u-%u",
+			 3623811015u - 7919u * (unsigned)d, 3361044348u - 104729u * (unsigned)d,
+			 30300820u + 1299709u * (unsigned)d);
+		snprintf(name, sizeof(name), "dom%d", d);
+		if (sss_idmap_calculate_range(sss, domains[d], &slice, &range) != IDMAP_SUCCESS ||
+		    sss_idmap_add_auto_domain_ex(sss, name, domains[d], &range, NULL, 0, false,
+						 NULL, NULL) != IDMAP_SUCCESS)
+			goto fail;
+		snprintf(first, sizeof(first), "%.47s-500", domains[d]);
+		if (nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_UID, first, &a) < 0)
+			goto fail;
+	}
+	*ret = sss;
+	return 0;
+fail:
+	fprintf(stderr, "idmap-bench: SID setup failed (libsss_idmap or the sid backend)\n");
+	sss_idmap_free(sss);
+	return -1;
+}
+
+/* n distinct SIDs, domains interleaved, RIDs 1000.. within each domain's primary slice. */
+static char (*sid_make(unsigned n))[SID_LEN]
+{
+	char (*sids)[SID_LEN] = calloc(n, SID_LEN);
+
+	for (unsigned i = 0; sids && i < n; i++)
+		snprintf(sids[i], SID_LEN, "%s-%u", domains[i % DOMAINS], 1000 + i / DOMAINS * 7);
+	return sids;
+}
+
+/* Every answer of ours, uncached and then cached (first and second lookup), equal to
+ * libsss_idmap's. */
+static int sid_check(struct nfskeys_ctx *ctx, struct sss_idmap_ctx *sss, char (*sids)[SID_LEN],
+		     unsigned n)
+{
+	struct nfskeys_idmap_answer a;
+	unsigned bad = 0;
+	uint32_t id;
+
+	nfskeys_idmap_flush(ctx); /* the sets overlap: start from an empty cache */
+
+	for (unsigned pass = 0; pass < 3; pass++)
+		for (unsigned i = 0; i < n; i++) {
+			int r = nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[i],
+							  pass == 0 ? NFSKEYS_IDMAP_LOOKUP_NO_CACHE : 0,
+							  &a);
+
+			if (sss_idmap_sid_to_unix(sss, sids[i], &id) != IDMAP_SUCCESS || r < 0 ||
+			    a.id != id || (pass == 2) != !!(a.flags & NFSKEYS_IDMAP_ANSWER_CACHED)) {
+				if (bad++ < 5)
+					fprintf(stderr, "idmap-bench: %s: ours %d/%u%s, libsss_idmap %u\n",
+						sids[i], r, a.id,
+						a.flags & NFSKEYS_IDMAP_ANSWER_CACHED ? " (cached)" : "", id);
+			}
+		}
+	if (bad) {
+		fprintf(stderr, "idmap-bench: %u of %u SID answers differ from libsss_idmap\n", bad, 3 * n);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *conf = argc > 1 ? argv[1] : NULL;
@@ -60,10 +145,9 @@ int main(int argc, char *argv[])
 	struct nfskeys_ctx *ctx = NULL;
 	struct nfskeys_idmap_answer a;
 	struct sss_idmap_ctx *sss = NULL;
-	struct sss_idmap_range range;
-	char names[NAMES][64], sids[64][64], idkeys[NAMES][16], name[256];
+	struct nfskeys_idmap_cache_stats stats;
+	char names[NAMES][64], idkeys[NAMES][16], name[256];
 	const char *domain;
-	id_t slice = (id_t)-1;
 	volatile uint64_t sink = 0;
 	double ours, ref;
 	uint32_t id;
@@ -81,25 +165,13 @@ int main(int argc, char *argv[])
 		snprintf(names[i], sizeof(names[i]), "%s@%s", users[i], domain);
 		snprintf(idkeys[i], sizeof(idkeys[i]), "%u", uids[i]);
 	}
-	if (sss_idmap_init(NULL, NULL, NULL, &sss) != IDMAP_SUCCESS ||
-	    sss_idmap_calculate_range(sss, "S-1-5-21-11-22-33", &slice, &range) != IDMAP_SUCCESS ||
-	    sss_idmap_add_auto_domain_ex(sss, "bench", "S-1-5-21-11-22-33", &range, NULL, 0, false,
-					 NULL, NULL) != IDMAP_SUCCESS) {
-		fprintf(stderr, "idmap-bench: libsss_idmap setup failed\n");
-		return 1;
-	}
-	for (int i = 0; i < 64; i++)
-		snprintf(sids[i], sizeof(sids[i]), "S-1-5-21-11-22-33-%d", 1000 + i * 37);
 	/* warm: NSS files, the sid slice, both libraries */
 	for (int i = 0; i < NAMES; i++) {
 		nfs4_name_to_uid(names[i], &uid);
 		nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, names[i], &a);
 	}
-	nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[0], &a);
-	if (a.id != (sss_idmap_sid_to_unix(sss, sids[0], &id), id)) {
-		fprintf(stderr, "idmap-bench: SID answers differ (%u vs %u): check [SID] settings\n", a.id, id);
+	if (sid_setup(ctx, &sss) < 0)
 		return 1;
-	}
 
 	printf("# %ld iterations x %d passes per row (fastest pass shown), NFSv4 domain %s\n", iters,
 	       REPS, domain);
@@ -131,17 +203,37 @@ int main(int argc, char *argv[])
 	row("uid->name cached", ours, "libnfsidmap nfs4_uid_to_name", ref);
 
 sid:
-	/* SID -> uid */
-	TIMED(ref, (sss_idmap_sid_to_unix(sss, sids[i % 64], &id), sink += id));
-	TIMED(ours, (nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[i % 64],
-					       NFSKEYS_IDMAP_LOOKUP_NO_CACHE, &a), sink += a.id));
-	row("SID->uid uncached", ours, "libsss_idmap sid_to_unix", ref);
-	TIMED(ours, (nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[i % 64], &a),
-		     sink += a.id));
-	row("SID->uid cached", ours, "libsss_idmap sid_to_unix", ref);
-	TIMED(ours, (nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_GID, sids[i % 64], &a),
-		     sink += a.id));
-	row("SID->gid cached", ours, "libsss_idmap sid_to_unix", ref);
+	/* SID -> uid over 1 024 and 131 072 distinct SIDs (the larger set does not fit in the
+	 * CPU caches: every lookup of either library then touches cold memory) */
+	/* IDMAP_BENCH_SMALL=1: only the 1 024-SID set (for callgrind) */
+	for (unsigned set = 0; set < (getenv("IDMAP_BENCH_SMALL") ? 1u : 2u); set++) {
+		unsigned n = set == 0 ? 1024 : 131072, mask = n - 1;
+		char (*sids)[SID_LEN] = sid_make(n);
+		char what[64];
+
+		if (!sids || sid_check(ctx, sss, sids, n) < 0)
+			return 1;
+		printf("# %u distinct SIDs in %d domains, every answer checked against libsss_idmap\n",
+		       n, DOMAINS);
+		TIMED(ref, (sss_idmap_sid_to_unix(sss, sids[i & mask], &id), sink += id));
+		TIMED(ours, (nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[i & mask],
+						       NFSKEYS_IDMAP_LOOKUP_NO_CACHE, &a),
+			     sink += a.id));
+		snprintf(what, sizeof(what), "SID->uid uncached (%u)", n);
+		row(what, ours, "libsss_idmap sid_to_unix", ref);
+		TIMED(ours, (nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_UID, sids[i & mask], &a),
+			     sink += a.id));
+		snprintf(what, sizeof(what), "SID->uid cached (%u)", n);
+		row(what, ours, "libsss_idmap sid_to_unix", ref);
+		TIMED(ours, (nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_SID_TO_GID, sids[i & mask], &a),
+			     sink += a.id));
+		snprintf(what, sizeof(what), "SID->gid cached (%u)", n);
+		row(what, ours, "libsss_idmap sid_to_unix", ref);
+		free(sids);
+	}
+	nfskeys_idmap_cache_stats(ctx, &stats);
+	printf("# cache: %" PRIu64 " hits, %" PRIu64 " misses, %u entries of %u\n", stats.hits,
+	       stats.misses, stats.entries, stats.capacity);
 
 	sss_idmap_free(sss);
 	nfskeys_ctx_unref(ctx);

@@ -6,7 +6,7 @@ set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 domain=$(nfsidmap -d 2>/dev/null || echo localdomain)
-printf '[General]\nDomain = %s\n[Translation]\nMethod = nsswitch,sid\n[Idmap]\nCache-Size = 4096\n[SID]\nState-File = %s/slices\n' \
+printf '[General]\nDomain = %s\n[Translation]\nMethod = nsswitch,sid\n[Idmap]\nCache-Size = 262144\n[SID]\nState-File = %s/slices\n' \
 	"$domain" "$tmp" >"$tmp/nfskeys.conf"
 NFSKEYS_PLUGIN_DIR="$top_builddir/plugins/.libs" \
 	"$top_builddir/bench/idmap-bench" "$tmp/nfskeys.conf" "${IDMAP_BENCH_ITERS:-200000}"

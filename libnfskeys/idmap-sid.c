@@ -8,31 +8,42 @@
 
 /* Parse one unsigned decimal (or 0x-hex when hex_ok) component ending at '-' or NUL.
  * max is below 2^60, so checking after each digit cannot overflow (and needs no
- * division: this runs for every SID an upcall or a lookup sees). */
+ * division: this runs for every SID an upcall or a lookup sees).  The decimal loop is
+ * the hot one: one subtract-and-compare per character, no locale calls. */
 static int parse_component(const char **p, uint64_t max, bool hex_ok, uint64_t *ret)
 {
-	const char *s = *p;
+	const char *s = *p, *start;
 	uint64_t v = 0;
-	unsigned base = 10, n = 0;
 
 	if (hex_ok && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
 		s += 2;
-	}
-	for (; *s && *s != '-'; s++, n++) {
-		unsigned d;
+		for (start = s; *s && *s != '-'; s++) {
+			unsigned d;
 
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && isxdigit((unsigned char)*s))
-			d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
-		else
+			if (*s >= '0' && *s <= '9')
+				d = (unsigned)(*s - '0');
+			else if (isxdigit((unsigned char)*s))
+				d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
+			else
+				return -EINVAL;
+			v = v * 16 + d;
+			if (v > max)
+				return -ERANGE;
+		}
+	} else {
+		for (start = s;; s++) {
+			unsigned d = (unsigned)(unsigned char)*s - '0';
+
+			if (d > 9)
+				break;
+			v = v * 10 + d;
+			if (v > max)
+				return -ERANGE;
+		}
+		if (*s && *s != '-')
 			return -EINVAL;
-		v = v * base + d;
-		if (v > max)
-			return -ERANGE;
 	}
-	if (n == 0)
+	if (s == start)
 		return -EINVAL;
 	*p = s;
 	*ret = v;

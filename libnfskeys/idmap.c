@@ -451,7 +451,9 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			a.kind = req->kind;
 			a.error = 0;
 			a.flags &= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
-			snprintf(a.backend, sizeof(a.backend), "%s", b->method);
+			/* method is NUL-terminated and shorter than backend (no snprintf here) */
+			_Static_assert(sizeof(b->method) <= sizeof(a.backend), "backend name");
+			memcpy(a.backend, b->method, sizeof(b->method));
 			a.ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
 			trace_add(t, "  %-9s answered\n", b->method);
 			*ret = a;
@@ -517,7 +519,6 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 				  int r, struct nfskeys_idmap_answer *ret)
 {
 	struct nfskeys_idmap_request req = { 0 };
-	struct nfskeys_idmap_answer a;
 	struct nfskeys_sid sid;
 	char buf[KEY_MAX];
 
@@ -526,17 +527,16 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
-	r = chain_run(ctx, st, &req, &a, NULL);
+	/* chain_run() writes ret only on success (no second copy of the answer here) */
+	r = chain_run(ctx, st, &req, ret, NULL);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		if (r == 0)
-			idmap_cache_put(st->cache, kind, key, &a, 0, a.ttl);
+			idmap_cache_put(st->cache, kind, key, ret, 0, ret->ttl);
 		else if (r == -ENOENT)
 			idmap_cache_put(st->cache, kind, key, NULL, r, st->neg_ttl);
 	}
-	if (r == 0) {
-		*ret = a;
+	if (r == 0)
 		return 0;
-	}
 fail:
 	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) && kind_has_nobody(kind)) {
 		nobody_answer(st, kind, r, ret);
@@ -816,6 +816,16 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 			  req->domain ? " (plus your existing realms)" : "", "");
 		break;
 	case IDMAP_CAUSE_DOMAIN_MISMATCH:
+		if (!req->domain) { /* a bare name */
+			trace_add(t,
+				  "cause: '%s' has no @domain, so it is not known to be in the "
+				  "NFSv4 domain '%s'\n"
+				  "fix:   set [Translation] No-Strip = both to look bare names up "
+				  "as they are,\n"
+				  "       or map it explicitly in [Static] %s = <local %s>\n",
+				  req->key, st->domain, req->key, what);
+			break;
+		}
 		trace_add(t,
 			  "cause: domain mismatch: '%s' is not the NFSv4 domain '%s' (from %s)\n"
 			  "fix:   set [General] Domain = %s on this host (it must match the "
@@ -925,9 +935,10 @@ _public_ int nfskeys_idmap_parse_description(const char *type, const char *descr
 		/* Names are limited as the kernel limits them (IDMAP_NAMESZ 128). */
 		if (!*key || strlen(key) >= (desc_prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : 128))
 			return -EINVAL;
-		/* name@domain with both parts, split at the last '@' as lookups do */
-		if (kind_is_name(kind) &&
-		    (!strrchr(key, '@') || strrchr(key, '@') == key || !strrchr(key, '@')[1]))
+		/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
+		 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
+		 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
+		if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
 			return -EINVAL;
 		if (kind_is_id(kind) && parse_id(key, &id) < 0)
 			return -EINVAL;

@@ -156,9 +156,9 @@ int nfskeys_idmap_kind_from_string(const char *s, enum nfskeys_idmap_kind *ret_k
 /* Parse a request-key description of key type type ("id_resolver", "cifs.idmap", or any
  * other type, e.g. "user" in tests, which accepts every prefix): "uid:", "gid:", "user:",
  * "group:", "os:", "gs:", "oi:", "gi:".  *ret_key points into description.  -EINVAL for
- * an unknown prefix, an empty or overlong key, a uid:/gid: name that is not name@domain
- * (both parts non-empty), a non-numeric id or bad SID text; -EOPNOTSUPP for a prefix not
- * valid for the type. */
+ * an unknown prefix, an empty or overlong key, an empty name or domain part for uid:/gid:
+ * ("uid:@x", "uid:alice@"; a bare "uid:alice" is accepted), a non-numeric id or bad SID
+ * text; -EOPNOTSUPP for a prefix not valid for the type. */
 int nfskeys_idmap_parse_description(const char *type, const char *description,
 				    enum nfskeys_idmap_kind *ret_kind, const char **ret_key);
 /* Build the kernel payload for an answer (DESIGN.md §4): decimal id + NUL for name->id,

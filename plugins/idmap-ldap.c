@@ -26,7 +26,7 @@ struct ldap_data {
 	LDAP *ld;
 	time_t retry_at;
 	int backoff;
-	char last_error[160];
+	char last_error[320];
 };
 
 static int64_t mono_now(void)
@@ -151,14 +151,33 @@ static int read_password(struct ldap_data *d, struct nfskeys_secret **ret)
 
 static int fail_down(struct ldap_data *d, int err, const char *what)
 {
+	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
+	d->retry_at = mono_now() + d->backoff;
+	char *diag = NULL;
+
+	/* libldap's diagnostic says what the server objected to; for a failed TLS
+	 * handshake (GnuTLS-built libldap says only "unknown error code") name the usual
+	 * causes instead */
+	if (d->ld)
+		ldap_get_option(d->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
+	if (err == LDAP_CONNECT_ERROR && d->c.start_tls && strcmp(what, "StartTLS") == 0) {
+		ldap_memfree(diag);
+		diag = NULL;
+		snprintf(d->last_error, sizeof(d->last_error),
+			 "%s: StartTLS: TLS handshake failed: the server certificate is not "
+			 "trusted (signed by [LDAP] CA-File %s?) or does not name the URI's host",
+			 d->c.uri, d->c.ca_file[0] ? d->c.ca_file : "(unset: system CAs)");
+		goto out;
+	}
+	snprintf(d->last_error, sizeof(d->last_error), "%s: %s: %s%s%s%s", d->c.uri, what,
+		 ldap_err2string(err), diag && *diag ? " (" : "", diag && *diag ? diag : "",
+		 diag && *diag ? ")" : "");
+	ldap_memfree(diag);
+out:
 	if (d->ld) {
 		ldap_unbind_ext_s(d->ld, NULL, NULL);
 		d->ld = NULL;
 	}
-	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
-	d->retry_at = mono_now() + d->backoff;
-	snprintf(d->last_error, sizeof(d->last_error), "%s: %s: %s", d->c.uri, what,
-		 ldap_err2string(err));
 	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", d->last_error, d->backoff);
 	return -EHOSTDOWN;
 }
@@ -180,12 +199,18 @@ static int ensure_connected(struct ldap_data *d)
 	ldap_set_option(d->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
 	ldap_set_option(d->ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(d->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
-	if (d->c.start_tls) {
-		int newctx = 0;
+	/* the CA applies to StartTLS and to ldaps:// alike; the certificate is always
+	 * verified (libldap's default: demand), and a failed StartTLS never falls back to
+	 * plain LDAP: the backend is then down */
+	if (d->c.start_tls || d->c.ca_file[0]) {
+		int newctx = 0, demand = LDAP_OPT_X_TLS_DEMAND;
 
+		ldap_set_option(d->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &demand);
 		if (d->c.ca_file[0])
 			ldap_set_option(d->ld, LDAP_OPT_X_TLS_CACERTFILE, d->c.ca_file);
 		ldap_set_option(d->ld, LDAP_OPT_X_TLS_NEWCTX, &newctx);
+	}
+	if (d->c.start_tls) {
 		r = ldap_start_tls_s(d->ld, NULL, NULL);
 		if (r != LDAP_SUCCESS)
 			return fail_down(d, r, "StartTLS");

@@ -58,6 +58,13 @@ static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 			if (r != -ENOENT)
 				return r;
 		}
+		/* a bare name ("alice", no @domain) is not known to be in our domain: as
+		 * nfsidmap, map it only with No-Strip (which looks names up as they are) */
+		if (!req->domain && !(d->no_strip & bit))
+			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
+					   "'%s' has no @domain (NFSv4 domain '%s'); bare names "
+					   "map only with [Translation] No-Strip",
+					   req->name, req->nfs_domain);
 		if (req->domain && !util_domain_is_ours(req))
 			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
 					   "domain '%s' is not the NFSv4 domain '%s'", req->domain,

@@ -32,8 +32,13 @@ struct sid_data {
 	uint32_t lower, upper, size, max_slices;
 	bool auto_domains;
 	char *state_file;
+	/* slices only grow, and only with lock held; lookups read them without it: a new
+	 * element is written before n is released, a bigger array is a copy published
+	 * before n, and replaced arrays stay allocated (in retired) until done() */
 	struct slice *slices;
 	size_t n, cap;
+	struct slice **retired;
+	size_t n_retired;
 	int32_t *by_slice; /* slice number -> index in slices, -1 when free */
 	struct fixed_range *fixed;
 	size_t n_fixed;
@@ -137,18 +142,28 @@ static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_r
 		return -EEXIST;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct slice *n = realloc(d->slices, cap * sizeof(*n));
+		struct slice *n = malloc(cap * sizeof(*n)), **ret;
 
 		if (!n)
 			return -ENOMEM;
-		d->slices = n;
+		if (d->slices) {
+			ret = realloc(d->retired, (d->n_retired + 1) * sizeof(*ret));
+			if (!ret) {
+				free(n);
+				return -ENOMEM;
+			}
+			d->retired = ret;
+			d->retired[d->n_retired++] = d->slices;
+			memcpy(n, d->slices, d->n * sizeof(*n));
+		}
+		__atomic_store_n(&d->slices, n, __ATOMIC_RELEASE);
 		d->cap = cap;
 	}
 	memcpy(d->slices[d->n].dom, dom, 3 * sizeof(uint32_t));
 	d->slices[d->n].first_rid = first_rid;
 	d->slices[d->n].slice = slice;
 	d->by_slice[slice] = (int32_t)d->n;
-	d->n++;
+	__atomic_store_n(&d->n, d->n + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -282,6 +297,9 @@ static void sid_done(void *data)
 	pthread_mutex_destroy(&d->lock);
 	free(d->state_file);
 	free(d->slices);
+	for (size_t i = 0; i < d->n_retired; i++)
+		free(d->retired[i]);
+	free(d->retired);
 	free(d->by_slice);
 	free(d->fixed);
 	free(d);
@@ -417,6 +435,18 @@ static int sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 		return 0;
 	}
 	first_rid = rid - rid % d->size;
+	/* the common case, a slice already assigned: no lock (see struct sid_data) */
+	{
+		size_t n = __atomic_load_n(&d->n, __ATOMIC_ACQUIRE);
+		const struct slice *sl = __atomic_load_n(&d->slices, __ATOMIC_ACQUIRE);
+
+		for (size_t i = 0; i < n; i++)
+			if (sl[i].first_rid == first_rid && sl[i].dom[0] == dom[0] &&
+			    sl[i].dom[1] == dom[1] && sl[i].dom[2] == dom[2]) {
+				ret->id = d->lower + sl[i].slice * d->size + (rid - first_rid);
+				return 0;
+			}
+	}
 	pthread_mutex_lock(&d->lock);
 	idx = find_slice(d, dom, first_rid);
 	if (idx < 0) {

@@ -7,6 +7,8 @@
 #   t_slapd_stop             stop it (data kept); t_slapd_restart starts it again on the
 #                            same port with the same data.  t_slapd_kill stops it with
 #                            SIGKILL (a crash; faster than the orderly ~2 s shutdown).
+#   t_slapd_enable_tls CERT KEY  restart it offering StartTLS with that server certificate
+#                            and key (PEM files; plain LDAP stays available).
 # The rootdn password is a random test-only value kept in a file (never in argv).
 
 SLAPD_BIN=${SLAPD_BIN:-/usr/sbin/slapd}
@@ -73,4 +75,13 @@ t_slapd_kill() {
 
 t_slapd_load() {
 	ldapadd -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" -f "$1" >/dev/null
+}
+
+t_slapd_enable_tls() {
+	[ -f "$1" ] && [ -f "$2" ] || return 1
+	# TLS directives are global: they go before the database section
+	sed -i -e '/^TLSCertificate/d' -e "/^database /i TLSCertificateFile $1\\
+TLSCertificateKeyFile $2" "$SLAPD_DIR/slapd.conf" || return 1
+	t_slapd_stop
+	t_slapd_restart
 }

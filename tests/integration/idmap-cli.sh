@@ -2,7 +2,7 @@
 # `nfskeys idmap`: lookups, reverse, SIDs, explain's causes and advice, import-conf of an
 # idmapd.conf, enable-upcalls into a scratch request-key.d, flush, and exit codes.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 30
+plan 31
 
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]
@@ -46,6 +46,8 @@ check_contains "explain: advice" "[Static] nosuch@cli.test = <local user>" "$out
 out=$(nk idmap explain root@example.com)
 check_contains "explain: domain mismatch" "cause: domain mismatch: 'example.com' is not the NFSv4 domain 'cli.test'" "$out"
 check_contains "explain: the line to change" "set [General] Domain = example.com" "$out"
+out=$(nk idmap explain root)
+check_contains "explain: a bare name points at No-Strip" "set [Translation] No-Strip = both" "$out"
 check_contains "explain: a mapped name" "result: 0 (backend nsswitch" "$(nk idmap explain root@cli.test)"
 
 cat >"$T_TMP/idmapd.conf" <<'IDM'

@@ -37,6 +37,7 @@ upper=$(echo "$domain" | tr a-z A-Z)
 	getent group | cut -d: -f1,3 | head -n 40 | while IFS=: read -r n id; do
 		echo "gid:$n@$domain"; echo "group:$id"; done
 	echo "uid:root@$upper"
+	echo "uid:root"; echo "gid:root"; echo "uid:no-such-user-$$"
 	echo "uid:no-such-user-$$@$domain"
 	echo "gid:no-such-group-$$@$domain"
 	echo "uid:root@not-$domain"

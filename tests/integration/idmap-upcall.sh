@@ -19,8 +19,8 @@ statuser@example.test = 4242
 group:staticgrp@example.test = 4343
 [SID]
 State-File = $T_TMP/sid-slices
-# in-process answers only: a daemon on the default socket must not answer for us
 [Idmapd]
+# in-process resolution: never a system nfskeys-idmapd that may be running
 Socket = $T_TMP/no-idmapd.sock
 CONF
 cat >"$T_TMP/helper.sh" <<SH
@@ -66,6 +66,7 @@ expect_payload "unknown user -> nobody" "uid:no-such-user-$$@example.test" "$(t_
 case "$LAST_EXPIRY" in 2[0-9]s | 30s) ok "nobody key timeout is the short Nobody-TTL ($LAST_EXPIRY)" ;;
 *) not_ok "nobody key timeout is the short Nobody-TTL (got $LAST_EXPIRY)" ;; esac
 expect_payload "foreign domain -> nobody" "uid:root@other.example" "$(t_hex "$nobody")00"
+expect_payload "bare name (no @domain) -> nobody, as nfsidmap" "uid:root" "$(t_hex "$nobody")00"
 expect_payload "user:0 -> root@Example.Test, no NUL" "user:0" "$(t_hex root@Example.Test)"
 expect_payload "group:0 -> root@Example.Test, no NUL" "group:0" "$(t_hex root@Example.Test)"
 expect_payload "user:4242 -> the [Static] name" "user:4242" "$(t_hex statuser@example.test)"
@@ -82,7 +83,8 @@ expect_payload "oi:UID -> 68-byte binary SID" "oi:$sid_uid" \
 expect_payload "gs:SID -> 4 bytes" "gs:S-1-5-21-1-2-3-513" "$(t_upcall gs:S-1-5-21-1-2-3-513 | head -n1)"
 
 # bad descriptions
-expect_reject "missing @ is rejected" "uid:root"
+expect_reject "empty name part is rejected" "uid:@example.test"
+expect_reject "empty domain part is rejected" "gid:root@"
 expect_reject "overlong name is rejected" "uid:$(printf 'a%.0s' $(seq 1 200))@example.test"
 expect_reject "bad SID text is rejected" "os:S-1-x-21"
 expect_reject "SID with too many parts is rejected" "os:S-1-5-1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16"

@@ -128,8 +128,12 @@ static void test_descriptions(void **state)
 	memset(longname, 'a', sizeof(longname));
 	memcpy(longname, "uid:", 4);
 	strcpy(longname + 150, "@example.org");
-	static const char *const bad[] = { "uid:", "uid:alice", "user:abc", "user:-1", "user:4294967295",
-					   "os:S-1-x", "gi:", "foo:bar", "",
+	/* a bare name is a name (nfsidmap takes it too; the backends decide) */
+	assert_int_equal(nfskeys_idmap_parse_description("id_resolver", "uid:alice", &k, &key), 0);
+	assert_int_equal(k, NFSKEYS_IDMAP_NAME_TO_UID);
+	assert_string_equal(key, "alice");
+	static const char *const bad[] = { "uid:", "uid:@x", "gid:alice@", "user:abc", "user:-1",
+					   "user:4294967295", "os:S-1-x", "gi:", "foo:bar", "",
 					   /* found by fuzz-upcall: lookups refuse these keys */
 					   "uid:@example.org", "uid:alice@", "gid:@", "uid:a@b@" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
@@ -252,6 +256,12 @@ static void test_chain(void **state)
 						   NFSKEYS_IDMAP_LOOKUP_NOBODY, &a), -ENOENT);
 	/* foreign domain */
 	assert_int_equal(nfskeys_idmap_name_to_uid(ctx, "root@other.org", &uid, NULL), -ENOENT);
+	/* a bare name is not known to be ours: no mapping (nobody for the kernel), as nfsidmap */
+	assert_int_equal(nfskeys_idmap_name_to_uid(ctx, "root", &uid, NULL), -ENOENT);
+	assert_int_equal(nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root",
+						   NFSKEYS_IDMAP_LOOKUP_NOBODY, &a), 0);
+	assert_int_equal(a.id, 65534);
+	assert_true(a.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
 	/* malformed keys never get nobody */
 	assert_int_equal(nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_UID_TO_NAME, "12x",
 						   NFSKEYS_IDMAP_LOOKUP_NOBODY, &a), -EINVAL);
@@ -433,6 +443,8 @@ static void test_bad_config(void **state)
 {
 	struct nfskeys_ctx *ctx = ctx_with("[Translation]\nMethod = ,\n");
 	struct nfskeys_idmap_answer a;
+	uid_t uid;
+	gid_t gid;
 
 	nfskeys_ctx_set_log_priority(ctx, LOG_CRIT);
 	assert_int_equal(nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root@x", &a), -EINVAL);
@@ -440,6 +452,13 @@ static void test_bad_config(void **state)
 	ctx = ctx_with("[Idmap]\nPositive-TTL = soon\n");
 	nfskeys_ctx_set_log_priority(ctx, LOG_CRIT);
 	assert_int_equal(nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root@x", &a), -EINVAL);
+	nfskeys_ctx_unref(ctx);
+	/* ... but with No-Strip a bare name is looked up as it is */
+	ctx = ctx_with("[General]\nDomain=x\n[Translation]\nNo-Strip = both\n");
+	assert_int_equal(nfskeys_idmap_name_to_uid(ctx, "root", &uid, NULL), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(nfskeys_idmap_group_to_gid(ctx, "root", &gid, NULL), 0);
+	assert_int_equal(gid, 0);
 	nfskeys_ctx_unref(ctx);
 	ctx = ctx_with("[General]\nDomain=x\n[Translation]\nNo-Strip = sometimes\n");
 	nfskeys_ctx_set_log_priority(ctx, LOG_CRIT);
