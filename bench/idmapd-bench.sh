@@ -51,6 +51,14 @@ for c in 1 4 16; do
 	cpu=$(echo "($t1 - $t0) * 1000000 / $HZ / 200000" | bc -l)
 	printf '%s  rate/target=%.2f p99/target=%.2f daemon_cpu_us_per_lookup=%.2f\n' "$out" \
 		"$(echo "$rate / 150000" | bc -l)" "$(echo "$p99 / 100" | bc -l)" "$cpu"
+	[ $p = 1 ] || continue
+	# the physical floor for one call in flight: a bare AF_UNIX echo server, same client
+	# threads, messages of a lookup's size; nothing a daemon does can beat it
+	floor=$("$B/bench/unix-floor" --clients $c --requests $((200000 / c)) --size 96)
+	frate=$(echo "$floor" | sed 's/.*rate=\([0-9]*\).*/\1/')
+	fp99=$(echo "$floor" | sed 's/.*p99_us=\([0-9.]*\).*/\1/')
+	printf '   floor: %s  daemon/floor rate=%.2f p99=%.2f\n' "$floor" \
+		"$(echo "$rate / $frate" | bc -l)" "$(echo "$p99 / $fp99" | bc -l)"
 done
 done
 
