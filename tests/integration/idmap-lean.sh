@@ -4,8 +4,8 @@
 # The helper request-key runs is the lean fast path: not even libnfskeys (and so no
 # SQLite, libmount); its fallback nfskeys-upcall-full carries the engine.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 5
-command -v readelf >/dev/null 2>&1 || { for i in 1 2 3 4 5; do skip "readelf missing"; done; exit 0; }
+plan 7
+command -v readelf >/dev/null 2>&1 || { for i in 1 2 3 4 5 6 7; do skip "readelf missing"; done; exit 0; }
 
 # The lean helper links no libtool library, so it is never a wrapper script.
 helper="$top_builddir/tools/nfskeys-upcall"
@@ -33,3 +33,16 @@ l=$(needed "$lib")
 check_eq "libnfskeys.so needs no krb5/ldap/crypto ($l)" "" "$(echo "$l" | tr ' ' '\n' | grep -E "$heavy")"
 case "$l" in *libnfskeys*|*libkeyutils*) ok "readelf saw the library's dependencies" ;;
 *) case "$h" in *libnfskeys*) ok "readelf saw the helper's dependencies" ;; *) not_ok "readelf output not understood: $h" ;; esac ;; esac
+
+# They run as root for any process that asks for a key: they must never enter a namespace
+# (setns/unshare) a caller could have chosen, nor run NSS inside one.  Nothing in them
+# imports either call (the imports are read from the dynamic symbol table; the helper's
+# keyctl_instantiate import shows the reading works).
+imports() { readelf --dyn-syms -W "$1" | awk '$7 == "UND" { print $8 }' | sed 's/@.*//'; }
+check_contains "the dynamic imports are readable (nfskeys-upcall imports keyctl_instantiate)" \
+	keyctl_instantiate "$(imports "$helper")"
+ns=
+for f in "$helper" "$full" "$lib"; do
+	ns="$ns$(imports "$f" | grep -xE 'setns|unshare' | sed "s|^|$(basename "$f"):|")"
+done
+check_eq "no namespace switch (setns/unshare) in the helpers or libnfskeys" "" "$ns"
