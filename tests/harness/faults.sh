@@ -8,6 +8,8 @@
 #   t_proxy_mode MODE           forward | delay MS | hang | refuse (new connections, and the
 #                               next chunk on open ones)
 #   t_proxy_stop                stop it (the port then refuses connections)
+# t_upcall_wrapper FILE: write FILE, a request-key helper running the built nfskeys-upcall
+#   with $IDMAPD_CONF and the build's plugins, its stderr appended to $T_TMP/helper.err.
 PROXY_PID=
 PROXY_PORT=
 LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -45,6 +47,16 @@ t_real_bin() {
 	fi
 }
 NFSKEYS=$(t_real_bin "$NFSKEYS")
+
+t_upcall_wrapper() {
+	cat >"$1" <<SH || return 1
+#!/bin/sh
+NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
+LD_LIBRARY_PATH='$top_builddir/libnfskeys/.libs'; export LD_LIBRARY_PATH
+exec '$(t_real_bin "$top_builddir/tools/nfskeys-upcall")' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
+SH
+	chmod 755 "$1" && : >>"$T_TMP/helper.err"
+}
 
 # t_attrd_wait LOG [N]: wait until nfskeys-attrd has said "listening on" N times (default
 # 1) in LOG ("nfsattr stats" answers from the store even without a daemon).
