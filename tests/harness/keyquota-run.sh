@@ -3,18 +3,31 @@
 # places unrelated keys, brings the uid's key byte quota to KQ_FREE bytes free, requests
 # KQ_DESC through the test's request-key route, puts the quota back, and prints key=value
 # lines for tests/harness/keyquota.sh to check.  The quota is filled with filler keys
-# (KQ_MODE=fill: the uid's own quota) or lowered with root_maxbytes (KQ_MODE=root, the
-# original value restored right after the request, on every exit path, and by the caller).
-# Environment: KQ_MODE KQ_FREE KQ_DESC KQ_CALLOUT KQ_RING KQ_ORIG_BYTES KQ_RETRY_TTL
+# (KQ_MODE=fill: the uid's own quota) or lowered with root_maxbytes (KQ_MODE=root) or
+# root_maxkeys (KQ_MODE=rootkeys, KQ_FREE then counts keys), the original value KQ_ORIG
+# restored right after the request, on every exit path, and by the caller.
+# Environment: KQ_MODE KQ_FREE KQ_DESC KQ_CALLOUT KQ_RING KQ_ORIG KQ_RETRY_TTL
 set -u
 uid=$(id -u)
-SYSCTL=/proc/sys/kernel/keys/root_maxbytes
+SYSCTL=/proc/sys/kernel/keys/root_maxbytes col=5
+[ "$KQ_MODE" = rootkeys ] && SYSCTL=/proc/sys/kernel/keys/root_maxkeys col=4
 
-used_max() { awk -v u="$uid:" '$1 == u { split($5, b, "/"); print b[1], b[2] }' /proc/key-users; }
+used_max() { awk -v u="$uid:" -v c=$col '$1 == u { split($c, b, "/"); print b[1], b[2] }' /proc/key-users; }
 free_bytes() { set -- $(used_max); echo $(($2 - $1)); }
 xs() { head -c "$1" /dev/zero | tr '\0' x; }
-restore() { [ "$KQ_MODE" = root ] && echo "$KQ_ORIG_BYTES" >"$SYSCTL"; }
-trap restore EXIT
+restore() { [ "$KQ_MODE" != fill ] && echo "$KQ_ORIG" >"$SYSCTL"; }
+# The request in the background: a signal then interrupts our wait at once, and its trap
+# restores the quota while the request is still in flight.
+request() {
+	t0=$(date +%s%N)
+	keyctl request2 user "$KQ_DESC" "$KQ_CALLOUT" @s >"$KQ_OUT" 2>&1 &
+	wait $! && res=ok || res=failed
+	t1=$(date +%s%N)
+	err=$(cat "$KQ_OUT")
+}
+KQ_OUT=$(mktemp)
+ring=
+trap 'restore; rm -f "$KQ_OUT"; [ -n "$ring" ] && keyctl unlink "$ring" @u >/dev/null 2>&1' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -47,17 +60,13 @@ if [ "$KQ_MODE" = fill ]; then
 	f=$(free_bytes)
 	keyctl add user filler2 "$(xs $((f - KQ_FREE - 12)))" @s >/dev/null || exit 1
 	echo "free=$(free_bytes)"
-	t0=$(date +%s%N)
-	err=$(keyctl request2 user "$KQ_DESC" "$KQ_CALLOUT" @s 2>&1) && res=ok || res=failed
-	t1=$(date +%s%N)
+	request
 else
 	# root's quota is shared by every root process: keep the lowered window short.
 	set -- $(used_max)
 	echo $(($1 + KQ_FREE)) >"$SYSCTL" || exit 1
 	echo "free=$(free_bytes)"
-	t0=$(date +%s%N)
-	err=$(keyctl request2 user "$KQ_DESC" "$KQ_CALLOUT" @s 2>&1) && res=ok || res=failed
-	t1=$(date +%s%N)
+	request
 	restore
 	echo "restored=$(cat "$SYSCTL")"
 fi
@@ -103,4 +112,3 @@ while :; do
 	sleep 0.1
 done
 echo "retry_after_ms=$((($(date +%s%N) - t1) / 1000000))"
-keyctl unlink "$ring" @u >/dev/null

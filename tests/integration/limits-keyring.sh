@@ -35,7 +35,6 @@ if ! probe=$(timeout 20 $AS_Q keyctl session - \
 fi
 plan 17
 
-KQ_FREE_EXPECT=60
 kq_run helper fill 60 timeout 60 $AS_Q
 kq_check_helper_rejects helper
 kq_check_intact helper
