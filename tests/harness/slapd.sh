@@ -10,6 +10,12 @@
 #   t_slapd_enable_tls CERT KEY  restart it offering StartTLS with that server certificate
 #                            and key (PEM files; plain LDAP stays available).
 # The rootdn password is a random test-only value kept in a file (never in argv).
+# LDIF for t_slapd_load, on stdout (entries end with a blank line; concatenate them):
+#   t_ldif_ou NAME            an organizationalUnit ou=NAME under $SLAPD_SUFFIX
+#   t_ldif_posix_user UID UIDNUMBER [GIDNUMBER]
+#                            an RFC 2307 account uid=UID,ou=people,$SLAPD_SUFFIX (cn UID,
+#                            home /home/UID, gidNumber 20000 unless given)
+#   t_ldif_posix_users N      user0 .. user(N-1) with uidNumbers 10000 + i
 
 SLAPD_BIN=${SLAPD_BIN:-/usr/sbin/slapd}
 SLAPD_SCHEMA_DIR=${SLAPD_SCHEMA_DIR:-/etc/ldap/schema}
@@ -75,6 +81,23 @@ t_slapd_kill() {
 
 t_slapd_load() {
 	ldapadd -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" -f "$1" >/dev/null
+}
+
+t_ldif_ou() {
+	printf 'dn: ou=%s,%s\nobjectClass: organizationalUnit\nou: %s\n\n' "$1" "$SLAPD_SUFFIX" "$1"
+}
+
+t_ldif_posix_user() {
+	printf 'dn: uid=%s,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: %s\ncn: %s\nuidNumber: %d\ngidNumber: %d\nhomeDirectory: /home/%s\n\n' \
+		"$1" "$SLAPD_SUFFIX" "$1" "$1" "$2" "${3:-20000}" "$1"
+}
+
+t_ldif_posix_users() {
+	_i=0
+	while [ $_i -lt "$1" ]; do
+		t_ldif_posix_user "user$_i" $((10000 + _i))
+		_i=$((_i + 1))
+	done
 }
 
 t_slapd_enable_tls() {

@@ -9,8 +9,7 @@
 command -v openssl >/dev/null 2>&1 || skip_all "openssl CLI missing"
 t_slapd_start || skip_all "slapd cannot run here (slapd, ldap-utils, back_mdb needed)"
 S=$SLAPD_SUFFIX
-printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\ndn: uid=tlsuser,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: tlsuser\ncn: tlsuser\nuidNumber: 31001\ngidNumber: 31001\nhomeDirectory: /home/tlsuser\n' \
-	"$S" "$S" >"$T_TMP/data.ldif"
+{ t_ldif_ou people; t_ldif_posix_user tlsuser 31001 31001; } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
 plan 9
 

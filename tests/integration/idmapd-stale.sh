@@ -11,15 +11,7 @@
 [ -f "$NFSKEYS_PLUGIN_DIR/idmap-ldap.so" ] || skip_all "the ldap backend plugin was not built"
 t_slapd_start || skip_all "slapd cannot run here (slapd, ldap-utils, back_mdb needed)"
 S=$SLAPD_SUFFIX
-{
-	printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$S"
-	i=0
-	while [ $i -lt 10 ]; do
-		printf 'dn: uid=user%d,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: user%d\ncn: user%d\nuidNumber: %d\ngidNumber: 20000\nhomeDirectory: /home/user%d\n\n' \
-			$i "$S" $i $i $((10000 + i)) $i
-		i=$((i + 1))
-	done
-} >"$T_TMP/data.ldif"
+{ t_ldif_ou people; t_ldif_posix_users 10; } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
 plan 13
 

@@ -23,7 +23,7 @@ K=/proc/sys/kernel/keys
 # (a container's read-only /proc/sys, no CAP_SYS_ADMIN...).
 if ! err=$( (cat $K/root_maxbytes >$K/root_maxbytes && cat $K/root_maxkeys >$K/root_maxkeys) \
 	2>&1); then
-	skip_all "$K not writable here: $err"
+	skip_all "$K not writable here (${err##*: })"
 fi
 command -v flock >/dev/null || skip_all "flock not installed (util-linux)"
 

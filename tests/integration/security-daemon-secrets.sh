@@ -15,9 +15,9 @@ sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$
 t_slapd_restart || skip_all "slapd does not accept data/nfskeys-attr.schema"
 S=$SLAPD_SUFFIX
 {
-	printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$S"
-	printf 'dn: uid=user1,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: user1\ncn: user1\nuidNumber: 10001\ngidNumber: 20000\nhomeDirectory: /home/user1\n\n' "$S"
-	printf 'dn: ou=nfskeys,%s\nobjectClass: organizationalUnit\nou: nfskeys\n\n' "$S"
+	t_ldif_ou people
+	t_ldif_posix_user user1 10001
+	t_ldif_ou nfskeys
 	printf 'dn: cn=home,ou=nfskeys,%s\nobjectClass: nfskeysDirectoryPolicy\ncn: home\nnfskeysDomain: nfs://fleet\nnfskeysPath: /export/home\nnfskeysAttribute: actimeo=60\n' "$S"
 } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
