@@ -116,12 +116,14 @@ struct cred_args {
 	int n_operands;
 };
 
-/* One command's options: getopt's tables and, per option letter, the string in struct
- * cred_args its value goes to (an option without value stores "").  -U/--user-keyring,
- * -t/--timeout and -h/--help mean the same in every command that has them. */
+/* One command's own options: getopt's tables (without -h/--help and --user-keyring,
+ * which parse_cred_args adds) and, per option letter, the string in struct cred_args its
+ * value goes to (an option without value stores "").  -t/--timeout means the same in
+ * every command that has it. */
 struct cred_syntax {
 	const char *shortopts;
 	const struct option *longopts;
+	bool user_keyring; /* the command takes --user-keyring */
 	struct {
 		int c;
 		size_t offset;
@@ -129,12 +131,25 @@ struct cred_syntax {
 	void (*usage)(FILE *f);
 };
 #define CRED_ARG(c, field) { c, offsetof(struct cred_args, field) }
+#define CRED_OPTS_MAX 8
+
+/* The usage lines of the options parse_cred_args adds, descriptions at column width. */
+static void usage_common_options(FILE *f, int width, bool user_keyring)
+{
+	if (user_keyring)
+		fprintf(f, "      %-*s%s\n", width - 6, "--user-keyring",
+			"use the user keyring instead of the session keyring");
+	fprintf(f, "  %-*s%s\n", width - 2, "-h, --help", "show this help");
+}
 
 /* Parse the verb and options of a cifs/afs/nfs command line into a; -1 when the command
  * goes on, else the exit code (help shown, or a usage error reported). */
 static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *syn, int argc,
 			   char *argv[], struct cred_args *a)
 {
+	struct option longopts[CRED_OPTS_MAX + 3] = {};
+	char shortopts[32];
+	size_t n = 0;
 	int c;
 
 	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
@@ -143,8 +158,14 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 	}
 	a->verb = argv[1];
 	use_cred_log(ctx);
+	for (; n < CRED_OPTS_MAX && syn->longopts[n].name; n++)
+		longopts[n] = syn->longopts[n];
+	if (syn->user_keyring)
+		longopts[n++] = (struct option){ "user-keyring", no_argument, NULL, 'U' };
+	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	snprintf(shortopts, sizeof(shortopts), "%sh", syn->shortopts);
 	optind = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, syn->shortopts, syn->longopts, NULL)) >= 0) {
+	while ((c = getopt_long(argc - 1, argv + 1, shortopts, longopts, NULL)) >= 0) {
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(syn->args) && (!c || syn->args[i].c != c); i++)
@@ -207,9 +228,8 @@ static void cifs_usage(FILE *f)
 		   "\n"
 		   "  -d, --domain DOMAIN  credentials for a domain instead of a host\n"
 		   "  -u, --user USER      user name (default: the caller's login name)\n"
-		   "  -t, --timeout SECS   remove the keys after SECS seconds\n"
-		   "      --user-keyring   use the user keyring instead of the session keyring\n"
-		   "  -h, --help           show this help\n");
+		   "  -t, --timeout SECS   remove the keys after SECS seconds\n");
+	usage_common_options(f, 23, true);
 }
 
 int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
@@ -219,12 +239,10 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "user", required_argument, NULL, 'u' },
 		{ "username", required_argument, NULL, 'u' },
 		{ "timeout", required_argument, NULL, 't' },
-		{ "user-keyring", no_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"d:u:t:h", opts, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage
+		"d:u:t:", opts, true, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage
 	};
 	struct cred_args a = {};
 	struct nfskeys_cred_params p;
@@ -324,9 +342,8 @@ static void afs_usage(FILE *f)
 		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
 		   "\n"
 		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
-		   "  -p, --print         write the token payload in hex instead of adding it\n"
-		   "      --user-keyring  use the user keyring instead of the session keyring\n"
-		   "  -h, --help          show this help\n");
+		   "  -p, --print         write the token payload in hex instead of adding it\n");
+	usage_common_options(f, 22, true);
 }
 
 int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
@@ -334,12 +351,10 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	static const struct option opts[] = {
 		{ "realm", required_argument, NULL, 'k' },
 		{ "print", no_argument, NULL, 'p' },
-		{ "user-keyring", no_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"k:ph", opts, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage
+		"k:p", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage
 	};
 	struct cred_args a = {};
 	struct nfskeys_cred_params p;
@@ -426,8 +441,8 @@ static void nfs_usage(FILE *f)
 		   "\n"
 		   "  -p, --principal NAME  client principal (default: your user name)\n"
 		   "  -k, --keytab FILE     get the ticket with this keytab instead of a password\n"
-		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n"
-		   "  -h, --help            show this help\n");
+		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n");
+	usage_common_options(f, 24, false);
 }
 
 static void print_nfs_status(const struct nfskeys_cred_info *info)
@@ -446,11 +461,10 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "principal", required_argument, NULL, 'p' },
 		{ "keytab", required_argument, NULL, 'k' },
 		{ "ccache", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"p:k:c:h", opts,
+		"p:k:c:", opts, false,
 		{ CRED_ARG('p', p.user), CRED_ARG('k', p.keytab), CRED_ARG('c', p.ccache) }, nfs_usage
 	};
 	struct cred_args a = {};

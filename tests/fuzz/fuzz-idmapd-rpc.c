@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fuzz-env.h"
 #include "fuzz-rpc.h"
 #include "rpc-args.h"
 #include "idmap.h"
@@ -17,60 +18,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-static char dir[64], conf_path[128];
-static struct nfskeys_ctx *ctx;
-
-static const char config[] = "[General]\n"
-			     "Domain = example.org\n"
-			     "[Translation]\n"
-			     "Method = static, sid\n"
-			     "[Mapping]\n"
-			     "Nobody-User = 65534\n"
-			     "Nobody-Group = 65534\n"
-			     "[Static]\n"
-			     "alice@example.org = 5001\n"
-			     "alice@EXAMPLE.ORG = 5001\n"
-			     "group:staff@example.org = 6001\n"
-			     "[SID]\n"
-			     "Auto-Domains = no\n"
-			     "S-1-5-21-1-2-3 = 100000-199999\n";
-
-_printf_(6, 0) static void quiet(void *u, int p, const char *f, int l, const char *fn,
-				 const char *fmt, va_list ap)
-{
-	char buf[512];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-}
-
-static void cleanup(void)
-{
-	char p[160];
-
-	nfskeys_ctx_unref(ctx);
-	snprintf(p, sizeof(p), "%s/idmap-sid-slices", dir);
-	unlink(p);
-	unlink(conf_path);
-	rmdir(dir);
-}
+static const char config[] =
+	FUZZ_ENV_IDMAP_CONFIG
+	"[Static]\n"
+	"alice@example.org = 5001\n"
+	"alice@EXAMPLE.ORG = 5001\n"
+	"group:staff@example.org = 6001\n"
+	"[SID]\n"
+	"Auto-Domains = no\n"
+	"S-1-5-21-1-2-3 = 100000-199999\n";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	FILE *f;
-
-	strcpy(dir, access("/dev/shm", W_OK) == 0 ? "/dev/shm/nfskeys-fuzz-idmapd.XXXXXX"
-						   : "/tmp/nfskeys-fuzz-idmapd.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(conf_path, sizeof(conf_path), "%s/nfskeys.conf", dir);
-	f = fopen(conf_path, "we");
-	check(f != NULL);
-	fprintf(f, "%s[General]\nState-Dir = %s\n", config, dir);
-	fclose(f);
-	atexit(cleanup);
-	unsetenv("NFSKEYS_CONF");
-	setenv("NFSKEYS_PLUGIN_DIR", FUZZ_PLUGIN_DIR, 1);
-	check(nfskeys_ctx_new_full(conf_path, quiet, NULL, &ctx) == 0);
+	fuzz_env_init("idmapd", config);
 	return 0;
 }
 

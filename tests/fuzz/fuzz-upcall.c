@@ -10,23 +10,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "macros.h"
-#include "nfskeys.h"
+#include "fuzz-env.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-static char dir[64], conf_path[128], state_path[128];
-static struct nfskeys_ctx *ctx;
-
 static const char config[] =
-	"[General]\n"
-	"Domain = example.org\n"
-	"[Translation]\n"
-	"Method = static, sid\n"
-	"[Mapping]\n"
-	"Nobody-User = 65534\n"
-	"Nobody-Group = 65534\n"
+	FUZZ_ENV_IDMAP_CONFIG
 	"Nobody-TTL = 30\n"
 	"[Static]\n"
 	"alice@example.org = 5001\n"
@@ -48,42 +38,9 @@ static void check(bool ok)
 		abort();
 }
 
-_printf_(6, 0) static void quiet(void *u, int p, const char *f, int l, const char *fn,
-				 const char *fmt, va_list ap)
-{
-	char buf[512];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap); /* format it: bad arguments show up here */
-}
-
-static void cleanup(void)
-{
-	nfskeys_ctx_unref(ctx);
-	unlink(state_path);
-	unlink(conf_path);
-	rmdir(dir);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	FILE *f;
-
-	strcpy(dir, access("/dev/shm", W_OK) == 0 ? "/dev/shm/nfskeys-fuzz-upcall.XXXXXX"
-						   : "/tmp/nfskeys-fuzz-upcall.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(conf_path, sizeof(conf_path), "%s/nfskeys.conf", dir);
-	snprintf(state_path, sizeof(state_path), "%s/idmap-sid-slices", dir);
-	f = fopen(conf_path, "we");
-	check(f != NULL);
-	fputs(config, f);
-	fprintf(f, "[General]\nState-Dir = %s\n", dir);
-	fclose(f);
-	atexit(cleanup);
-	unsetenv("NFSKEYS_CONF");
-	setenv("NFSKEYS_PLUGIN_DIR", FUZZ_PLUGIN_DIR, 1);
-	if (nfskeys_ctx_new_full(conf_path, quiet, NULL, &ctx) < 0)
-		abort();
+	fuzz_env_init("upcall", config);
 	return 0;
 }
 
