@@ -60,7 +60,7 @@ kq_check_helper_rejects() {
 
 kq_check_kernel_refuses() {
 	check_eq "$1: the request fails" failed "$(kq_v "$1" request)"
-	check_contains "$1: ... with EDQUOT from the kernel" "Disk quota exceeded" "$(kq_v "$1" error)"
+	check_contains "$1: ... with EDQUOT from the kernel, in $(kq_v "$1" ms) ms" "Disk quota exceeded" "$(kq_v "$1" error)"
 	check_eq "$1: no helper ran, no key was created" ":" \
 		"$(kq_helper_err "$1"):$(kq_v "$1" key)"
 }
