@@ -194,7 +194,7 @@ int main(int argc, char *argv[])
 	struct lean_conf conf = { .helper_timeout = -1 };
 	struct upcall_args a;
 	const char *config, *type, *key = NULL;
-	char *kdesc = NULL, ktype[64];
+	char kdesc[512], ktype[64]; /* kdesc: "type;uid;gid;perm;" + the longest description */
 	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
 	idmapd_lookup_res res = {};
 	struct rpc_client *client = NULL;
@@ -209,10 +209,12 @@ int main(int argc, char *argv[])
 		fallback(false);
 	type = a.type;
 	if (!type) {
-		/* "type;uid;gid;perm;description" */
+		/* "type;uid;gid;perm;description", read in one call (a longer one is not
+		 * an ID-mapping key: the full helper says so) */
+		long n = keyctl_describe(a.serial, kdesc, sizeof(kdesc));
 		char *semi;
 
-		if (keyctl_describe_alloc(a.serial, &kdesc) < 0 || !(semi = strchr(kdesc, ';')) ||
+		if (n <= 0 || (size_t)n > sizeof(kdesc) || !(semi = strchr(kdesc, ';')) ||
 		    (size_t)(semi - kdesc) >= sizeof(ktype))
 			fallback(false);
 		memcpy(ktype, kdesc, semi - kdesc);
@@ -277,6 +279,5 @@ int main(int argc, char *argv[])
 	if (keyctl_instantiate(a.serial, buf, (size_t)len, 0) < 0)
 		fallback(false); /* reports it (exit 4) */
 	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
-	free(kdesc);
 	return 0;
 }
