@@ -40,9 +40,10 @@ echo "   (load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs)"
 "$B/bench/idmapd-load" --socket "$T/idmapd.sock" --clients 1 --requests 2000 --keys 100 >/dev/null
 # One call in flight per client (--pipeline 1: what the upcall helper and the CLI do for
 # one name), then pipelined (--pipeline 32: idmapd_client_lookup_many, the batch path);
-# a pipelined lookup's latency is that of its whole batch.
-for p in 1 32; do
-for c in 1 4 16; do
+# a pipelined lookup's latency is that of its whole batch: windows of 16 and 24 with one
+# client show what a smaller batch does to that p99 and to the rate.
+for pc in 1:1 1:4 1:16 16:1 24:1 32:1 32:4 32:16; do
+	p=${pc%:*} c=${pc#*:}
 	t0=$(cpu_ticks)
 	out=$("$B/bench/idmapd-load" --socket "$T/idmapd.sock" --clients $c --pipeline $p \
 		--requests $((200000 / c)) --keys 100 --check)
@@ -61,7 +62,6 @@ for c in 1 4 16; do
 	fp99=$(echo "$floor" | sed 's/.*p99_us=\([0-9.]*\).*/\1/')
 	printf '   floor: %s  daemon/floor rate=%.2f p99=%.2f\n' "$floor" \
 		"$(echo "$rate / $frate" | bc -l)" "$(echo "$p99 / $fp99" | bc -l)"
-done
 done
 }
 
