@@ -1,7 +1,8 @@
 /* nfskeys-upcall, the program request-key runs: the fast path only.  It asks nfskeys-idmapd
- * and instantiates the key from the daemon's answer, loading nothing but libc and
- * libkeyutils (the RPC code and libtirpc's XDR are linked in statically); for anything
- * else (no daemon, a negative answer, --help, --verbose) it execs nfskeys-upcall-full,
+ * and instantiates the key from the daemon's answer, linked as a static PIE where the
+ * build allows (no dynamic loader at all; otherwise it loads only libc and libkeyutils;
+ * the RPC code and libtirpc's XDR are always linked in); for anything else (no daemon, a
+ * negative answer, --help, --verbose, a bad command line) it execs nfskeys-upcall-full,
  * the helper with the in-process engine (libnfskeys), with the same arguments. */
 #include <dirent.h>
 #include <inttypes.h>
