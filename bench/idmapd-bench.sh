@@ -91,23 +91,27 @@ keyctl session - "$B/bench/upcall-latency" "uid:user" "@example.test" 100 "${UPC
 if command -v perf >/dev/null 2>&1 && perf stat -e task-clock true >/dev/null 2>&1; then
 	echo "-- CPU per helper run (perf stat, median of ${UPCALL_CPU_N:-150} upcalls each)"
 	P="$(command -v perf) stat -x, -e task-clock,page-faults,context-switches --append -o"
+	line='create\tuser\t*\tnfskeys-bench-%s-%s\t%s %s/cpu-%s %s\n'
 	{
-		printf 'create\tuser\t*\tnfskeys-bench-pk-%s\t%s %s/cpu-keyctl /bin/keyctl instantiate %%k 0 %%S\n' \
-			$$ "$P" "$T"
-		printf 'create\tuser\t*\tnfskeys-bench-ps-%s\t%s %s/cpu-static %s -c %s %%k %%d\n' \
-			$$ "$P" "$T" "$B/bench/nfskeys-upcall-bench" "$T/nfskeys.conf"
-		printf 'create\tuser\t*\tnfskeys-bench-pd-%s\t%s %s/cpu-dynamic %s -c %s %%k %%d\n' \
-			$$ "$P" "$T" "$B/bench/nfskeys-upcall-dynamic" "$T/nfskeys.conf"
+		printf "$line" pk $$ "$P" "$T" keyctl "/bin/keyctl instantiate %k 0 %S"
+		printf "$line" ps $$ "$P" "$T" static \
+			"$B/bench/nfskeys-upcall-bench -c $T/nfskeys.conf %k %d"
+		printf "$line" pd $$ "$P" "$T" dynamic \
+			"$B/bench/nfskeys-upcall-dynamic -c $T/nfskeys.conf %k %d"
 	} >"$ROUTE"
 	keyctl session - "$B/bench/upcall-latency" "uid:user" "@example.test" 100 \
 		"${UPCALL_CPU_N:-150}" "keyctl=nfskeys-bench-pk-$$" "static=nfskeys-bench-ps-$$" \
 		"dynamic=nfskeys-bench-pd-$$" >/dev/null 2>&1
 	rm -f "$ROUTE"
-	med() { grep ",$2" "$T/cpu-$1" | cut -d, -f1 | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR / 2) + 1] }'; }
+	med() { # HELPER EVENT: the median
+		grep ",$2" "$T/cpu-$1" | cut -d, -f1 | sort -n |
+			awk '{ a[NR] = $1 } END { print a[int(NR / 2) + 1] }'
+	}
 	k=$(med keyctl task-clock)
 	for h in keyctl static dynamic; do
 		c=$(med $h task-clock)
-		printf '%-8s n=%s cpu_ms=%s cpu/keyctl=%.3f page_faults=%s context_switches=%s\n' $h \
+		printf '%-8s n=%s cpu_ms=%s cpu/keyctl=%.3f page_faults=%s context_switches=%s\n' \
+			$h \
 			"$(grep -c ',task-clock' "$T/cpu-$h")" "$c" "$(echo "$c / $k" | bc -l)" \
 			"$(med $h page-faults)" "$(med $h context-switches)"
 	done

@@ -32,9 +32,10 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: upcall-latency PREFIX SUFFIX KEYS N NAME=CALLOUT NAME=CALLOUT...\n"
 		   "  N requests per helper on descriptions PREFIX<i>SUFFIX (i in 0..KEYS-1),\n"
-		   "  e.g. uid:user @example.test; each CALLOUT is the callout info a request-key.d\n"
-		   "  line routes to one helper, the first one being the reference: prints each\n"
-		   "  helper's quantiles and ratio_median=<helper>/<reference> per helper.\n");
+		   "  e.g. uid:user @example.test; each CALLOUT is the callout info a\n"
+		   "  request-key.d line routes to one helper, the first one being the\n"
+		   "  reference: prints each helper's quantiles and ratio_median=<helper>/\n"
+		   "  <reference> per helper.\n");
 }
 
 int main(int argc, char *argv[])

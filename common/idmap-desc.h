@@ -44,8 +44,8 @@ static inline int idmap_desc_split(const char *type, const char *description,
 		if ((!strcmp(type, "id_resolver") && prefixes[i].cifs) ||
 		    (!strcmp(type, "cifs.idmap") && !prefixes[i].cifs))
 			return -EOPNOTSUPP;
-		if (!*key ||
-		    strlen(key) >= (prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : IDMAP_DESC_NAME_MAX))
+		if (!*key || strlen(key) >= (prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX
+							       : IDMAP_DESC_NAME_MAX))
 			return -EINVAL;
 		*ret_kind = prefixes[i].kind;
 		*ret_key = key;

@@ -1,7 +1,8 @@
 /* nfskeys-upcall-full: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys
  * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall-lean.c) answers from
- * the daemon itself and execs this for everything else.  It parses the key's description, resolves it (upcall_resolve), sets the key's timeout
- * and instantiates it with the exact kernel payload, or rejects it with a short timeout. */
+ * the daemon itself and execs this for everything else.  It parses the key's description,
+ * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
+ * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
 #include <syslog.h>
 
