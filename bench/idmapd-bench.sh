@@ -2,7 +2,8 @@
 # nfskeys-idmapd benchmarks (make bench): cached lookups per second and p50/p99 with 1, 4
 # and 16 concurrent clients against the targets (150k/s, p99 100 us); then end-to-end
 # kernel upcall latency of nfskeys-upcall (answered by the daemon) side by side with the
-# trivial helper /bin/keyctl instantiate, target median <= 1.15x.
+# trivial helper /bin/keyctl instantiate, target median <= 1.15x.  IDMAPD_BENCH=load or
+# IDMAPD_BENCH=upcall runs one part; UPCALL_N sets the upcalls per helper (300).
 set -u
 : "${top_builddir:?}" "${top_srcdir:?}"
 B=$top_builddir
@@ -33,14 +34,16 @@ until [ -S "$T/idmapd.sock" ] || [ $n -gt 50 ]; do sleep 0.1; n=$((n + 1)); done
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }
 HZ=$(getconf CLK_TCK)
 
+load_bench() {
 echo "-- daemon lookups (cached, name-to-uid, 100 keys), target >= 150000/s, p99 <= 100 us"
 echo "   (load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs)"
 "$B/bench/idmapd-load" --socket "$T/idmapd.sock" --clients 1 --requests 2000 --keys 100 >/dev/null
 # One call in flight per client (--pipeline 1: what the upcall helper and the CLI do for
 # one name), then pipelined (--pipeline 32: idmapd_client_lookup_many, the batch path);
-# a pipelined lookup's latency is that of its whole batch.
-for p in 1 32; do
-for c in 1 4 16; do
+# a pipelined lookup's latency is that of its whole batch: windows of 16 and 24 with one
+# client show what a smaller batch does to that p99 and to the rate.
+for pc in 1:1 1:4 1:16 16:1 24:1 32:1 32:4 32:16; do
+	p=${pc%:*} c=${pc#*:}
 	t0=$(cpu_ticks)
 	out=$("$B/bench/idmapd-load" --socket "$T/idmapd.sock" --clients $c --pipeline $p \
 		--requests $((200000 / c)) --keys 100 --check)
@@ -60,17 +63,65 @@ for c in 1 4 16; do
 	printf '   floor: %s  daemon/floor rate=%.2f p99=%.2f\n' "$floor" \
 		"$(echo "$rate / $frate" | bc -l)" "$(echo "$p99 / $fp99" | bc -l)"
 done
-done
+}
 
-echo "-- end-to-end upcall latency: nfskeys-upcall (via daemon) vs /bin/keyctl instantiate"
+upcall_bench() {
+echo "-- end-to-end upcall latency: nfskeys-upcall (via daemon) vs /bin/keyctl instantiate,"
+echo "   target median <= 1.15x (nfskeys-upcall-dynamic: the same helper linked dynamically)"
+echo "   (load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs)"
 if [ "$(id -u)" != 0 ] || [ ! -w /etc/request-key.d ]; then
 	echo "SKIP: needs root and a writable /etc/request-key.d"
-	exit 0
+	return 0
 fi
-A="nfskeys-bench-a-$$"
-R="nfskeys-bench-b-$$"
 ROUTE="/etc/request-key.d/nfskeys-bench-$$.conf"
-printf 'create\tuser\t*\t%s\t%s -c %s %%k %%d\n' "$A" "$B/bench/nfskeys-upcall-bench" \
-	"$T/nfskeys.conf" >"$ROUTE"
-printf 'create\tuser\t*\t%s\t/bin/keyctl instantiate %%k 0 %%S\n' "$R" >>"$ROUTE"
-keyctl session - "$B/bench/upcall-latency" "$A" "$R" "uid:user" "@example.test" 100 300 | tail -n3
+{
+	printf 'create\tuser\t*\tnfskeys-bench-k-%s\t/bin/keyctl instantiate %%k 0 %%S\n' $$
+	printf 'create\tuser\t*\tnfskeys-bench-s-%s\t%s -c %s %%k %%d\n' $$ \
+		"$B/bench/nfskeys-upcall-bench" "$T/nfskeys.conf"
+	printf 'create\tuser\t*\tnfskeys-bench-d-%s\t%s -c %s %%k %%d\n' $$ \
+		"$B/bench/nfskeys-upcall-dynamic" "$T/nfskeys.conf"
+} >"$ROUTE"
+keyctl session - "$B/bench/upcall-latency" "uid:user" "@example.test" 100 "${UPCALL_N:-300}" \
+	"keyctl=nfskeys-bench-k-$$" "nfskeys-upcall=nfskeys-bench-s-$$" \
+	"dynamic=nfskeys-bench-d-$$" 2>&1 | grep -v '^Joined session'
+# CPU time of each helper process (task-clock: user + system, the exec included), page
+# faults and context switches, from perf stat wrapped around each helper: what the helper
+# itself costs, free of the scheduling delay that dominates wall-clock figures on a
+# loaded machine.
+if command -v perf >/dev/null 2>&1 && perf stat -e task-clock true >/dev/null 2>&1; then
+	echo "-- CPU per helper run (perf stat, median of ${UPCALL_CPU_N:-150} upcalls each)"
+	P="$(command -v perf) stat -x, -e task-clock,page-faults,context-switches --append -o"
+	line='create\tuser\t*\tnfskeys-bench-%s-%s\t%s %s/cpu-%s %s\n'
+	{
+		printf "$line" pk $$ "$P" "$T" keyctl "/bin/keyctl instantiate %k 0 %S"
+		printf "$line" ps $$ "$P" "$T" static \
+			"$B/bench/nfskeys-upcall-bench -c $T/nfskeys.conf %k %d"
+		printf "$line" pd $$ "$P" "$T" dynamic \
+			"$B/bench/nfskeys-upcall-dynamic -c $T/nfskeys.conf %k %d"
+	} >"$ROUTE"
+	keyctl session - "$B/bench/upcall-latency" "uid:user" "@example.test" 100 \
+		"${UPCALL_CPU_N:-150}" "keyctl=nfskeys-bench-pk-$$" "static=nfskeys-bench-ps-$$" \
+		"dynamic=nfskeys-bench-pd-$$" >/dev/null 2>&1
+	rm -f "$ROUTE"
+	med() { # HELPER EVENT: the median
+		grep ",$2" "$T/cpu-$1" | cut -d, -f1 | sort -n |
+			awk '{ a[NR] = $1 } END { print a[int(NR / 2) + 1] }'
+	}
+	k=$(med keyctl task-clock)
+	for h in keyctl static dynamic; do
+		c=$(med $h task-clock)
+		printf '%-8s n=%s cpu_ms=%s cpu/keyctl=%.3f page_faults=%s context_switches=%s\n' \
+			$h \
+			"$(grep -c ',task-clock' "$T/cpu-$h")" "$c" "$(echo "$c / $k" | bc -l)" \
+			"$(med $h page-faults)" "$(med $h context-switches)"
+	done
+fi
+ROUTE=
+}
+
+# IDMAPD_BENCH=load or =upcall runs one part only
+case "${IDMAPD_BENCH:-all}" in
+load) load_bench ;;
+upcall) upcall_bench ;;
+*) load_bench; upcall_bench ;;
+esac

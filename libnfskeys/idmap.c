@@ -8,6 +8,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 
+#include "idmap-desc.h"
 #include "idmap-plugin.h"
 #include "idmap-private.h"
 
@@ -903,52 +904,34 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 
 /* ---------------------------------------------------------------- kernel formats */
 
-static const struct {
-	const char *prefix;
-	unsigned kind;
-	bool cifs;
-} desc_prefixes[] = {
-	{ "uid:", NFSKEYS_IDMAP_NAME_TO_UID, false },  { "gid:", NFSKEYS_IDMAP_GROUP_TO_GID, false },
-	{ "user:", NFSKEYS_IDMAP_UID_TO_NAME, false }, { "group:", NFSKEYS_IDMAP_GID_TO_GROUP, false },
-	{ "os:", NFSKEYS_IDMAP_SID_TO_UID, true },     { "gs:", NFSKEYS_IDMAP_SID_TO_GID, true },
-	{ "oi:", NFSKEYS_IDMAP_UID_TO_SID, true },     { "gi:", NFSKEYS_IDMAP_GID_TO_SID, true },
-};
-
+/* The prefix table is common/idmap-desc.h, shared with the lean nfskeys-upcall. */
 _public_ int nfskeys_idmap_parse_description(const char *type, const char *description,
 					     enum nfskeys_idmap_kind *ret_kind,
 					     const char **ret_key)
 {
+	const char *key;
+	unsigned kind;
+	uint32_t id;
+	struct nfskeys_sid sid;
+	int r;
+
 	if (!type || !description || !ret_kind || !ret_key)
 		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(desc_prefixes); i++) {
-		const char *key;
-		unsigned kind = desc_prefixes[i].kind;
-		uint32_t id;
-		struct nfskeys_sid sid;
-
-		if (!startswith(description, desc_prefixes[i].prefix))
-			continue;
-		if ((streq(type, "id_resolver") && desc_prefixes[i].cifs) ||
-		    (streq(type, "cifs.idmap") && !desc_prefixes[i].cifs))
-			return -EOPNOTSUPP;
-		key = description + strlen(desc_prefixes[i].prefix);
-		/* Names are limited as the kernel limits them (IDMAP_NAMESZ 128). */
-		if (!*key || strlen(key) >= (desc_prefixes[i].cifs ? NFSKEYS_SID_STRING_MAX : 128))
-			return -EINVAL;
-		/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
-		 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
-		 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
-		if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
-			return -EINVAL;
-		if (kind_is_id(kind) && parse_id(key, &id) < 0)
-			return -EINVAL;
-		if (kind_is_sid(kind) && nfskeys_sid_from_string(key, &sid) < 0)
-			return -EINVAL;
-		*ret_kind = (enum nfskeys_idmap_kind)kind;
-		*ret_key = key;
-		return 0;
-	}
-	return -EINVAL;
+	r = idmap_desc_split(type, description, &kind, &key);
+	if (r < 0)
+		return r;
+	/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
+	 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
+	 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
+	if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
+		return -EINVAL;
+	if (kind_is_id(kind) && parse_id(key, &id) < 0)
+		return -EINVAL;
+	if (kind_is_sid(kind) && nfskeys_sid_from_string(key, &sid) < 0)
+		return -EINVAL;
+	*ret_kind = (enum nfskeys_idmap_kind)kind;
+	*ret_key = key;
+	return 0;
 }
 
 _public_ int nfskeys_idmap_payload(const struct nfskeys_idmap_answer *a, void *buf, size_t size)

@@ -1,10 +1,10 @@
 /* nfskeys-upcall, the program request-key runs: the fast path only.  It asks nfskeys-idmapd
- * and instantiates the key from the daemon's answer, loading nothing but libc and
- * libkeyutils (the RPC code and libtirpc's XDR are linked in statically); for anything
- * else (no daemon, a negative answer, --help, --verbose) it execs nfskeys-upcall-full,
+ * and instantiates the key from the daemon's answer, linked as a static PIE where the
+ * build allows (no dynamic loader at all; otherwise it loads only libc and libkeyutils;
+ * the RPC code and libtirpc's XDR are always linked in); for anything else (no daemon, a
+ * negative answer, --help, --verbose, a bad command line) it execs nfskeys-upcall-full,
  * the helper with the in-process engine (libnfskeys), with the same arguments. */
 #include <dirent.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <keyutils.h>
 #include <limits.h>
@@ -14,13 +14,14 @@
 /* macros.h first: <rpc/types.h> brings its own MIN/MAX (see rpc-client.h) */
 #include "macros.h"
 #include "idmap.h"
+#include "idmap-desc.h"
 #include "idmapd-client.h"
 #include "ini.h"
 #include "nfskeys.h"
 #include "rpc-client.h"
+#include "upcall-args.h"
 
 #define DAEMON_TIMEOUT_MS 500 /* as tools/upcall-resolve.c */
-#define KEY_NAME_MAX 128      /* the kernel's IDMAP_NAMESZ */
 
 struct lean_conf {
 	char socket[PATH_MAX];
@@ -148,17 +149,6 @@ static bool read_conf(const char *path, bool explicit_path, struct lean_conf *c)
 	return ok && !c->bad;
 }
 
-static const struct {
-	const char *prefix;
-	unsigned kind;
-	bool cifs;
-} prefixes[] = {
-	{ "uid:", NFSKEYS_IDMAP_NAME_TO_UID, false },  { "gid:", NFSKEYS_IDMAP_GROUP_TO_GID, false },
-	{ "user:", NFSKEYS_IDMAP_UID_TO_NAME, false }, { "group:", NFSKEYS_IDMAP_GID_TO_GROUP, false },
-	{ "os:", NFSKEYS_IDMAP_SID_TO_UID, true },     { "gs:", NFSKEYS_IDMAP_SID_TO_GID, true },
-	{ "oi:", NFSKEYS_IDMAP_UID_TO_SID, true },     { "gi:", NFSKEYS_IDMAP_GID_TO_SID, true },
-};
-
 /* The kernel payload for an answer (as nfskeys_idmap_payload()); < 0: not ours to build. */
 static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t size)
 {
@@ -200,104 +190,47 @@ static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t s
 	return -EINVAL;
 }
 
-static const char *private_keyring(const char *type)
-{
-	if (streq(type, "id_resolver"))
-		return ".id_resolver";
-	if (streq(type, "cifs.idmap"))
-		return ".cifs_idmap";
-	return NULL;
-}
-
 int main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "type", required_argument, NULL, 'T' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{}
-	};
 	struct lean_conf conf = { .helper_timeout = -1 };
-	const char *config = NULL, *type = NULL, *desc, *key = NULL;
-	char *kdesc = NULL, ktype[64];
-	unsigned long timeout = 0, serial_ul;
-	bool have_timeout = false;
+	struct upcall_args a;
+	const char *config, *type, *key = NULL;
+	char kdesc[512], ktype[64]; /* kdesc: "type;uid;gid;perm;" + the longest description */
 	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
 	idmapd_lookup_res res = {};
 	struct rpc_client *client = NULL;
 	uint8_t buf[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
-	uint32_t ttl;
-	key_serial_t serial;
 	unsigned kind = 0;
-	bool cifs = false;
-	char *end;
-	int c, r, len;
+	int r, len;
 
 	saved_argv = argv;
 	opterr = 0; /* the full helper reports usage errors */
-	while ((c = getopt_long(argc, argv, "t:c:T:vhV", opts, NULL)) >= 0) {
-		switch (c) {
-		case 't':
-			errno = 0;
-			timeout = strtoul(optarg, &end, 10);
-			if (errno || !*optarg || *end || *optarg == '-' || timeout > INT32_MAX)
-				fallback(false);
-			have_timeout = true;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'T':
-			type = optarg;
-			break;
-		default: /* --verbose, --help, --version, errors */
-			fallback(false);
-		}
-	}
-	if (argc - optind != 2)
+	/* --verbose, --help, --version, --no-daemon, errors: the full helper's */
+	if (upcall_args_parse(argc, argv, &a) != 0 || a.verbose || a.no_daemon)
 		fallback(false);
-	errno = 0;
-	serial_ul = strtoul(argv[optind], &end, 10);
-	if (errno || *end || !*argv[optind] || *argv[optind] == '-' || serial_ul == 0 ||
-	    serial_ul > INT32_MAX)
-		fallback(false);
-	serial = (key_serial_t)serial_ul;
-	desc = argv[optind + 1];
-
+	type = a.type;
 	if (!type) {
-		/* "type;uid;gid;perm;description" */
+		/* "type;uid;gid;perm;description", read in one call (a longer one is not
+		 * an ID-mapping key: the full helper says so) */
+		long n = keyctl_describe(a.serial, kdesc, sizeof(kdesc));
 		char *semi;
 
-		if (keyctl_describe_alloc(serial, &kdesc) < 0 || !(semi = strchr(kdesc, ';')) ||
+		if (n <= 0 || (size_t)n > sizeof(kdesc) || !(semi = strchr(kdesc, ';')) ||
 		    (size_t)(semi - kdesc) >= sizeof(ktype))
 			fallback(false);
 		memcpy(ktype, kdesc, semi - kdesc);
 		ktype[semi - kdesc] = 0;
 		for (int i = 0; i < 3 && semi; i++)
 			semi = strchr(semi + 1, ';');
-		if (!semi || !streq(semi + 1, desc))
+		if (!semi || !streq(semi + 1, a.desc))
 			fallback(false);
 		type = ktype;
 	}
-
-	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
-		if (strncmp(desc, prefixes[i].prefix, strlen(prefixes[i].prefix)))
-			continue;
-		if ((streq(type, "id_resolver") && prefixes[i].cifs) ||
-		    (streq(type, "cifs.idmap") && !prefixes[i].cifs))
-			break;
-		kind = prefixes[i].kind;
-		cifs = prefixes[i].cifs;
-		key = desc + strlen(prefixes[i].prefix);
-		break;
-	}
 	/* The daemon validates the key; malformed ones are rejected by the full helper. */
-	if (!kind || !*key || strlen(key) >= (cifs ? NFSKEYS_SID_STRING_MAX : KEY_NAME_MAX))
+	if (idmap_desc_split(type, a.desc, &kind, &key) < 0)
 		fallback(false);
 
+	config = a.config;
 	if (!config) {
 		/* secure_getenv(): NULL in a setuid/setgid run, as libnfskeys does */
 		config = secure_getenv("NFSKEYS_CONF");
@@ -332,23 +265,20 @@ int main(int argc, char *argv[])
 	if (len < 0)
 		fallback(false);
 
-	/* -t caps good answers; a nobody answer keeps its short TTL whatever -t says. */
-	ttl = res.idmapd_lookup_res_u.answer.ttl;
-	if (have_timeout && !(res.idmapd_lookup_res_u.answer.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
-		ttl = timeout;
-	else if (have_timeout && timeout < ttl)
-		ttl = timeout;
-
 	/* As the full helper: possess the type's private keyring, set the timeout while we
 	 * hold the authorisation, then instantiate. */
-	if (private_keyring(type))
-		(void)keyctl_search(KEY_SPEC_USER_KEYRING, "keyring", private_keyring(type),
+	if (upcall_private_keyring(type))
+		(void)keyctl_search(KEY_SPEC_USER_KEYRING, "keyring", upcall_private_keyring(type),
 				    KEY_SPEC_THREAD_KEYRING);
-	if (ttl > 0)
-		(void)keyctl_set_timeout(serial, ttl); /* a key without timeout still works */
-	if (keyctl_instantiate(serial, buf, (size_t)len, 0) < 0)
+	{
+		const idmapd_answer *w = &res.idmapd_lookup_res_u.answer;
+		unsigned ttl = upcall_key_ttl(&a, w->ttl, w->flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+
+		if (ttl > 0) /* a key without timeout still works */
+			(void)keyctl_set_timeout(a.serial, ttl);
+	}
+	if (keyctl_instantiate(a.serial, buf, (size_t)len, 0) < 0)
 		fallback(false); /* reports it (exit 4) */
 	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
-	free(kdesc);
 	return 0;
 }

@@ -1,8 +1,8 @@
 /* nfskeys-upcall-full: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys
  * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall-lean.c) answers from
- * the daemon itself and execs this for everything else.  It parses the key's description, resolves it (upcall_resolve), sets the key's timeout
- * and instantiates it with the exact kernel payload, or rejects it with a short timeout. */
-#include <getopt.h>
+ * the daemon itself and execs this for everything else.  It parses the key's description,
+ * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
+ * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
 #include <syslog.h>
 
@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "nfskeys.h"
 #include "upcall.h"
+#include "upcall-args.h"
 
 enum {
 	UP_OK = 0,       /* key instantiated */
@@ -48,31 +49,6 @@ static void log_syslog(void *userdata, int priority, const char *file, int line,
 	vsyslog(priority, format, args);
 }
 
-static int parse_uint(const char *s, unsigned max, unsigned *ret)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
-}
-
-/* The kernel's private keyring for a key type (possessing it lets us change its keys). */
-static const char *private_keyring(const char *type)
-{
-	if (streq(type, "id_resolver"))
-		return ".id_resolver";
-	if (streq(type, "cifs.idmap"))
-		return ".cifs_idmap";
-	return NULL;
-}
-
 static int reject(int32_t key, unsigned timeout, int error)
 {
 	int r = nfskeys_key_reject(key, timeout, (unsigned)error, 0);
@@ -86,63 +62,38 @@ static int reject(int32_t key, unsigned timeout, int error)
 
 int main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "type", required_argument, NULL, 'T' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "no-daemon", no_argument, NULL, 'N' },
-		{}
-	};
 	struct nfskeys_ctx *ctx = NULL;
 	struct nfskeys_idmap_answer answer;
 	struct nfskeys_key_info info;
 	enum nfskeys_idmap_kind kind;
-	const char *config = NULL, *type = NULL, *key, *desc;
+	struct upcall_args a;
+	const char *type, *key, *desc;
 	char payload[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
-	unsigned timeout = 0, reject_timeout = REJECT_TIMEOUT_DEFAULT, ttl;
-	bool have_timeout = false, verbose = false;
+	unsigned reject_timeout = REJECT_TIMEOUT_DEFAULT, ttl;
 	int32_t serial;
-	int c, r, len, rc;
+	int r, len, rc;
 
-	while ((c = getopt_long(argc, argv, "t:c:T:vhV", opts, NULL)) >= 0) {
-		switch (c) {
-		case 't':
-			if (parse_uint(optarg, INT32_MAX, &timeout) < 0) {
-				fprintf(stderr, "nfskeys-upcall: bad timeout '%s'\n", optarg);
-				return UP_USAGE;
-			}
-			have_timeout = true;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'T':
-			type = optarg;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'N':
-			upcall_no_daemon = true;
-			break;
-		default:
-			return cli_std_option(c, "nfskeys-upcall", usage);
-		}
-	}
-	if (argc - optind != 2) {
+	r = upcall_args_parse(argc, argv, &a);
+	switch (r) {
+	case 0:
+		break;
+	case UPCALL_ARGS_BAD_TIMEOUT:
+		fprintf(stderr, "nfskeys-upcall: bad timeout '%s'\n", a.bad);
+		return UP_USAGE;
+	case UPCALL_ARGS_BAD_SERIAL:
+		fprintf(stderr, "nfskeys-upcall: bad key serial '%s'\n", a.bad);
+		return UP_USAGE;
+	case UPCALL_ARGS_BAD_COUNT:
 		usage(stderr);
 		return UP_USAGE;
+	default:
+		return cli_std_option(r, "nfskeys-upcall", usage);
 	}
+	upcall_no_daemon = a.no_daemon;
 	openlog("nfskeys-upcall", LOG_PID, LOG_AUTHPRIV);
-	if (parse_uint(argv[optind], INT32_MAX, &ttl) < 0 || ttl == 0) {
-		fprintf(stderr, "nfskeys-upcall: bad key serial '%s'\n", argv[optind]);
-		return UP_USAGE;
-	}
-	serial = (int32_t)ttl;
-	desc = argv[optind + 1];
+	serial = a.serial;
+	desc = a.desc;
+	type = a.type;
 
 	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
@@ -160,14 +111,14 @@ int main(int argc, char *argv[])
 		}
 	}
 
-	r = nfskeys_ctx_new_full(config, verbose ? NULL : log_syslog, NULL, &ctx);
+	r = nfskeys_ctx_new_full(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx);
 	if (r < 0) {
 		syslog(LOG_ERR, "cannot load configuration: %s", strerror(-r));
 		reject(serial, reject_timeout, EKEYREJECTED);
 		return UP_CONFIG;
 	}
 	nfskeys_ctx_set_log_fn(ctx, log_syslog, NULL);
-	if (verbose)
+	if (a.verbose)
 		nfskeys_ctx_set_log_priority(ctx, LOG_DEBUG);
 	{
 		int64_t v;
@@ -198,18 +149,13 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 
-	/* -t caps good answers; a nobody answer keeps its short TTL whatever -t says. */
-	ttl = answer.ttl;
-	if (have_timeout && !(answer.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
-		ttl = timeout;
-	else if (have_timeout && timeout < ttl)
-		ttl = timeout;
+	ttl = upcall_key_ttl(&a, answer.ttl, answer.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
 
 	/* Possess the type's private keyring so the key stays ours to change after it is
 	 * instantiated (the authorisation to construct it ends then); set the timeout
 	 * while we still hold that authorisation. */
-	if (private_keyring(type))
-		(void)nfskeys_key_possess_keyring(private_keyring(type), NULL);
+	if (upcall_private_keyring(type))
+		(void)nfskeys_key_possess_keyring(upcall_private_keyring(type), NULL);
 	if (ttl > 0) {
 		r = nfskeys_key_set_timeout(serial, ttl);
 		if (r < 0)
