@@ -78,6 +78,8 @@ struct daemon_stats {
 };
 
 struct job;
+struct reload_job;
+struct reload_waiter;
 
 struct daemon {
 	struct evloop *loop;
@@ -90,7 +92,14 @@ struct daemon {
 	struct idmapd_cache *cache;
 	struct daemon_stats st;
 	int64_t start;
-	bool foreground, debug, stopping, reloading;
+	bool foreground, debug, stopping;
+
+	/* reload: the new configuration is built in a thread of its own and swapped in on
+	 * the loop thread (reload_done); requests go on being answered meanwhile. */
+	struct reload_job *reload;             /* the one running, NULL when none */
+	bool reload_again;                     /* asked for while running: once more after */
+	struct reload_waiter *reload_waiting;  /* RELOAD callers of the running one */
+	struct reload_waiter *reload_next;     /* RELOAD callers of the one after */
 
 	/* worker pool */
 	pthread_mutex_t lock;
@@ -787,54 +796,183 @@ static void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 	xdr_free((xdrproc_t)xdr_idmapd_flush_args, (char *)&a);
 }
 
-/* Swap in a new configuration; the old one stays when the new one fails. */
-static int reload(struct daemon *d, char *msg, size_t msglen)
-{
-	struct nfskeys_ctx *ctx = NULL;
-	struct settings s;
+/* A reload: load_ctx() in its own thread (a large [Static] section or a slow backend
+ * init would otherwise stall the loop), then reload_done() on the loop thread swaps the
+ * configuration in or keeps the old one.  Requests are answered entirely by the old
+ * configuration until the swap and entirely by the new one after it; lookups in flight
+ * on the worker pool keep the old context alive through their own reference. */
+struct reload_job {
+	struct daemon *d;
+	pthread_t thread;
+	bool joined;
 	int r;
+	struct nfskeys_ctx *ctx;
+	struct settings set;
+	char msg[IDMAPD_MESSAGE_MAX];
+};
 
-	notify("RELOADING=1");
-	d->st.reloads++;
-	r = load_ctx(d, &ctx, &s, msg, msglen);
-	if (r < 0) {
-		d->st.reload_failures++;
-		log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", msg);
-		notify("READY=1\nSTATUS=reload failed; running configuration kept");
-		return r;
+struct reload_waiter {
+	struct rpc_request *req;
+	struct reload_waiter *next;
+};
+
+static void reload_done(struct evloop *loop, void *userdata);
+
+static void *reload_main(void *arg)
+{
+	struct reload_job *j = arg;
+
+	j->r = load_ctx(j->d, &j->ctx, &j->set, j->msg, sizeof(j->msg));
+	while (evloop_post(j->d->loop, reload_done, j) < 0)
+		usleep(1000); /* out of memory: retry rather than lose the callers */
+	return NULL;
+}
+
+static void reload_answer(struct daemon *d, struct reload_waiter **list, int status,
+			  const char *msg)
+{
+	while (*list) {
+		struct reload_waiter *w = *list;
+		idmapd_reload_res res = { .status = status, .message = (char *)msg,
+					  .generation = d->generation };
+
+		*list = w->next;
+		reply(d, OP_RELOAD, w->req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		free(w);
 	}
-	if (!streq(s.socket, d->set.socket) || s.workers != d->set.workers)
+}
+
+/* Swap in the configuration a reload thread built (on the loop thread). */
+static void reload_apply(struct daemon *d, struct reload_job *j)
+{
+	struct settings *s = &j->set;
+
+	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
 		log_msg(LOG_NOTICE, "Socket and Workers changes take effect at restart");
-	snprintf(s.socket, sizeof(s.socket), "%s", d->set.socket);
-	s.workers = d->set.workers;
+	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);
+	s->workers = d->set.workers;
 	nfskeys_ctx_unref(d->ctx);
-	d->ctx = ctx;
-	d->set = s;
+	d->ctx = TAKE_PTR(j->ctx);
+	d->set = *s;
 	d->generation++;
-	idmapd_cache_set_capacity(d->cache, s.cache_size);
+	idmapd_cache_set_capacity(d->cache, s->cache_size);
 	idmapd_cache_flush(d->cache);
 	clear_kernel_keyrings(d);
-	snprintf(msg, msglen, "configuration %s loaded (generation %" PRIu64 ")",
-		 nfskeys_ctx_get_conf_path(ctx), d->generation);
-	log_msg(LOG_INFO, "%s", msg);
-	notify("READY=1\nSTATUS=running");
-	return 0;
+	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
+		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
+	log_msg(LOG_INFO, "%s", j->msg);
+}
+
+static void reload_start(struct daemon *d)
+{
+	struct reload_job *j = calloc(1, sizeof(*j));
+	char state[64];
+	int r;
+
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+		 (uint64_t)mono_usec());
+	notify(state);
+	d->st.reloads++;
+	if (!j) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	j->d = d;
+	r = -pthread_create(&j->thread, NULL, reload_main, j);
+	if (r < 0)
+		goto fail;
+	d->reload = j;
+	return;
+fail:
+	free(j);
+	d->st.reload_failures++;
+	log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", strerror(-r));
+	notify("READY=1\nSTATUS=reload failed; running configuration kept");
+	reload_answer(d, &d->reload_waiting, r, "cannot start the reload");
+}
+
+static void reload_done(struct evloop *loop, void *userdata)
+{
+	struct reload_job *j = userdata;
+	struct daemon *d = j->d;
+
+	if (!j->joined)
+		pthread_join(j->thread, NULL);
+	d->reload = NULL;
+	if (d->stopping) {
+		snprintf(j->msg, sizeof(j->msg), "the daemon is stopping");
+		j->r = -ESHUTDOWN;
+	} else if (j->r < 0) {
+		d->st.reload_failures++;
+		log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", j->msg);
+		notify("READY=1\nSTATUS=reload failed; running configuration kept");
+	} else {
+		reload_apply(d, j);
+		notify("READY=1\nSTATUS=running");
+	}
+	reload_answer(d, &d->reload_waiting, j->r, j->msg);
+	nfskeys_ctx_unref(j->ctx);
+	free(j);
+	/* A SIGHUP or RELOAD that came while this one ran may have followed a later edit:
+	 * one more reload answers all of them. */
+	if (d->reload_again && !d->stopping) {
+		d->reload_again = false;
+		d->reload_waiting = TAKE_PTR(d->reload_next);
+		reload_start(d);
+	} else if (d->stopping) {
+		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
+	}
+}
+
+/* Ask for a reload; req (NULL for SIGHUP) is answered when it is done. */
+static void reload_request(struct daemon *d, struct rpc_request *req)
+{
+	struct reload_waiter *w = NULL;
+
+	if (req) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+			return;
+		}
+		w->req = req;
+	}
+	if (d->reload) {
+		d->reload_again = true;
+		if (w) {
+			w->next = d->reload_next;
+			d->reload_next = w;
+		}
+		return;
+	}
+	if (w) {
+		w->next = d->reload_waiting;
+		d->reload_waiting = w;
+	}
+	reload_start(d);
+}
+
+/* At shutdown: wait for a running reload thread (its result is then discarded by
+ * reload_done, which the final loop iteration runs). */
+static void reload_wait(struct daemon *d)
+{
+	if (d->reload && !d->reload->joined) {
+		pthread_join(d->reload->thread, NULL);
+		d->reload->joined = true;
+	}
 }
 
 static void do_reload(struct daemon *d, struct rpc_request *req)
 {
-	char msg[IDMAPD_MESSAGE_MAX];
-	idmapd_reload_res res = { .message = msg };
-
-	msg[0] = 0;
 	if (!allowed(d, OP_RELOAD, req)) {
-		res.status = -EPERM;
-		snprintf(msg, sizeof(msg), "reload is reserved to root");
-	} else {
-		res.status = reload(d, msg, sizeof(msg));
+		idmapd_reload_res res = { .status = -EPERM,
+					  .message = (char *)"reload is reserved to root",
+					  .generation = d->generation };
+
+		reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		return;
 	}
-	res.generation = d->generation;
-	reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+	reload_request(d, req);
 }
 
 struct metrics {
@@ -992,12 +1130,12 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 static void on_signal(struct evloop *loop, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
-	char msg[IDMAPD_MESSAGE_MAX];
 
 	switch (si->ssi_signo) {
 	case SIGHUP:
-		log_msg(LOG_INFO, "SIGHUP: reloading the configuration");
-		reload(d, msg, sizeof(msg));
+		log_msg(LOG_INFO, "SIGHUP: reloading the configuration%s",
+			d->reload ? " (after the running reload)" : "");
+		reload_request(d, NULL);
 		break;
 	case SIGTERM:
 	case SIGINT:
@@ -1153,8 +1291,10 @@ int main(int argc, char *argv[])
 
 	/* Stop: no new clients; let workers finish and deliver (answers to gone clients are
 	 * dropped), then run the loop once more to process their results. */
+	d.stopping = true;
 	d.srv = rpc_server_free(d.srv);
 	pool_stop(&d);
+	reload_wait(&d);
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
 	unlink(d.set.socket);
