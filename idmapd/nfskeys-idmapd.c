@@ -165,10 +165,22 @@ static void rpc_log(void *userdata, int priority, const char *message)
 	log_msg(priority, "%s", message);
 }
 
+/* While load_ctx() runs in a thread, the library's last error there (it names the bad
+ * setting or backend), so that the reload's answer can say what is wrong. */
+static __thread char *lib_error;
+static __thread size_t lib_error_size;
+
 /* The library's messages go the same way as ours. */
 static void lib_log(void *userdata, int prio, const char *file, int line, const char *fn,
 		    const char *fmt, va_list ap)
 {
+	if (lib_error && prio <= LOG_ERR) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		vsnprintf(lib_error, lib_error_size, fmt, aq);
+		va_end(aq);
+	}
 	vlog_msg(prio, fmt, ap);
 }
 
@@ -253,28 +265,33 @@ static int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct setti
 	struct nfskeys_ctx *ctx = NULL;
 	struct settings s;
 	const char *domain;
+	char why[256] = "";
 	int r;
 
+	lib_error = why;
+	lib_error_size = sizeof(why);
 	r = nfskeys_ctx_new_full(d->conf_arg, lib_log, NULL, &ctx);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot load configuration %s: %s",
-			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r));
-		return r;
+		snprintf(err, errlen, "cannot load configuration %s: %s%s%s%s",
+			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r),
+			 why[0] ? " (" : "", why, why[0] ? ")" : "");
+		goto out;
 	}
 	nfskeys_ctx_set_log_priority(ctx, d->debug ? LOG_DEBUG : LOG_WARNING);
 	r = settings_load(ctx, d->socket_arg, &s, err, errlen);
 	if (r < 0)
-		goto fail;
+		goto out;
 	r = nfskeys_idmap_get_domain(ctx, &domain, NULL);
 	if (r < 0) {
-		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s",
-			 nfskeys_ctx_get_conf_path(ctx), strerror(-r));
-		goto fail;
+		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s%s%s%s",
+			 nfskeys_ctx_get_conf_path(ctx), strerror(-r), why[0] ? " (" : "", why,
+			 why[0] ? ")" : "");
+		goto out;
 	}
-	*ret_ctx = ctx;
+	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
-	return 0;
-fail:
+out:
+	lib_error = NULL;
 	nfskeys_ctx_unref(ctx);
 	return r;
 }
