@@ -91,6 +91,7 @@ struct daemon {
 	struct settings set;
 	struct idmapd_cache *cache;
 	struct daemon_stats st;
+	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
 	bool foreground, debug, stopping;
 
@@ -684,7 +685,17 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	int64_t now = evloop_now(d->loop);
 	int r;
 
+	/* The key decodes into the daemon's buffer (xdr_string fills a given one, up to
+	 * IDMAPD_KEY_MAX); a failed decode frees it (xdr_free), so it is then made anew.
+	 * a.key is not read after a reply: replying may dispatch the connection's next call,
+	 * which decodes into the same buffer. */
+	if (!d->keybuf && !(d->keybuf = malloc(IDMAPD_KEY_MAX + 1))) {
+		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+		return;
+	}
+	a.key = d->keybuf;
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_idmapd_lookup_args, &a)) {
+		d->keybuf = NULL;
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -693,7 +704,7 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 
 		d->st.lookups[LR_ERROR]++;
 		reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
-		goto out;
+		return;
 	}
 	e = idmapd_cache_find(d->cache, a.kind, a.key);
 	if (e && e->have_answer && (now < e->expires || (e->busy && e->stale))) {
@@ -711,13 +722,13 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		}
 		answer_waiter(d, e, req, a.flags, extra,
 			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
-		goto out;
+		return;
 	}
 	if (!e) {
 		r = idmapd_cache_add(d->cache, a.kind, a.key, &e);
 		if (r < 0) {
 			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
-			goto out;
+			return;
 		}
 	} else if (e->busy && !e->refresh) {
 		d->st.lookups[LR_COALESCED]++;
@@ -725,15 +736,14 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	add_waiter(d, e, req, a.flags);
 	if (!e->busy && fetch_start(d, e, false) < 0) {
 		answer_all(d, e, 0, LR_ERROR);
-		goto out;
+		return;
 	}
 	e->refresh = false; /* callers wait on this fetch now */
 	/* An expired positive answer is served stale if the refetch is slow. */
 	if (!e->stale_timer && stale_ok(d, e, now))
 		(void)evloop_add_timer(d->loop, e->fetch_start + d->set.stale_wait_ms * USEC_PER_MSEC,
 				       stale_wait_fired, e, &e->stale_timer);
-out:
-	xdr_free((xdrproc_t)xdr_idmapd_lookup_args, (char *)&a);
+	/* nothing to free: the key is d->keybuf */
 }
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata)
@@ -1323,6 +1333,7 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
+	free(d.keybuf);
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
 	log_msg(LOG_INFO, "stopped");
