@@ -193,6 +193,7 @@ static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n
 		int r = status[i];
 
 		if (r < 0) {
+			fflush(stdout); /* in order with the answers when both go to one file */
 			tool_error("idmap %s: %s: %s", lr->cmd, keys[i],
 				   r == -ENOENT ? "no mapping (see 'nfskeys idmap explain')" :
 				   r == -EINVAL ? (k == NFSKEYS_IDMAP_SID_TO_UID ||
