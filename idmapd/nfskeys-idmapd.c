@@ -922,6 +922,7 @@ static void reload_done(struct evloop *loop, void *userdata)
 {
 	struct reload_job *j = userdata;
 	struct daemon *d = j->d;
+	struct reload_waiter *callers;
 
 	if (!j->joined)
 		pthread_join(j->thread, NULL);
@@ -937,18 +938,20 @@ static void reload_done(struct evloop *loop, void *userdata)
 		reload_apply(d, j);
 		notify("READY=1\nSTATUS=running");
 	}
-	reload_answer(d, &d->reload_waiting, j->r, j->msg);
-	nfskeys_ctx_unref(j->ctx);
-	free(j);
 	/* A SIGHUP or RELOAD that came while this one ran may have followed a later edit:
-	 * one more reload answers all of them. */
+	 * one more reload answers all of them.  It starts before this one's callers are
+	 * answered, since answering may dispatch a RELOAD queued behind them. */
+	callers = TAKE_PTR(d->reload_waiting);
 	if (d->reload_again && !d->stopping) {
 		d->reload_again = false;
 		d->reload_waiting = TAKE_PTR(d->reload_next);
 		reload_start(d);
-	} else if (d->stopping) {
-		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
 	}
+	reload_answer(d, &callers, j->r, j->msg);
+	if (d->stopping)
+		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
+	nfskeys_ctx_unref(j->ctx);
+	free(j);
 }
 
 /* Ask for a reload; req (NULL for SIGHUP) is answered when it is done. */
