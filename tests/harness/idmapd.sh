@@ -56,6 +56,23 @@ t_idmapd_stop_ldap() {
 	return $rc
 }
 
+# t_idmapd_slapd_users N...: (after sourcing slapd.sh) start slapd and load ou=people
+# with uid=userN, uidNumber 10000+N, gidNumber 20000 for each N; sets S to the suffix.
+# The whole test is skipped when the ldap plugin was not built or slapd cannot run.
+t_idmapd_slapd_users() {
+	[ -f "$NFSKEYS_PLUGIN_DIR/idmap-ldap.so" ] || skip_all "the ldap backend plugin was not built"
+	t_slapd_start || skip_all "slapd cannot run here (slapd, ldap-utils, back_mdb needed)"
+	S=$SLAPD_SUFFIX
+	{
+		printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$S"
+		for i in "$@"; do
+			printf 'dn: uid=user%d,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: user%d\ncn: user%d\nuidNumber: %d\ngidNumber: 20000\nhomeDirectory: /home/user%d\n\n' \
+				"$i" "$S" "$i" "$i" $((10000 + i)) "$i"
+		done
+	} >"$T_TMP/data.ldif"
+	t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
+}
+
 t_idmapd_stat() { # t_idmapd_stat NAME: the value of one stats line (text format)
 	"$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats | awk -v n="$1" '$1 == n { print $2 }'
 }

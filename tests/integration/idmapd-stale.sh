@@ -8,19 +8,7 @@
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/slapd.sh"
 
-[ -f "$NFSKEYS_PLUGIN_DIR/idmap-ldap.so" ] || skip_all "the ldap backend plugin was not built"
-t_slapd_start || skip_all "slapd cannot run here (slapd, ldap-utils, back_mdb needed)"
-S=$SLAPD_SUFFIX
-{
-	printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$S"
-	i=0
-	while [ $i -lt 10 ]; do
-		printf 'dn: uid=user%d,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\nuid: user%d\ncn: user%d\nuidNumber: %d\ngidNumber: 20000\nhomeDirectory: /home/user%d\n\n' \
-			$i "$S" $i $i $((10000 + i)) $i
-		i=$((i + 1))
-	done
-} >"$T_TMP/data.ldif"
-t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
+t_idmapd_slapd_users 0 1 2 3 4 5 6 7 8 9
 plan 13
 
 cat >"$IDMAPD_CONF" <<CONF
