@@ -152,33 +152,13 @@ out:
 int attrd_client_ping(struct rpc_client *c, char *release, size_t release_size,
 		      uint32_t *ret_pid, uint64_t *ret_policies)
 {
-	attrd_ping_res res = {};
-	int r;
-
-	r = rpc_client_call(c, ATTRD_PING, NULL, NULL, (xdrproc_t)xdr_attrd_ping_res, &res);
-	if (r < 0)
-		return r;
-	copy_msg(release, release_size, res.release);
-	if (ret_pid)
-		*ret_pid = res.pid;
-	if (ret_policies)
-		*ret_policies = res.policies;
-	xdr_free((xdrproc_t)xdr_attrd_ping_res, (char *)&res);
-	return 0;
+	return rpc_client_ping(c, ATTRD_PING, release, release_size, ret_pid, NULL,
+			       ret_policies);
 }
 
 int attrd_client_reload(struct rpc_client *c, char *msg, size_t msg_size)
 {
-	attrd_reload_res res = {};
-	int r;
-
-	r = rpc_client_call(c, ATTRD_RELOAD, NULL, NULL, (xdrproc_t)xdr_attrd_reload_res, &res);
-	if (r < 0)
-		return r;
-	copy_msg(msg, msg_size, res.message);
-	r = res.status;
-	xdr_free((xdrproc_t)xdr_attrd_reload_res, (char *)&res);
-	return r < 0 ? r : 0;
+	return rpc_client_reload(c, ATTRD_RELOAD, msg, msg_size, NULL);
 }
 
 int attrd_client_print_stats(struct rpc_client *c, FILE *f, int format)

@@ -8,6 +8,7 @@
 
 #include "idmapd-client.h"
 #include "macros.h"
+#include "percentile.h"
 #include "stats.h"
 #include "time-util.h"
 #include "idmap.h"
@@ -135,13 +136,6 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: idmapd-load --socket PATH [--clients N] [--requests N] [--keys N]\n"
@@ -217,7 +211,7 @@ int main(int argc, char *argv[])
 	}
 	el = mono_usec() - t0;
 	/* every worker ran o.requests calls, so the sample array is dense */
-	qsort(samples, ns, sizeof(*samples), cmp_u64);
+	percentile_sort(samples, ns);
 	printf("clients=%u pipeline=%u lookups=%" PRIu64 " wrong=%" PRIu64 " failed=%" PRIu64
 	       " seconds=%.3f rate=%.0f/s mean_us=%.1f p50_us=%.1f p99_us=%.1f\n",
 	       o.clients, o.pipeline, done, wrong, failed, el / 1e6, done / (el / 1e6),

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "percentile.h"
+
 #define MSG_MAX 4096
 
 struct worker {
@@ -22,7 +24,7 @@ struct worker {
 	int fd;
 	long requests;
 	size_t size;
-	double *lat_us;
+	uint64_t *lat_ns;
 	bool failed;
 };
 
@@ -90,16 +92,9 @@ static void *run(void *arg)
 			}
 			got += (size_t)r;
 		}
-		w->lat_us[i] = now_us() - t0;
+		w->lat_ns[i] = (uint64_t)((now_us() - t0) * 1e3);
 	}
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void usage(FILE *f)
@@ -121,7 +116,8 @@ int main(int argc, char *argv[])
 	size_t size = 96;
 	struct worker *ws;
 	pthread_t srv;
-	double t0, secs, *all, sum = 0;
+	double t0, secs, sum = 0;
+	uint64_t *all;
 	int c, lfd;
 
 	while ((c = getopt_long(argc, argv, "c:n:s:h", lo, NULL)) >= 0) {
@@ -168,7 +164,7 @@ int main(int argc, char *argv[])
 		}
 		ws[i].requests = requests;
 		ws[i].size = size;
-		ws[i].lat_us = all + i * requests;
+		ws[i].lat_ns = all + i * requests;
 	}
 	t0 = now_us();
 	for (long i = 0; i < clients; i++)
@@ -184,12 +180,12 @@ int main(int argc, char *argv[])
 	}
 	secs = (now_us() - t0) / 1e6;
 	for (long i = 0; i < total; i++)
-		sum += all[i];
-	qsort(all, (size_t)total, sizeof(*all), cmp_double);
+		sum += (double)all[i] / 1e3;
+	percentile_sort(all, (size_t)total);
 	printf("clients=%ld round_trips=%ld seconds=%.3f rate=%.0f/s mean_us=%.1f p50_us=%.1f "
 	       "p99_us=%.1f\n",
 	       clients, total, secs, (double)total / secs, sum / (double)total,
-	       all[total / 2], all[(long)((double)total * 0.99)]);
+	       percentile(all, (size_t)total, 50) / 1e3, percentile(all, (size_t)total, 99) / 1e3);
 	free(all);
 	free(ws);
 	return 0;

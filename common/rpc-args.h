@@ -22,7 +22,7 @@ static inline bool rpc_args_decode(XDR *args, xdrproc_t fn, void *obj)
 {
 	u_int start = xdr_getpos(args), len;
 	const char *wire;
-	char *enc = NULL;
+	char small[2048], *enc = NULL; /* most arguments re-encode on the stack */
 	bool ok = false;
 	XDR e;
 
@@ -34,14 +34,15 @@ static inline bool rpc_args_decode(XDR *args, xdrproc_t fn, void *obj)
 	/* the bytes just decoded, through the public API: back to the start, take them */
 	if (!xdr_setpos(args, start) || !(wire = (const char *)xdr_inline(args, (int)len)))
 		goto out;
-	enc = malloc(len);
+	enc = len <= sizeof(small) ? small : malloc(len);
 	if (!enc)
 		goto out;
 	xdrmem_create(&e, enc, len, XDR_ENCODE);
 	ok = fn(&e, obj) && xdr_getpos(&e) == len && memcmp(enc, wire, len) == 0;
 	xdr_destroy(&e);
 out:
-	free(enc);
+	if (enc != small)
+		free(enc);
 	if (!ok)
 		xdr_free(fn, (char *)obj);
 	return ok;

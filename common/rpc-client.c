@@ -409,3 +409,75 @@ fail:
 			xdr_free(res_fn, (uint8_t *)res + i * res_stride);
 	return r;
 }
+
+/* ---- PING and RELOAD, the same in both daemons' protocols */
+
+#define TEXT_MAX 4096 /* longer than any daemon's release or message */
+
+struct ping_head {
+	char *release;
+	uint32_t pid;
+	uint64_t generation, extra;
+};
+
+static bool_t xdr_ping_head(XDR *x, struct ping_head *p)
+{
+	return xdr_string(x, &p->release, TEXT_MAX) && xdr_uint32_t(x, &p->pid) &&
+	       xdr_uint64_t(x, &p->generation) && xdr_uint64_t(x, &p->extra);
+}
+
+struct reload_res {
+	int status;
+	char *message;
+	uint64_t generation;
+};
+
+static bool_t xdr_reload_res(XDR *x, struct reload_res *r)
+{
+	return xdr_int(x, &r->status) && xdr_string(x, &r->message, TEXT_MAX) &&
+	       xdr_uint64_t(x, &r->generation);
+}
+
+static void copy_text(char *dst, size_t size, const char *src)
+{
+	if (dst && size)
+		snprintf(dst, size, "%s", src ? src : "");
+}
+
+int rpc_client_ping(struct rpc_client *client, uint32_t proc, char *release,
+		    size_t release_size, uint32_t *ret_pid, uint64_t *ret_generation,
+		    uint64_t *ret_extra)
+{
+	struct ping_head res = {};
+	int r;
+
+	r = rpc_client_call(client, proc, NULL, NULL, (xdrproc_t)xdr_ping_head, &res);
+	if (r < 0)
+		return r;
+	copy_text(release, release_size, res.release);
+	if (ret_pid)
+		*ret_pid = res.pid;
+	if (ret_generation)
+		*ret_generation = res.generation;
+	if (ret_extra)
+		*ret_extra = res.extra;
+	xdr_free((xdrproc_t)xdr_ping_head, (char *)&res);
+	return 0;
+}
+
+int rpc_client_reload(struct rpc_client *client, uint32_t proc, char *message,
+		      size_t message_size, uint64_t *ret_generation)
+{
+	struct reload_res res = {};
+	int r;
+
+	r = rpc_client_call(client, proc, NULL, NULL, (xdrproc_t)xdr_reload_res, &res);
+	if (r < 0)
+		return r;
+	copy_text(message, message_size, res.message);
+	r = res.status < 0 ? res.status : 0;
+	if (r == 0 && ret_generation)
+		*ret_generation = res.generation;
+	xdr_free((xdrproc_t)xdr_reload_res, (char *)&res);
+	return r;
+}

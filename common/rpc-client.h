@@ -49,6 +49,20 @@ static inline int rpc_client_call(struct rpc_client *client, uint32_t proc, xdrp
 int rpc_client_call_batch(struct rpc_client *client, uint32_t proc, xdrproc_t args_fn,
 			  const void *args, size_t args_stride, size_t n, xdrproc_t res_fn,
 			  void *res, size_t res_stride, int *ret_status);
+/* Calls both daemons answer alike (proto/idmap.x, proto/attr.x), decoded here once.
+ * PING (procedure proc, no arguments): its results begin "string release<32>; unsigned
+ * int pid; unsigned hyper generation; unsigned hyper extra" (idmapd: uptime in ms;
+ * attrd: directories with a policy); later fields are not read.  Every output may be
+ * NULL.  Errors as rpc_client_call(). */
+int rpc_client_ping(struct rpc_client *client, uint32_t proc, char *release,
+		    size_t release_size, uint32_t *ret_pid, uint64_t *ret_generation,
+		    uint64_t *ret_extra);
+/* RELOAD: results "int status; string message<>; unsigned hyper generation".  message
+ * (may be NULL) gets the daemon's text; returns a transport error, else the daemon's
+ * status (0, or a negative errno: -EPERM, the configuration error).  *ret_generation
+ * (may be NULL) is set on success. */
+int rpc_client_reload(struct rpc_client *client, uint32_t proc, char *message,
+		      size_t message_size, uint64_t *ret_generation);
 /* The xid the next call will use (for tests). */
 uint32_t rpc_client_next_xid(const struct rpc_client *client);
 /* Close the connection (the next call reconnects). */

@@ -51,6 +51,9 @@ struct rpc_conn {
 	int64_t partial_since; /* when unfinished input appeared, 0 when none */
 	int fds[FD_QUEUE_MAX];
 	size_t nfds;
+	/* Answered requests kept for the next calls (at most max_inflight of them, the most
+	 * ever out at once), freed with the connection. */
+	struct rpc_request *free_reqs;
 	struct rpc_conn *prev, *next;
 };
 
@@ -60,6 +63,12 @@ static void conn_unref(struct rpc_conn *c)
 		return;
 	for (size_t i = 0; i < c->nfds; i++)
 		close(c->fds[i]);
+	while (c->free_reqs) {
+		struct rpc_request *req = c->free_reqs;
+
+		c->free_reqs = req->next_free;
+		free(req);
+	}
 	rpc_framer_done(&c->in);
 	free(c->out);
 	free(c);
@@ -239,7 +248,9 @@ static int request_finish(struct rpc_request *req, const struct rpc_reply *rep, 
 	struct rpc_conn *c = req->conn;
 	int r = -ENOTCONN;
 
-	free(req);
+	/* back to the pool: c outlives it (the request holds a reference until below) */
+	req->next_free = c->free_reqs;
+	c->free_reqs = req;
 	if (!c->closed && c->srv) {
 		bool was_full = c->inflight >= c->srv->lim.max_inflight;
 
@@ -324,15 +335,19 @@ static bool conn_handle(struct rpc_conn *c, const uint8_t *msg, size_t len)
 		rep.status = RPC_STATUS_PROG_MISMATCH;
 		rep.low = rep.high = srv->vers;
 	} else {
-		req = calloc(1, sizeof(*req));
-		if (!req) {
+		req = c->free_reqs;
+		if (req)
+			c->free_reqs = req->next_free;
+		else if (!(req = malloc(sizeof(*req)))) {
 			rep.status = RPC_STATUS_SYSTEM_ERR;
 			goto answer;
 		}
-		req->call = call;
-		req->peer = c->peer;
-		req->start_ns = mono_nsec();
-		req->conn = c;
+		*req = (struct rpc_request){
+			.call = call,
+			.peer = c->peer,
+			.start_ns = mono_nsec(),
+			.conn = c,
+		};
 		c->refs++;
 		c->inflight++;
 		srv->st.requests++;

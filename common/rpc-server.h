@@ -55,6 +55,7 @@ struct rpc_request {
 				    * kernel records it at connect() and never changes it) */
 	uint64_t start_ns;         /* mono_nsec() when the message was complete */
 	struct rpc_conn *conn;     /* private */
+	struct rpc_request *next_free; /* private: the connection's pool of answered ones */
 };
 
 /* Called on the loop thread for every well-formed call to our program and version.
@@ -75,7 +76,8 @@ int rpc_server_new(struct evloop *loop, int listen_fd, uint32_t prog, uint32_t v
 struct rpc_server *rpc_server_free(struct rpc_server *srv);
 void rpc_server_get_stats(const struct rpc_server *srv, struct rpc_server_stats *ret_stats);
 
-/* Answer with SUCCESS and results encoded by res_fn (NULL: no results).  Frees req.
+/* Answer with SUCCESS and results encoded by res_fn (NULL: no results).  Frees req (it
+ * goes back to its connection's pool: a steady stream of calls allocates nothing).
  * If the results do not fit the client's limit, SYSTEM_ERR is sent instead. */
 int rpc_request_reply(struct rpc_request *req, xdrproc_t res_fn, const void *res);
 /* Answer with an error status (PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, or AUTH_ERROR

@@ -128,20 +128,8 @@ int idmapd_client_lookup_many(struct rpc_client *c, enum nfskeys_idmap_kind kind
 int idmapd_client_ping(struct rpc_client *c, char *release, size_t release_size,
 		       uint32_t *ret_pid, uint64_t *ret_generation)
 {
-	idmapd_ping_res res = {};
-	int r;
-
-	r = rpc_client_call(c, IDMAPD_PING, NULL, NULL, (xdrproc_t)xdr_idmapd_ping_res, &res);
-	if (r < 0)
-		return r;
-	if (release)
-		copy_str(release, release_size, res.release);
-	if (ret_pid)
-		*ret_pid = res.pid;
-	if (ret_generation)
-		*ret_generation = res.generation;
-	xdr_free((xdrproc_t)xdr_idmapd_ping_res, (char *)&res);
-	return 0;
+	return rpc_client_ping(c, IDMAPD_PING, release, release_size, ret_pid, ret_generation,
+			       NULL);
 }
 
 int idmapd_client_flush(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
@@ -167,19 +155,7 @@ int idmapd_client_flush(struct rpc_client *c, enum nfskeys_idmap_kind kind, cons
 int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_size,
 			 uint64_t *ret_generation)
 {
-	idmapd_reload_res res = {};
-	int r;
-
-	r = rpc_client_call(c, IDMAPD_RELOAD, NULL, NULL, (xdrproc_t)xdr_idmapd_reload_res, &res);
-	if (r < 0)
-		return r;
-	if (message)
-		copy_str(message, message_size, res.message);
-	r = res.status;
-	if (r == 0 && ret_generation)
-		*ret_generation = res.generation;
-	xdr_free((xdrproc_t)xdr_idmapd_reload_res, (char *)&res);
-	return r < 0 ? r : 0;
+	return rpc_client_reload(c, IDMAPD_RELOAD, message, message_size, ret_generation);
 }
 
 int idmapd_client_print_stats(struct rpc_client *c, FILE *f, int format)

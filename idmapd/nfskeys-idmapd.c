@@ -78,6 +78,8 @@ struct daemon_stats {
 };
 
 struct job;
+struct reload_job;
+struct reload_waiter;
 
 struct daemon {
 	struct evloop *loop;
@@ -89,8 +91,16 @@ struct daemon {
 	struct settings set;
 	struct idmapd_cache *cache;
 	struct daemon_stats st;
+	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
-	bool foreground, debug, stopping, reloading;
+	bool foreground, debug, stopping;
+
+	/* reload: the new configuration is built in a thread of its own and swapped in on
+	 * the loop thread (reload_done); requests go on being answered meanwhile. */
+	struct reload_job *reload;             /* the one running, NULL when none */
+	bool reload_again;                     /* asked for while running: once more after */
+	struct reload_waiter *reload_waiting;  /* RELOAD callers of the running one */
+	struct reload_waiter *reload_next;     /* RELOAD callers of the one after */
 
 	/* worker pool */
 	pthread_mutex_t lock;
@@ -156,10 +166,22 @@ static void rpc_log(void *userdata, int priority, const char *message)
 	log_msg(priority, "%s", message);
 }
 
+/* While load_ctx() runs in a thread, the library's last error there (it names the bad
+ * setting or backend), so that the reload's answer can say what is wrong. */
+static __thread char *lib_error;
+static __thread size_t lib_error_size;
+
 /* The library's messages go the same way as ours. */
 static void lib_log(void *userdata, int prio, const char *file, int line, const char *fn,
 		    const char *fmt, va_list ap)
 {
+	if (lib_error && prio <= LOG_ERR) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		vsnprintf(lib_error, lib_error_size, fmt, aq);
+		va_end(aq);
+	}
 	vlog_msg(prio, fmt, ap);
 }
 
@@ -244,28 +266,33 @@ static int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct setti
 	struct nfskeys_ctx *ctx = NULL;
 	struct settings s;
 	const char *domain;
+	char why[256] = "";
 	int r;
 
+	lib_error = why;
+	lib_error_size = sizeof(why);
 	r = nfskeys_ctx_new_full(d->conf_arg, lib_log, NULL, &ctx);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot load configuration %s: %s",
-			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r));
-		return r;
+		snprintf(err, errlen, "cannot load configuration %s: %s%s%s%s",
+			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r),
+			 why[0] ? " (" : "", why, why[0] ? ")" : "");
+		goto out;
 	}
 	nfskeys_ctx_set_log_priority(ctx, d->debug ? LOG_DEBUG : LOG_WARNING);
 	r = settings_load(ctx, d->socket_arg, &s, err, errlen);
 	if (r < 0)
-		goto fail;
+		goto out;
 	r = nfskeys_idmap_get_domain(ctx, &domain, NULL);
 	if (r < 0) {
-		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s",
-			 nfskeys_ctx_get_conf_path(ctx), strerror(-r));
-		goto fail;
+		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s%s%s%s",
+			 nfskeys_ctx_get_conf_path(ctx), strerror(-r), why[0] ? " (" : "", why,
+			 why[0] ? ")" : "");
+		goto out;
 	}
-	*ret_ctx = ctx;
+	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
-	return 0;
-fail:
+out:
+	lib_error = NULL;
 	nfskeys_ctx_unref(ctx);
 	return r;
 }
@@ -658,7 +685,17 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	int64_t now = evloop_now(d->loop);
 	int r;
 
+	/* The key decodes into the daemon's buffer (xdr_string fills a given one, up to
+	 * IDMAPD_KEY_MAX); a failed decode frees it (xdr_free), so it is then made anew.
+	 * a.key is not read after a reply: replying may dispatch the connection's next call,
+	 * which decodes into the same buffer. */
+	if (!d->keybuf && !(d->keybuf = malloc(IDMAPD_KEY_MAX + 1))) {
+		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+		return;
+	}
+	a.key = d->keybuf;
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_idmapd_lookup_args, &a)) {
+		d->keybuf = NULL;
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -667,7 +704,7 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 
 		d->st.lookups[LR_ERROR]++;
 		reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
-		goto out;
+		return;
 	}
 	e = idmapd_cache_find(d->cache, a.kind, a.key);
 	if (e && e->have_answer && (now < e->expires || (e->busy && e->stale))) {
@@ -685,13 +722,13 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		}
 		answer_waiter(d, e, req, a.flags, extra,
 			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
-		goto out;
+		return;
 	}
 	if (!e) {
 		r = idmapd_cache_add(d->cache, a.kind, a.key, &e);
 		if (r < 0) {
 			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
-			goto out;
+			return;
 		}
 	} else if (e->busy && !e->refresh) {
 		d->st.lookups[LR_COALESCED]++;
@@ -699,15 +736,14 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	add_waiter(d, e, req, a.flags);
 	if (!e->busy && fetch_start(d, e, false) < 0) {
 		answer_all(d, e, 0, LR_ERROR);
-		goto out;
+		return;
 	}
 	e->refresh = false; /* callers wait on this fetch now */
 	/* An expired positive answer is served stale if the refetch is slow. */
 	if (!e->stale_timer && stale_ok(d, e, now))
 		(void)evloop_add_timer(d->loop, e->fetch_start + d->set.stale_wait_ms * USEC_PER_MSEC,
 				       stale_wait_fired, e, &e->stale_timer);
-out:
-	xdr_free((xdrproc_t)xdr_idmapd_lookup_args, (char *)&a);
+	/* nothing to free: the key is d->keybuf */
 }
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata)
@@ -787,54 +823,186 @@ static void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 	xdr_free((xdrproc_t)xdr_idmapd_flush_args, (char *)&a);
 }
 
-/* Swap in a new configuration; the old one stays when the new one fails. */
-static int reload(struct daemon *d, char *msg, size_t msglen)
-{
-	struct nfskeys_ctx *ctx = NULL;
-	struct settings s;
+/* A reload: load_ctx() in its own thread (a large [Static] section or a slow backend
+ * init would otherwise stall the loop), then reload_done() on the loop thread swaps the
+ * configuration in or keeps the old one.  Requests are answered entirely by the old
+ * configuration until the swap and entirely by the new one after it; lookups in flight
+ * on the worker pool keep the old context alive through their own reference. */
+struct reload_job {
+	struct daemon *d;
+	pthread_t thread;
+	bool joined;
 	int r;
+	struct nfskeys_ctx *ctx;
+	struct settings set;
+	char msg[IDMAPD_MESSAGE_MAX];
+};
 
-	notify("RELOADING=1");
-	d->st.reloads++;
-	r = load_ctx(d, &ctx, &s, msg, msglen);
-	if (r < 0) {
-		d->st.reload_failures++;
-		log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", msg);
-		notify("READY=1\nSTATUS=reload failed; running configuration kept");
-		return r;
+struct reload_waiter {
+	struct rpc_request *req;
+	struct reload_waiter *next;
+};
+
+static void reload_done(struct evloop *loop, void *userdata);
+
+static void *reload_main(void *arg)
+{
+	struct reload_job *j = arg;
+
+	j->r = load_ctx(j->d, &j->ctx, &j->set, j->msg, sizeof(j->msg));
+	while (evloop_post(j->d->loop, reload_done, j) < 0)
+		usleep(1000); /* out of memory: retry rather than lose the callers */
+	return NULL;
+}
+
+static void reload_answer(struct daemon *d, struct reload_waiter **list, int status,
+			  const char *msg)
+{
+	while (*list) {
+		struct reload_waiter *w = *list;
+		idmapd_reload_res res = { .status = status, .message = (char *)msg,
+					  .generation = d->generation };
+
+		*list = w->next;
+		reply(d, OP_RELOAD, w->req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		free(w);
 	}
-	if (!streq(s.socket, d->set.socket) || s.workers != d->set.workers)
+}
+
+/* Swap in the configuration a reload thread built (on the loop thread). */
+static void reload_apply(struct daemon *d, struct reload_job *j)
+{
+	struct settings *s = &j->set;
+
+	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
 		log_msg(LOG_NOTICE, "Socket and Workers changes take effect at restart");
-	snprintf(s.socket, sizeof(s.socket), "%s", d->set.socket);
-	s.workers = d->set.workers;
+	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);
+	s->workers = d->set.workers;
 	nfskeys_ctx_unref(d->ctx);
-	d->ctx = ctx;
-	d->set = s;
+	d->ctx = TAKE_PTR(j->ctx);
+	d->set = *s;
 	d->generation++;
-	idmapd_cache_set_capacity(d->cache, s.cache_size);
+	idmapd_cache_set_capacity(d->cache, s->cache_size);
 	idmapd_cache_flush(d->cache);
 	clear_kernel_keyrings(d);
-	snprintf(msg, msglen, "configuration %s loaded (generation %" PRIu64 ")",
-		 nfskeys_ctx_get_conf_path(ctx), d->generation);
-	log_msg(LOG_INFO, "%s", msg);
-	notify("READY=1\nSTATUS=running");
-	return 0;
+	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
+		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
+	log_msg(LOG_INFO, "%s", j->msg);
+}
+
+static void reload_start(struct daemon *d)
+{
+	struct reload_job *j = calloc(1, sizeof(*j));
+	char state[64];
+	int r;
+
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+		 (uint64_t)mono_usec());
+	notify(state);
+	d->st.reloads++;
+	if (!j) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	j->d = d;
+	r = -pthread_create(&j->thread, NULL, reload_main, j);
+	if (r < 0)
+		goto fail;
+	d->reload = j;
+	return;
+fail:
+	free(j);
+	d->st.reload_failures++;
+	log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", strerror(-r));
+	notify("READY=1\nSTATUS=reload failed; running configuration kept");
+	reload_answer(d, &d->reload_waiting, r, "cannot start the reload");
+}
+
+static void reload_done(struct evloop *loop, void *userdata)
+{
+	struct reload_job *j = userdata;
+	struct daemon *d = j->d;
+	struct reload_waiter *callers;
+
+	if (!j->joined)
+		pthread_join(j->thread, NULL);
+	d->reload = NULL;
+	if (d->stopping) {
+		snprintf(j->msg, sizeof(j->msg), "the daemon is stopping");
+		j->r = -ESHUTDOWN;
+	} else if (j->r < 0) {
+		d->st.reload_failures++;
+		log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", j->msg);
+		notify("READY=1\nSTATUS=reload failed; running configuration kept");
+	} else {
+		reload_apply(d, j);
+		notify("READY=1\nSTATUS=running");
+	}
+	/* A SIGHUP or RELOAD that came while this one ran may have followed a later edit:
+	 * one more reload answers all of them.  It starts before this one's callers are
+	 * answered, since answering may dispatch a RELOAD queued behind them. */
+	callers = TAKE_PTR(d->reload_waiting);
+	if (d->reload_again && !d->stopping) {
+		d->reload_again = false;
+		d->reload_waiting = TAKE_PTR(d->reload_next);
+		reload_start(d);
+	}
+	reload_answer(d, &callers, j->r, j->msg);
+	if (d->stopping)
+		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
+	nfskeys_ctx_unref(j->ctx);
+	free(j);
+}
+
+/* Ask for a reload; req (NULL for SIGHUP) is answered when it is done. */
+static void reload_request(struct daemon *d, struct rpc_request *req)
+{
+	struct reload_waiter *w = NULL;
+
+	if (req) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+			return;
+		}
+		w->req = req;
+	}
+	if (d->reload) {
+		d->reload_again = true;
+		if (w) {
+			w->next = d->reload_next;
+			d->reload_next = w;
+		}
+		return;
+	}
+	if (w) {
+		w->next = d->reload_waiting;
+		d->reload_waiting = w;
+	}
+	reload_start(d);
+}
+
+/* At shutdown: wait for a running reload thread (its result is then discarded by
+ * reload_done, which the final loop iteration runs). */
+static void reload_wait(struct daemon *d)
+{
+	if (d->reload && !d->reload->joined) {
+		pthread_join(d->reload->thread, NULL);
+		d->reload->joined = true;
+	}
 }
 
 static void do_reload(struct daemon *d, struct rpc_request *req)
 {
-	char msg[IDMAPD_MESSAGE_MAX];
-	idmapd_reload_res res = { .message = msg };
-
-	msg[0] = 0;
 	if (!allowed(d, OP_RELOAD, req)) {
-		res.status = -EPERM;
-		snprintf(msg, sizeof(msg), "reload is reserved to root");
-	} else {
-		res.status = reload(d, msg, sizeof(msg));
+		idmapd_reload_res res = { .status = -EPERM,
+					  .message = (char *)"reload is reserved to root",
+					  .generation = d->generation };
+
+		reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		return;
 	}
-	res.generation = d->generation;
-	reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+	reload_request(d, req);
 }
 
 struct metrics {
@@ -992,12 +1160,12 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 static void on_signal(struct evloop *loop, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
-	char msg[IDMAPD_MESSAGE_MAX];
 
 	switch (si->ssi_signo) {
 	case SIGHUP:
-		log_msg(LOG_INFO, "SIGHUP: reloading the configuration");
-		reload(d, msg, sizeof(msg));
+		log_msg(LOG_INFO, "SIGHUP: reloading the configuration%s",
+			d->reload ? " (after the running reload)" : "");
+		reload_request(d, NULL);
 		break;
 	case SIGTERM:
 	case SIGINT:
@@ -1153,8 +1321,10 @@ int main(int argc, char *argv[])
 
 	/* Stop: no new clients; let workers finish and deliver (answers to gone clients are
 	 * dropped), then run the loop once more to process their results. */
+	d.stopping = true;
 	d.srv = rpc_server_free(d.srv);
 	pool_stop(&d);
+	reload_wait(&d);
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
 	unlink(d.set.socket);
@@ -1166,6 +1336,7 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
+	free(d.keybuf);
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
 	log_msg(LOG_INFO, "stopped");

@@ -9,8 +9,11 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "idmapd-client.h"
 #include "ini.h"
 #include "nfskeys-tool.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
+#include "idmap.h"
 
 static void print_json_str(const char *s)
 {
@@ -80,24 +83,118 @@ static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, 
 		       (a->flags & NFSKEYS_IDMAP_ANSWER_CACHED) ? ", cached" : "", a->ttl);
 }
 
-static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_idmap_kind kind,
-		       bool sid_auto, int argc, char *argv[], unsigned flags, bool json)
+/* Keys resolved together: one batch to nfskeys-idmapd (idmapd_client_lookup_many), and
+ * a bound on what "lookup -" holds of stdin at once. */
+#define LOOKUP_CHUNK 1024
+
+struct lookup_run {
+	struct nfskeys_ctx *ctx;
+	const char *cmd;
+	enum nfskeys_idmap_kind kind;
+	bool sid_auto, json;
+	unsigned flags;          /* NFSKEYS_IDMAP_LOOKUP_* */
+	bool local;              /* never ask the daemon */
+	struct rpc_client *daemon; /* the daemon's client once it answered, else NULL */
+	bool daemon_tried;
+};
+
+static enum nfskeys_idmap_kind key_kind(const struct lookup_run *lr, const char *key)
 {
+	if (lr->sid_auto && (key[0] == 'S' || key[0] == 's') && key[1] == '-')
+		return lr->kind == NFSKEYS_IDMAP_UID_TO_SID ? NFSKEYS_IDMAP_SID_TO_UID :
+							       NFSKEYS_IDMAP_SID_TO_GID;
+	return lr->kind;
+}
+
+/* Ask the daemon for keys[0..n) (a sid command may mix two kinds: one batch per kind).
+ * 0 when it answered every key (status[i] is its verdict); a negative errno when it is
+ * not there or the transport failed: the caller then resolves in process. */
+static int daemon_resolve(struct lookup_run *lr, const char *const *keys, size_t n,
+			  struct nfskeys_idmap_answer *ans, int *status)
+{
+	_cleanup_free_ const char **sub = NULL;
+	_cleanup_free_ struct nfskeys_idmap_answer *sans = NULL;
+	_cleanup_free_ int *sst = NULL;
+	_cleanup_free_ size_t *idx = NULL;
+	_cleanup_free_ bool *done = NULL;
+	int r;
+
+	if (!lr->daemon) {
+		if (lr->local || lr->daemon_tried)
+			return -ENOENT;
+		lr->daemon_tried = true;
+		r = idmapd_client_new(idmapd_socket_path(lr->ctx, NULL), 5000, &lr->daemon);
+		if (r < 0)
+			return r;
+	}
+	sub = calloc(n, sizeof(*sub));
+	sans = calloc(n, sizeof(*sans));
+	sst = calloc(n, sizeof(*sst));
+	idx = calloc(n, sizeof(*idx));
+	done = calloc(n, sizeof(*done));
+	if (!sub || !sans || !sst || !idx || !done)
+		return -ENOMEM;
+	for (size_t first = 0; first < n; first++) {
+		enum nfskeys_idmap_kind k = key_kind(lr, keys[first]);
+		size_t m = 0;
+
+		if (done[first])
+			continue;
+		for (size_t i = first; i < n; i++) {
+			if (done[i] || key_kind(lr, keys[i]) != k)
+				continue;
+			done[i] = true;
+			/* too long for the protocol: the engine refuses it the same way */
+			if (strlen(keys[i]) > IDMAPD_KEY_MAX) {
+				status[i] = nfskeys_idmap_lookup_full(lr->ctx, k, keys[i], lr->flags,
+								      &ans[i]);
+				continue;
+			}
+			idx[m] = i;
+			sub[m++] = keys[i];
+		}
+		if (m == 0)
+			continue;
+		r = idmapd_client_lookup_many(lr->daemon, k, sub, m,
+					      (lr->flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) ?
+						      IDMAPD_LOOKUP_NOBODY : 0,
+					      sans, sst);
+		if (r < 0) {
+			lr->daemon = rpc_client_free(lr->daemon);
+			return r;
+		}
+		for (size_t j = 0; j < m; j++) {
+			status[idx[j]] = sst[j];
+			if (sst[j] == 0)
+				ans[idx[j]] = sans[j];
+		}
+	}
+	return 0;
+}
+
+/* Resolve and print keys[0..n) in their order; EXIT_OK or EXIT_FAIL (a key failed). */
+static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n)
+{
+	struct nfskeys_idmap_answer *ans = calloc(n, sizeof(*ans));
+	int *status = calloc(n, sizeof(*status));
 	int rc = EXIT_OK;
 
-	if (argc <= 0)
-		return tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
-	for (int i = 0; i < argc; i++) {
-		struct nfskeys_idmap_answer a;
-		enum nfskeys_idmap_kind k = kind;
-		int r;
+	if (!ans || !status) {
+		free(ans);
+		free(status);
+		return tool_error("idmap %s: out of memory", lr->cmd);
+	}
+	if (daemon_resolve(lr, keys, n, ans, status) < 0)
+		for (size_t i = 0; i < n; i++)
+			status[i] = nfskeys_idmap_lookup_full(lr->ctx, key_kind(lr, keys[i]), keys[i],
+							      lr->flags, &ans[i]);
+	for (size_t i = 0; i < n; i++) {
+		enum nfskeys_idmap_kind k = key_kind(lr, keys[i]);
+		int r = status[i];
 
-		if (sid_auto && (argv[i][0] == 'S' || argv[i][0] == 's') && argv[i][1] == '-')
-			k = kind == NFSKEYS_IDMAP_UID_TO_SID ? NFSKEYS_IDMAP_SID_TO_UID :
-							       NFSKEYS_IDMAP_SID_TO_GID;
-		r = nfskeys_idmap_lookup_full(ctx, k, argv[i], flags, &a);
 		if (r < 0) {
-			tool_error("idmap %s: %s: %s", cmd, argv[i],
+			fflush(stdout); /* in order with the answers when both go to one file */
+			tool_error("idmap %s: %s: %s", lr->cmd, keys[i],
 				   r == -ENOENT ? "no mapping (see 'nfskeys idmap explain')" :
 				   r == -EINVAL ? (k == NFSKEYS_IDMAP_SID_TO_UID ||
 							   k == NFSKEYS_IDMAP_SID_TO_GID ?
@@ -108,8 +205,76 @@ static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_id
 			rc = EXIT_FAIL;
 			continue;
 		}
-		print_answer(argv[i], &a, json);
+		print_answer(keys[i], &ans[i], lr->json);
 	}
+	fflush(stdout);
+	free(ans);
+	free(status);
+	return rc;
+}
+
+/* "lookup -": one key a line from stdin (blank lines skipped), LOOKUP_CHUNK at a time. */
+static int lookup_stdin(struct lookup_run *lr)
+{
+	char *keys[LOOKUP_CHUNK], *line = NULL;
+	size_t n = 0, cap = 0;
+	int rc = EXIT_OK;
+	ssize_t len;
+
+	for (;;) {
+		len = getline(&line, &cap, stdin);
+		if (len >= 0) {
+			while (len > 0 && isspace((unsigned char)line[len - 1]))
+				line[--len] = 0;
+			if (len == 0)
+				continue;
+			keys[n] = strdup(line);
+			if (!keys[n]) {
+				rc = tool_error("idmap %s: out of memory", lr->cmd);
+				break;
+			}
+			n++;
+		}
+		if (n > 0 && (n == LOOKUP_CHUNK || len < 0)) {
+			if (lookup_chunk(lr, (const char *const *)keys, n) != EXIT_OK)
+				rc = EXIT_FAIL;
+			for (size_t i = 0; i < n; i++)
+				free(keys[i]);
+			n = 0;
+		}
+		if (len < 0)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(keys[i]);
+	free(line);
+	return rc;
+}
+
+/* Look up the keys on the command line ("-": from stdin) through nfskeys-idmapd when it
+ * answers at the configured socket (batched, in order, an error per key), else in this
+ * process. */
+static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_idmap_kind kind,
+		       bool sid_auto, int argc, char *argv[], unsigned flags, bool json,
+		       bool local)
+{
+	struct lookup_run lr = { .ctx = ctx, .cmd = cmd, .kind = kind, .sid_auto = sid_auto,
+				 .json = json, .flags = flags, .local = local };
+	int rc = EXIT_OK;
+
+	if (argc <= 0)
+		return tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+	/* --no-cache asks the engine itself, as before */
+	if (flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)
+		lr.local = true;
+	if (argc == 1 && streq(argv[0], "-"))
+		rc = lookup_stdin(&lr);
+	else
+		for (int i = 0; i < argc; i += LOOKUP_CHUNK)
+			if (lookup_chunk(&lr, (const char *const *)argv + i,
+					 MIN(argc - i, LOOKUP_CHUNK)) != EXIT_OK)
+				rc = EXIT_FAIL;
+	rpc_client_free(lr.daemon);
 	return rc;
 }
 
@@ -421,7 +586,8 @@ static void idmap_usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  lookup NAME@DOMAIN...      name -> uid (--group: group -> gid;\n"
-		"                             --principal: Kerberos principal -> uid, gid, groups)\n"
+		"                             --principal: Kerberos principal -> uid, gid, groups);\n"
+		"                             '-' reads the keys from stdin, one a line\n"
 		"  reverse ID...              uid -> name@domain (--group: gid -> group@domain)\n"
 		"  sid SID|ID...              SID -> uid, or uid -> SID (--group for gids)\n"
 		"  explain NAME|ID|SID        why a key maps to what it maps to (--group,\n"
@@ -439,7 +605,11 @@ static void idmap_usage(FILE *f)
 		"  -g, --group      groups instead of users\n"
 		"  -p, --principal  principal -> ids (lookup, explain)\n"
 		"  -n, --nobody     answer nobody (with its short TTL) as the upcall would\n"
-		"      --no-cache   bypass the in-process cache\n"
+		"      --no-cache   bypass the in-process cache (implies --local)\n"
+		"  -L, --local      resolve in this process even when nfskeys-idmapd answers\n"
+		"                   (by default lookup, reverse and sid ask the daemon at\n"
+		"                   [Idmapd] Socket first, in batches, and fall back to this\n"
+		"                   process when it is not running)\n"
 		"  -j, --json       one JSON object per answer\n"
 		"\n"
 		"Exit status: 0 all keys mapped, 1 a key did not map or an operation failed,\n"
@@ -453,9 +623,11 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "nobody", no_argument, NULL, 'n' }, { "no-cache", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },   { "reverse", no_argument, NULL, 'r' },
 		{ "sid", no_argument, NULL, 's' },    { "help", no_argument, NULL, 'h' },
+		{ "local", no_argument, NULL, 'L' },
 		{}
 	};
 	bool group = false, principal = false, json = false, reverse = false, sid = false;
+	bool local = false;
 	unsigned flags = 0;
 	const char *sub;
 	int c;
@@ -474,7 +646,7 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (streq(sub, "stats")) /* the daemon's statistics (tools/cmd-idmapd.c) */
 		return cmd_idmapd_stats(ctx, argc, argv);
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "gpnjrsh", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "gpnjrsLh", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'g':
 			group = true;
@@ -497,6 +669,9 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		case 's':
 			sid = true;
 			break;
+		case 'L':
+			local = true;
+			break;
 		default:
 			return cli_std_option(c, "nfskeys", idmap_usage);
 		}
@@ -509,15 +684,15 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 				   principal ? NFSKEYS_IDMAP_PRINCIPAL_TO_IDS :
 				   group     ? NFSKEYS_IDMAP_GROUP_TO_GID :
 					       NFSKEYS_IDMAP_NAME_TO_UID,
-				   false, argc, argv, flags, json);
+				   false, argc, argv, flags, json, local);
 	if (streq(sub, "reverse"))
 		return lookup_keys(ctx, sub,
 				   group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME,
-				   false, argc, argv, flags, json);
+				   false, argc, argv, flags, json, local);
 	if (streq(sub, "sid"))
 		return lookup_keys(ctx, sub,
 				   group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID, true,
-				   argc, argv, flags, json);
+				   argc, argv, flags, json, local);
 	if (streq(sub, "query"))
 		return cmd_query(ctx, flags);
 	if (streq(sub, "flush")) {

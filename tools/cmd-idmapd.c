@@ -9,6 +9,9 @@
 #include "idmap.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
+/* A reload is answered when the new configuration is in place (or refused), after the one
+ * running when it came if any: a large configuration may take a while. */
+#define RELOAD_TIMEOUT_MS 120000
 
 static void idmapd_usage(FILE *f)
 {
@@ -23,7 +26,8 @@ static void idmapd_usage(FILE *f)
 		"                            gid-to-sid (--nobody: nobody instead of failing)\n"
 		"  flush [KIND KEY]          drop the cache (all, or one key) and the kernel's\n"
 		"                            mapping keyrings (root only)\n"
-		"  reload                    reload the configuration (root only; as SIGHUP)\n"
+		"  reload                    reload the configuration (root only; as SIGHUP);\n"
+		"                            answers when it is in place (timeout 120 s)\n"
 		"  stats [--json|--prometheus]\n"
 		"                            counters and latency histograms (same as\n"
 		"                            'nfskeys idmap stats')\n"
@@ -162,6 +166,7 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	const char *socket = NULL, *sub, *path;
 	struct rpc_client *c = NULL;
 	int timeout = DEFAULT_TIMEOUT_MS, i, r, rc;
+	bool timeout_set = false;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if ((streq(argv[i], "--socket") || streq(argv[i], "-s")) && i + 1 < argc) {
@@ -175,6 +180,7 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 				return EXIT_USAGE;
 			}
 			timeout = (int)v;
+			timeout_set = true;
 		} else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
 			idmapd_usage(stdout);
 			return EXIT_OK;
@@ -195,6 +201,8 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		idmapd_usage(stdout);
 		return EXIT_OK;
 	}
+	if (streq(sub, "reload") && !timeout_set)
+		timeout = RELOAD_TIMEOUT_MS;
 	r = connect_daemon(ctx, socket, timeout, &c, &path);
 	if (r < 0)
 		return daemon_error(sub, path, r);

@@ -2,7 +2,7 @@
  * AF_UNIX socket: calls and error statuses, slow calls that do not stall others, the
  * per-client limits (oversized, malformed, truncated and idle clients are dropped while
  * others are served), client timeouts and reconnects, SO_PEERCRED and descriptor
- * passing. */
+ * passing, no allocation per call, the PING/RELOAD helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -23,7 +24,59 @@
 
 #define PROG 0x20000999
 #define VERS 1
-enum { P_NULL, P_ECHO, P_SLOW, P_FDINO, P_WHOAMI, P_EXIT };
+enum { P_NULL, P_ECHO, P_SLOW, P_FDINO, P_WHOAMI, P_EXIT, P_PING, P_RELOAD };
+
+/* Allocations by our code linked into this program (the RPC server and client; linked
+ * with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, tests/Makemodule.am). */
+static atomic_ulong allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n)
+{
+	allocs++;
+	return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t size)
+{
+	allocs++;
+	return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+	allocs++;
+	return __real_realloc(p, n);
+}
+
+/* The shapes both daemons give PING and RELOAD results (rpc_client_ping/_reload). */
+struct ping_res {
+	char *release;
+	uint32_t pid;
+	uint64_t generation, extra;
+	char *tail; /* a later field the client does not read */
+};
+
+static bool_t xdr_ping_res(XDR *x, struct ping_res *p)
+{
+	return xdr_string(x, &p->release, 32) && xdr_uint32_t(x, &p->pid) &&
+	       xdr_uint64_t(x, &p->generation) && xdr_uint64_t(x, &p->extra) &&
+	       xdr_string(x, &p->tail, 64);
+}
+
+struct reload_res {
+	int status;
+	char *message;
+	uint64_t generation;
+};
+
+static bool_t xdr_reload_res(XDR *x, struct reload_res *r)
+{
+	return xdr_int(x, &r->status) && xdr_string(x, &r->message, 512) &&
+	       xdr_uint64_t(x, &r->generation);
+}
 
 static struct {
 	char dir[64];
@@ -64,6 +117,23 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 		v++;
 		rpc_request_reply(req, (xdrproc_t)xdr_uint32_t, &v);
 		return;
+	case P_PING: {
+		struct ping_res p = { .release = "9.9", .pid = 1234, .generation = 7,
+				      .extra = UINT64_C(1) << 40, .tail = "not read" };
+
+		rpc_request_reply(req, (xdrproc_t)xdr_ping_res, &p);
+		return;
+	}
+	case P_RELOAD: {
+		/* refused the first time, done the second */
+		static unsigned calls;
+		struct reload_res r = { .status = calls++ % 2 ? 0 : -EINVAL,
+					.message = calls % 2 ? "[X] Y: bad" : "loaded",
+					.generation = 5 };
+
+		rpc_request_reply(req, (xdrproc_t)xdr_reload_res, &r);
+		return;
+	}
 	case P_SLOW: {
 		struct slow *s = calloc(1, sizeof(*s));
 
@@ -392,6 +462,60 @@ static void test_pass_fd(void **state)
 	rpc_client_free(c);
 }
 
+/* Steady state allocates nothing: requests come from a per-connection pool, replies are
+ * encoded in place, the client keeps its buffers.  (Before the pool: one calloc per call.) */
+static void test_no_allocation_per_call(void **state)
+{
+	struct rpc_client *c = client(5000);
+	uint32_t in[150], out[150];
+	unsigned long before;
+	int st[150];
+
+	for (unsigned i = 0; i < 150; i++)
+		in[i] = i;
+	/* warm up: connection, buffers, the pool up to max_inflight (4) requests */
+	echo_ok(c, 1);
+	assert_int_equal(rpc_client_call_batch(c, P_ECHO, (xdrproc_t)xdr_uint32_t, in,
+					       sizeof(in[0]), 150, (xdrproc_t)xdr_uint32_t, out,
+					       sizeof(out[0]), st),
+			 0);
+	before = allocs;
+	for (unsigned i = 0; i < 200; i++)
+		echo_ok(c, i);
+	assert_int_equal(rpc_client_call_batch(c, P_ECHO, (xdrproc_t)xdr_uint32_t, in,
+					       sizeof(in[0]), 150, (xdrproc_t)xdr_uint32_t, out,
+					       sizeof(out[0]), st),
+			 0);
+	assert_int_equal(out[149], 150);
+	assert_int_equal(allocs - before, 0);
+	rpc_client_free(c);
+}
+
+/* rpc_client_ping and rpc_client_reload decode the shapes both daemons answer. */
+static void test_ping_reload(void **state)
+{
+	struct rpc_client *c = client(2000);
+	char rel[8], msg[64];
+	uint32_t pid = 0;
+	uint64_t gen = 0, extra = 0;
+
+	assert_int_equal(rpc_client_ping(c, P_PING, rel, sizeof(rel), &pid, &gen, &extra), 0);
+	assert_string_equal(rel, "9.9");
+	assert_int_equal(pid, 1234);
+	assert_int_equal(gen, 7);
+	assert_true(extra == UINT64_C(1) << 40);
+	assert_int_equal(rpc_client_ping(c, P_PING, NULL, 0, NULL, NULL, NULL), 0);
+	gen = 0;
+	assert_int_equal(rpc_client_reload(c, P_RELOAD, msg, sizeof(msg), &gen), -EINVAL);
+	assert_string_equal(msg, "[X] Y: bad");
+	assert_int_equal(gen, 0); /* only set on success */
+	assert_int_equal(rpc_client_reload(c, P_RELOAD, msg, sizeof(msg), &gen), 0);
+	assert_string_equal(msg, "loaded");
+	assert_int_equal(gen, 5);
+	assert_int_equal(rpc_client_reload(c, P_RELOAD, NULL, 0, NULL), -EINVAL);
+	rpc_client_free(c);
+}
+
 static void test_many_clients(void **state)
 {
 	struct rpc_client *cs[32];
@@ -416,6 +540,8 @@ int main(void)
 		cmocka_unit_test(test_inflight_limit),
 		cmocka_unit_test(test_pass_fd),
 		cmocka_unit_test(test_many_clients),
+		cmocka_unit_test(test_no_allocation_per_call),
+		cmocka_unit_test(test_ping_reload),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

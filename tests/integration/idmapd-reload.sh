@@ -1,0 +1,132 @@
+#!/bin/sh
+# nfskeys-idmapd reloads off the event loop: a reload made slow by a large [Static]
+# section (the configuration is parsed and the backends initialized in a thread of its
+# own) while another client's cached lookups go on being answered, each from the old or
+# the new configuration and never back; a broken configuration keeps the running one and
+# the RELOAD caller is told what is wrong; reloads and SIGHUPs arriving during a reload are
+# coalesced into one more, which takes effect; sd_notify RELOADING/READY around each; a
+# SIGTERM during a reload waits for its thread (no leak under make check-valgrind).
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/idmapd.sh"
+plan 27
+
+# The CLI reads a small configuration of its own (the daemon's is large).
+NK() { "$NFSKEYS" -c "$T_TMP/client.conf" "$@"; }
+stat() { NK idmapd stats | awk -v n="$1" '$1 == n { print $2 }'; }
+RPC() { python3 "$top_srcdir/tests/harness/idmapd-rpc.py" "$IDMAPD_SOCK" "$@"; }
+val() { printf '%s\n' "$2" | sed -n "s/^$1=//p"; } # val KEY OUTPUT
+
+# The configuration parser is quadratic in the entries of a section, so a few thousand
+# [Static] lines make a reload that takes about a second (fewer under valgrind; at least
+# 0.2 s on a fast idle machine).
+BIG=16000
+[ "${NFSKEYS_VALGRIND:-no}" = yes ] && BIG=3000
+
+# conf ALICE_UID [EXTRA-LINES...]: the test configuration, $n_big lines of [Static]
+# ($BIG unless set), and extra lines, written next to the old one and renamed over it (a reload never reads a
+# half-written file).
+conf() {
+	alice=$1; shift
+	cp "$IDMAPD_CONF" "$IDMAPD_CONF.base"
+	sed -i "s/^alice@example.test = .*/alice@example.test = $alice/" "$IDMAPD_CONF.base"
+	awk -v n="${n_big:-$BIG}" '/^big0@/ { exit } { print } END { for (i = 0; i < n; i++)
+		printf "big%d@example.test = %d\n", i, 50000 + i }' "$IDMAPD_CONF.base" \
+		>"$IDMAPD_CONF.new"
+	[ $# -gt 0 ] && printf '%s\n' "$@" >>"$IDMAPD_CONF.new"
+	mv "$IDMAPD_CONF.new" "$IDMAPD_CONF"
+}
+
+# sd_notify messages, one line each, from a datagram socket standing in for systemd.
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode().replace("\n", " ") + "\n")
+        f.flush()
+' "$T_TMP/notify.sock" "$T_TMP/notify.log" &
+t_on_exit "kill $!"
+t_wait_for "test -S '$T_TMP/notify.sock'" 5
+
+t_idmapd_conf
+printf '[Idmapd]\nSocket = %s\n' "$IDMAPD_SOCK" >"$T_TMP/client.conf"
+export NOTIFY_SOCKET="$T_TMP/notify.sock"
+check "daemon starts under a notify socket" t_idmapd_start
+unset NOTIFY_SOCKET
+check_eq "and told it READY=1" "READY=1 STATUS=running" "$(head -n 1 "$T_TMP/notify.log")"
+out=$("$IDMAPD_LOAD" --socket "$IDMAPD_SOCK" --clients 1 --requests 200 --keys 200 --check 2>&1)
+check_contains "200 names cached ($out)" "wrong=0 failed=0" "$out"
+gen0=$(NK idmapd ping | sed 's/.*generation \([0-9]*\).*/\1/')
+
+# 1. A slow reload does not stall cached answers.
+conf 2002
+out=$(RPC during-reload user7@example.test alice@example.test user150@example.test)
+diag "$(echo "$out" | tr '\n' ' ')"
+rs=$(val reload_seconds "$out")
+check_eq "the slow reload succeeds" 0 "$(val reload_status "$out")"
+check "it is measurably slow (${rs} s for $BIG [Static] lines)" awk "BEGIN { exit !($rs >= 0.2) }"
+n=$(val lookups_during "$out")
+check "cached lookups from another client answered during it ($n)" test "$n" -ge 10
+worst=$(val worst_ms "$out")
+check "with bounded latency (worst ${worst} ms against a ${rs} s reload)" \
+	awk "BEGIN { exit !($worst < $rs * 1000 / 2) }"
+check_eq "every answer during it is right" "10007 10150" \
+	"$(val answers_user7 "$out") $(val answers_user150 "$out")"
+a=$(val answers_alice "$out")
+case "$a" in 2001 | 2001,2002) ok "alice: old answers, then new, never back ($a)" ;;
+*) not_ok "alice: old answers, then new, never back ($a)" ;; esac
+check_eq "the reload's generation" "$((gen0 + 1))" "$(val generation "$out")"
+check_contains "the new mapping applies at once (cache flushed)" "2002	" \
+	"$(NK idmapd lookup name-to-uid alice@example.test)"
+check_contains "the new [Static] lines answer" "$((50000 + BIG - 1))	" \
+	"$(NK idmapd lookup name-to-uid "big$((BIG - 1))@example.test")"
+
+# 2. Broken configurations: the caller learns what is wrong, the old one stays.
+cp "$IDMAPD_CONF" "$T_TMP/good.conf"
+n_big=0; conf 2009 '[Idmapd]' 'Cache-Size = huge'; n_big=$BIG
+out=$(NK idmapd reload 2>&1)
+check_eq "a bad setting fails the reload (exit 1)" 1 $?
+check_contains "and the error names it ($out)" "[Idmapd] Cache-Size" "$out"
+n_big=0; conf 2009 'this line is not INI'; n_big=$BIG
+line=$(grep -n '^this line is not INI' "$IDMAPD_CONF" | cut -d: -f1)
+out=$(NK idmapd reload 2>&1)
+check_contains "a syntax error is located in the error ($out)" "nfskeys.conf:$line: expected" \
+	"$out"
+check_contains "the running configuration is kept (generation)" "generation $((gen0 + 1)) " \
+	"$(NK idmapd ping)"
+check_contains "and still answers (alice = 2002)" "2002	" \
+	"$(NK idmapd lookup name-to-uid alice@example.test)"
+check_contains "the failures are logged" "keeping the running configuration" \
+	"$(cat "$T_TMP/idmapd.log")"
+cp "$T_TMP/good.conf" "$IDMAPD_CONF"
+
+# 3. Back to back: a RELOAD and two SIGHUPs during a running reload, after the file
+# changed again, make one more reload; both RELOAD callers are answered, each when its
+# reload is done, and the second change is in effect.
+r0=$(stat reloads_total)
+conf 2003
+out=$(RPC reloads 2 "sed -i 's/^alice@example.test = .*/alice@example.test = 2004/' '$IDMAPD_CONF' && kill -HUP $IDMAPD_PID && kill -HUP $IDMAPD_PID")
+diag "$(echo "$out" | tr '\n' ' ')"
+check_eq "the first reload was still running when the others came" True "$(val first_running "$out")"
+check_eq "both reloads succeed" "0 0" "$(val status0 "$out") $(val status1 "$out")"
+check_eq "each caller gets its own reload's generation" "$((gen0 + 2)) $((gen0 + 3))" \
+	"$(val generation0 "$out") $(val generation1 "$out")"
+check_contains "the second change took effect" "2004	" \
+	"$(NK idmapd lookup name-to-uid alice@example.test)"
+check_eq "the RELOAD and the two SIGHUPs made one more reload" 2 \
+	"$(($(stat reloads_total) - r0))"
+
+# 4. systemd was told RELOADING (with the time) and READY around every reload.
+n_rel=$(grep -c '^RELOADING=1 MONOTONIC_USEC=[0-9]' "$T_TMP/notify.log")
+n_ready=$(grep -c '^READY=1' "$T_TMP/notify.log")
+check_eq "sd_notify RELOADING=1 MONOTONIC_USEC=... per reload" "$(stat reloads_total)" "$n_rel"
+check_eq "and READY=1 after each (and at start)" "$((n_rel + 1))" "$n_ready"
+
+# 5. SIGTERM during a reload: the reload thread is joined, the daemon stops cleanly.
+conf 2005
+kill -HUP "$IDMAPD_PID"
+sleep 0.2
+t_idmapd_stop
+check_eq "SIGTERM during a reload stops it cleanly (exit 0)" 0 $?
+check_contains "after STOPPING=1" "STOPPING=1" "$(tail -n 2 "$T_TMP/notify.log")"
