@@ -535,6 +535,8 @@ static void cached_sets_round(uint32_t prefetch_min)
 			strcpy(path, "/");
 		k = attr_key_parse(kvs[kv][0], err, sizeof(err));
 		assert_true(k >= 0);
+		if (step % 100 == 99)
+			attr_index_compact(ix); /* and grow again after */
 		if (RND() % 5 == 0) {
 			assert_int_equal(attr_index_del(ix, "nfs://c", path, k, kvs[kv][0], ldap), 0);
 		} else {
@@ -579,11 +581,16 @@ static void cached_sets_round(uint32_t prefetch_min)
 	attr_index_free(ix);
 }
 
-/* both lookup paths: small-index (hash while walking) and prefetching */
+/* both lookup paths: small-index (hash while walking) and prefetching; and once more with
+ * every table in its own huge-page mapping, as in a large index (grown, rehashed and cut
+ * back by compaction through mmap/munmap rather than realloc) */
 static void test_index_cached_sets(void **state)
 {
 	cached_sets_round(UINT32_MAX);
 	cached_sets_round(0);
+	attr_index_set_big_min(1);
+	cached_sets_round(0);
+	attr_index_set_big_min(0);
 }
 
 static void test_index_random(void **state)
