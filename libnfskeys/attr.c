@@ -135,10 +135,12 @@ _public_ int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys
 		_cleanup_free_ char *canon = NULL;
 		char err[128];
 
+		/* the key, the value and the bounds in the message: not a bare -EINVAL */
 		if (v && (attr_value_parse(NFSKEYS_ATTR_DIRTY_LIMIT, "dirty_limit", v, &canon, &limit,
 					   err, sizeof(err)) < 0 || limit < WB_MIN_LIMIT)) {
-			log_err(ctx, "[Writeback] Dirty-Limit: '%s' is not a size of at least 1M", v);
-			r = -EINVAL;
+			log_err(ctx, "[Writeback] Dirty-Limit = %s: not a size from 1M to 1T (%s)", v,
+				canon ? "below 1M" : err);
+			r = -ERANGE;
 			goto out;
 		}
 	}
