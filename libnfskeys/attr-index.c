@@ -92,6 +92,7 @@ struct attr_index {
 	struct domain *domains;
 	size_t ndomains;
 	size_t npolicies;
+	size_t nentries; /* attributes held (arena entries in use) */
 	/* interned effective sets: a header {count, hash} and count entries {key, value}
 	 * sorted as a policy is (typed keys in enum order, then user.* by name); inherit is
 	 * never in them.  Offset 0 is "none". */
@@ -843,7 +844,7 @@ static int block_reserve(struct attr_index *ix, uint32_t nid, uint32_t need)
 	return 0;
 }
 
-int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+static int put_one(struct attr_index *ix, const char *domain, const char *path, int key,
 		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
 {
 	int64_t nid, vid, uname = 0;
@@ -887,13 +888,14 @@ int attr_index_put(struct attr_index *ix, const char *domain, const char *path, 
 	off = ix->nodes[nid].attrs;
 	ix->arena[off + 1 + cnt] = (struct aent){ k, (uint32_t)vid };
 	ix->arena[off].key = cnt + 1;
+	ix->nentries++;
 	ix->eff_stale = true;
 	if (cnt == 0)
 		ix->npolicies++;
 	return 0;
 }
 
-int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+static int del_one(struct attr_index *ix, const char *domain, const char *path, int key,
 		   const char *keyname, bool from_ldap)
 {
 	int64_t nid, uname = 0;
@@ -925,6 +927,7 @@ int attr_index_del(struct attr_index *ix, const char *domain, const char *path, 
 	}
 	if (out != cnt)
 		ix->eff_stale = true;
+	ix->nentries -= cnt - out;
 	ix->arena[off].key = out;
 	if (out == 0) {
 		ix->arenagarbage += ix->arena[off].value + 1;
@@ -932,6 +935,122 @@ int attr_index_del(struct attr_index *ix, const char *domain, const char *path, 
 		ix->npolicies--;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- garbage */
+
+/* Changes leave garbage: attribute blocks outgrown or emptied (the arena only appends) and
+ * interned values no attribute uses any more (a value replaced by another, an attribute
+ * removed).  Without collecting it, setting one directory's attribute over and over
+ * would grow the index without bound.  Both are collected once they are the larger part
+ * (so a collection costs O(1) amortized per change): the arena is rebuilt tight, and the
+ * strings in use are kept, renumbered, in the same order. */
+static int arena_collect(struct attr_index *ix)
+{
+	uint32_t len = 1, cap = 0;
+	struct aent *a = NULL;
+	int r;
+
+	r = grow((void **)&a, &cap, (uint32_t)MAX(ix->arenalen - ix->arenagarbage, 1u),
+		 sizeof(struct aent));
+	if (r < 0)
+		return r;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs, cnt;
+
+		if (!off)
+			continue;
+		cnt = ix->arena[off].key;
+		a[len] = (struct aent){ cnt, cnt };
+		memcpy(&a[len + 1], &ix->arena[off + 1], cnt * sizeof(struct aent));
+		ix->nodes[i].attrs = len;
+		len += 1 + cnt;
+	}
+	big_free(ix->arena, (size_t)ix->arenacap * sizeof(struct aent));
+	ix->arena = a;
+	ix->arenacap = cap;
+	ix->arenalen = len;
+	ix->arenagarbage = 0;
+	return 0;
+}
+
+static int strs_collect(struct attr_index *ix)
+{
+	_cleanup_free_ uint32_t *map = calloc((size_t)ix->nstrs + 1, sizeof(uint32_t));
+	uint32_t n = 0;
+
+	if (!map)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs;
+
+		for (uint32_t j = 1; off && j <= ix->arena[off].key; j++) {
+			const struct aent *e = &ix->arena[off + j];
+
+			map[e->value] = 1;
+			if (AK_TYPE(e->key) == NFSKEYS_ATTR_USER)
+				map[AK_UNAME(e->key)] = 1;
+		}
+	}
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		if (!map[id]) {
+			free(ix->strs[id - 1].s);
+			continue;
+		}
+		ix->strs[n] = ix->strs[id - 1];
+		map[id] = ++n;
+	}
+	ix->nstrs = n;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs;
+
+		for (uint32_t j = 1; off && j <= ix->arena[off].key; j++) {
+			struct aent *e = &ix->arena[off + j];
+
+			e->value = map[e->value];
+			if (AK_TYPE(e->key) == NFSKEYS_ATTR_USER)
+				e->key = AK_MAKE(NFSKEYS_ATTR_USER, e->key & AK_LDAP, map[AK_UNAME(e->key)]);
+		}
+	}
+	/* the computed sets name strings by id: recompute them */
+	ix->eff_stale = true;
+	memset(ix->strslots, 0, ((size_t)ix->strmask + 1) * sizeof(uint32_t));
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		uint32_t i = ix->strs[id - 1].hash & ix->strmask;
+		while (ix->strslots[i])
+			i = (i + 1) & ix->strmask;
+		ix->strslots[i] = id;
+	}
+	return 0;
+}
+
+/* Collect when garbage is the larger part.  Failing to is no error: it stays for later. */
+static void collect(struct attr_index *ix)
+{
+	if (ix->arenagarbage > 4096 && ix->arenagarbage * 2 > ix->arenalen)
+		(void)arena_collect(ix);
+	if (ix->nstrs > 4 * (uint64_t)ix->nentries + 512)
+		(void)strs_collect(ix);
+}
+
+int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
+{
+	int r = put_one(ix, domain, path, key, keyname, value, number, from_ldap);
+
+	if (r == 0)
+		collect(ix);
+	return r;
+}
+
+int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, bool from_ldap)
+{
+	int r = del_one(ix, domain, path, key, keyname, from_ldap);
+
+	if (r == 0)
+		collect(ix);
+	return r;
 }
 
 /* ---------------------------------------------------------------- lookups */

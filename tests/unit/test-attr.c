@@ -699,6 +699,55 @@ static void test_index_random(void **state)
 	free(ref);
 }
 
+/* Setting one directory's attributes over and over (the same value again, a new value
+ * every time, removing and setting again) leaves the index's memory bounded: outgrown
+ * blocks and values nobody uses any more are collected.  100k rounds. */
+static void test_index_bounded(void **state)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry e;
+	struct attr_index *ix = NULL;
+	size_t most = 0;
+	char v[32] = "";
+
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(attr_index_put(ix, "nfs://b", "/export/other", NFSKEYS_ATTR_CACHE, "cache",
+					"read", 1, false), 0);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(v, sizeof(v), "v%d", i);
+		assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_ACTIMEO,
+						"actimeo", "60", 60, false), 0);
+		assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_USER, "user.x",
+						v, 0, i % 3 == 0), 0);
+		if (i % 2)
+			assert_int_equal(attr_index_del(ix, "nfs://b", "/export/a/b", -1, NULL, false), 0);
+		if (i % 1000 == 999) { /* a lookup between changes: the computed sets too */
+			assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+			most = MAX(most, attr_index_memory(ix));
+		}
+	}
+	if (most > 256 * 1024)
+		fail_msg("index memory grew to %zu bytes over 100k sets of one directory", most);
+	/* and it still answers right: the last round set user.x from LDAP and removed the
+	 * local ones */
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 1);
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "v99999");
+	assert_true(e.from_ldap);
+	assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_USER, "user.x",
+					"local", 0, false), 0);
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "local");
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/other", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
+	assert_string_equal(e.value, "read");
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
+}
+
 /* ---------------------------------------------------------------- store */
 
 static void test_store_restart(void **state)
@@ -1012,6 +1061,7 @@ int main(void)
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
+		cmocka_unit_test(test_index_bounded),
 		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
