@@ -35,6 +35,8 @@ int attr_policy_append(struct nfskeys_attr_policy *policy, int key, const char *
 		       const char *value, size_t vlen, uint64_t number, const char *source,
 		       bool from_ldap);
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
+/* The bytes a policy object holds (entries and text). */
+size_t attr_policy_memory(const struct nfskeys_attr_policy *policy);
 
 /* ---------------------------------------------------------------- attr-id.c */
 

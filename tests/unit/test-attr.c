@@ -701,7 +701,8 @@ static void test_index_random(void **state)
 
 /* Setting one directory's attributes over and over (the same value again, a new value
  * every time, removing and setting again) leaves the index's memory bounded: outgrown
- * blocks and values nobody uses any more are collected.  100k rounds. */
+ * blocks and values nobody uses any more are collected.  100k rounds; and the same for
+ * one key of a policy object set over and over. */
 static void test_index_bounded(void **state)
 {
 	struct nfskeys_attr_policy *p = NULL;
@@ -744,6 +745,30 @@ static void test_index_bounded(void **state)
 	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/other", 0, p), 0);
 	assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
 	assert_string_equal(e.value, "read");
+
+	/* the same for a policy object: one key set 100k times (with a source, as lookups
+	 * fill them), other entries kept */
+	nfskeys_attr_policy_clear(p);
+	most = 0;
+	assert_int_equal(nfskeys_attr_policy_set(p, "user.keep", "this one", NULL, 0), 0);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(v, sizeof(v), "%d", i % 3600);
+		assert_int_equal(attr_policy_put(p, NFSKEYS_ATTR_ACTIMEO, NULL, v, (uint64_t)(i % 3600),
+						 "nfs://b/export/a/long/enough/source", false), 0);
+		snprintf(v, sizeof(v), "value-%d", i);
+		assert_int_equal(nfskeys_attr_policy_set(p, "user.x", v, NULL, 0), 0);
+		most = MAX(most, attr_policy_memory(p));
+	}
+	if (most > 16 * 1024)
+		fail_msg("policy grew to %zu bytes over 100k sets of one key", most);
+	assert_int_equal(nfskeys_attr_policy_count(p), 3);
+	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
+	assert_string_equal(e.value, "2799");
+	assert_string_equal(e.source, "nfs://b/export/a/long/enough/source");
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.keep", &e), 0);
+	assert_string_equal(e.value, "this one");
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "value-99999");
 	nfskeys_attr_policy_free(p);
 	attr_index_free(ix);
 }
