@@ -408,11 +408,14 @@ static inline uint64_t hroot(uint32_t root)
 #define HWORD_MIX(h, w) ((h) = ((h) ^ (w)) * 0x100000001b3ULL, (h) ^= (h) >> 29)
 #define HFINAL(h, w, n) ((h) = ((h) ^ (w) ^ ((uint64_t)(n) << 56)) * 0xbf58476d1ce4e5b9ULL, \
 			 (h) ^= (h) >> 31)
-static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_w)
+static inline __attribute__((always_inline)) uint64_t
+hscan(uint64_t h, const char *s, size_t n, bool to_slash, size_t *ret_len, uint64_t *ret_w)
 {
 	uint64_t w = 0, first = 0;
+	size_t i;
 
-	for (size_t i = 0; i < n; i++) {
+	/* to_slash is a constant at each caller: two loops come out of this */
+	for (i = 0; to_slash ? s[i] != '/' && s[i] != '\0' : i < n; i++) {
 		w |= (uint64_t)(unsigned char)s[i] << (8 * (i & 7));
 		if ((i & 7) == 7) {
 			if (i == 7)
@@ -421,11 +424,19 @@ static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_
 			w = 0;
 		}
 	}
-	if (n < 8)
+	if (i < 8)
 		first = w;
-	HFINAL(h, w, n);
+	HFINAL(h, w, i);
+	*ret_len = i;
 	*ret_w = first;
 	return h;
+}
+
+static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_w)
+{
+	size_t len;
+
+	return hscan(h, s, n, false, &len, ret_w);
 }
 
 /* The slot key of a state. */
@@ -457,28 +468,7 @@ static uint64_t hadvance(uint64_t h, const char *s, size_t len)
  * (hstep() fused with finding the component's end). */
 static inline uint64_t comp_scan(uint64_t h, const char *p, size_t *ret_len, uint64_t *ret_w)
 {
-	uint64_t w = 0, first = 0;
-	size_t i;
-
-	for (i = 0;; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (c == '/' || c == '\0')
-			break;
-		w |= (uint64_t)c << (8 * (i & 7));
-		if ((i & 7) == 7) {
-			if (i == 7)
-				first = w;
-			HWORD_MIX(h, w);
-			w = 0;
-		}
-	}
-	if (i < 8)
-		first = w;
-	HFINAL(h, w, i);
-	*ret_len = i;
-	*ret_w = first;
-	return h;
+	return hscan(h, p, 0, true, ret_len, ret_w);
 }
 
 /* comp_scan() for the lookup hot path, a word at a time: the component at p, with avail

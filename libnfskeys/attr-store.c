@@ -88,30 +88,33 @@ static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *r
 	return rc == SQLITE_ROW ? 0 : sql_err(st, rc, sql);
 }
 
-const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
+/* [section] key when set, else FILE in the [General] dir_key directory (default dir). */
+static const char *conf_path(const struct nfskeys_ctx *ctx, const char *section, const char *key,
+			     const char *dir_key, const char *dir, const char *file, char *buf,
+			     size_t size)
 {
-	static __thread char buf[4096];
-	const char *p = nfskeys_conf_get(ctx, "Attr", "Store");
-	const char *dir;
+	const char *p = nfskeys_conf_get(ctx, section, key);
+	const char *d = nfskeys_conf_get(ctx, "General", dir_key);
 
 	if (p && *p)
 		return p;
-	dir = nfskeys_conf_get(ctx, "General", "State-Dir");
-	snprintf(buf, sizeof(buf), "%s/attr.db", dir && *dir ? dir : STATEDIR);
+	snprintf(buf, size, "%s/%s", d && *d ? d : dir, file);
 	return buf;
+}
+
+const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
+{
+	static __thread char buf[4096];
+
+	return conf_path(ctx, "Attr", "Store", "State-Dir", STATEDIR, "attr.db", buf, sizeof(buf));
 }
 
 const char *attr_default_socket_path(const struct nfskeys_ctx *ctx)
 {
 	static __thread char buf[4096];
-	const char *p = nfskeys_conf_get(ctx, "Attrd", "Socket");
-	const char *dir;
 
-	if (p && *p)
-		return p;
-	dir = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
-	snprintf(buf, sizeof(buf), "%s/attrd.sock", dir && *dir ? dir : RUNDIR);
-	return buf;
+	return conf_path(ctx, "Attrd", "Socket", "Runtime-Dir", RUNDIR, "attrd.sock", buf,
+			 sizeof(buf));
 }
 
 const char *attr_store_path(const struct nfskeys_attr_store *store)

@@ -33,11 +33,9 @@ _printf_(1, 2) static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nfsattr: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror("nfsattr", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 
@@ -144,6 +142,27 @@ static char *id_string(const struct nfskeys_attr_id *id)
 
 /* ---------------------------------------------------------------- output */
 
+/* "attributes":[{"key":..,"value":..[,"source":..],"origin":"ldap"|"local"},...] */
+static void print_json_attributes(const struct nfskeys_attr_policy *p, bool sources)
+{
+	struct nfskeys_attr_entry e;
+
+	printf("\"attributes\":[");
+	for (size_t i = 0; i < nfskeys_attr_policy_count(p); i++) {
+		nfskeys_attr_policy_entry(p, i, &e);
+		printf("%s{\"key\":", i ? "," : "");
+		json_print_string(stdout, e.key);
+		printf(",\"value\":");
+		json_print_string(stdout, e.value);
+		if (sources) {
+			printf(",\"source\":");
+			json_print_string(stdout, e.source);
+		}
+		printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
+	}
+	printf("]");
+}
+
 static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 			 const struct nfskeys_attr_policy *p, bool sources)
 {
@@ -162,20 +181,8 @@ static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 			printf(",\"mountpoint\":");
 			json_print_string(stdout, nfskeys_attr_id_get_mountpoint(id));
 		}
-		printf(",\"attributes\":[");
-		for (size_t i = 0; i < n; i++) {
-			nfskeys_attr_policy_entry(p, i, &e);
-			printf("%s{\"key\":", i ? "," : "");
-			json_print_string(stdout, e.key);
-			printf(",\"value\":");
-			json_print_string(stdout, e.value);
-			if (sources) {
-				printf(",\"source\":");
-				json_print_string(stdout, e.source);
-			}
-			printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
-		}
-		printf("]");
+		printf(",");
+		print_json_attributes(p, sources);
 		if (sources) {
 			printf(",\"inheritance_cut\":");
 			if (nfskeys_attr_policy_cut(p))
@@ -272,16 +279,9 @@ static int list_one(void *userdata, const struct nfskeys_attr_id *id,
 		json_print_string(stdout, nfskeys_attr_id_get_domain(id));
 		printf(",\"path\":");
 		json_print_string(stdout, nfskeys_attr_id_get_path(id));
-		printf(",\"attributes\":[");
-		for (size_t i = 0; i < n; i++) {
-			nfskeys_attr_policy_entry(p, i, &e);
-			printf("%s{\"key\":", i ? "," : "");
-			json_print_string(stdout, e.key);
-			printf(",\"value\":");
-			json_print_string(stdout, e.value);
-			printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
-		}
-		printf("]}");
+		printf(",");
+		print_json_attributes(p, false);
+		printf("}");
 		return 0;
 	}
 	ls->n++;
