@@ -305,8 +305,9 @@ static ssize_t drop_crowded(struct attrd_ldap *l, struct attr_sync_row *rows, si
 		if (keys <= ATTR_MAX_PER_DIR)
 			continue;
 		l->invalid++;
-		log_warning(l->ctx, "LDAP entry %s%s: %zu attributes (at most %d on one directory): "
-				    "skipped", by[i]->domain, by[i]->path, keys, ATTR_MAX_PER_DIR);
+		log_warning(l->ctx,
+			    "LDAP entry %s%s: %zu attributes (at most %d on one directory): skipped",
+			    by[i]->domain, by[i]->path, keys, ATTR_MAX_PER_DIR);
 		for (size_t k = i; k < j; k++)
 			((struct attr_sync_row *)by[k])->key = NULL; /* dropped below */
 	}

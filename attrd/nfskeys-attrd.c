@@ -252,7 +252,8 @@ static void finish(struct daemon *d, enum op op, struct rpc_request *req, int st
 /* The directory passed with a change (its identity, and its display form in *ret_where),
  * when the caller may change it; else a message in msg. */
 static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_fd,
-			   struct nfskeys_attr_id **ret_id, char **ret_where, char *msg, size_t size)
+			   struct nfskeys_attr_id **ret_id, char **ret_where, char *msg,
+			   size_t size)
 {
 	struct stat st;
 	int r = take_dir(d, req, ret_fd, &st, ret_id, msg, size);

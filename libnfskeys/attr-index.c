@@ -999,7 +999,8 @@ static int strs_collect(struct attr_index *ix)
 
 			e->value = map[e->value];
 			if (AK_TYPE(e->key) == NFSKEYS_ATTR_USER)
-				e->key = AK_MAKE(NFSKEYS_ATTR_USER, e->key & AK_LDAP, map[AK_UNAME(e->key)]);
+				e->key = AK_MAKE(NFSKEYS_ATTR_USER, e->key & AK_LDAP,
+						 map[AK_UNAME(e->key)]);
 		}
 	}
 	/* the computed sets name strings by id: recompute them */
@@ -1584,7 +1585,10 @@ static void shrink(void **p, uint32_t *cap, uint32_t len, size_t elem)
 {
 	void *np;
 
-	if (*cap > len && len && (np = big_realloc(*p, (size_t)*cap * elem, (size_t)len * elem, false))) {
+	if (*cap <= len || !len)
+		return;
+	np = big_realloc(*p, (size_t)*cap * elem, (size_t)len * elem, false);
+	if (np) {
 		*p = np;
 		*cap = len;
 	}

@@ -671,7 +671,8 @@ int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_syn
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
-		r = insert_row(st, s, rows[i].domain, rows[i].path, rows[i].key, rows[i].value, true, 0);
+		r = insert_row(st, s, rows[i].domain, rows[i].path, rows[i].key, rows[i].value,
+			       true, 0);
 		if (r < 0)
 			goto fail;
 	}
