@@ -271,12 +271,59 @@ out:
 		ldap_unbind_ext_s(ld, NULL, NULL);
 }
 
+static int row_cmp(const void *a, const void *b)
+{
+	const struct attr_sync_row *x = *(const struct attr_sync_row *const *)a,
+				   *y = *(const struct attr_sync_row *const *)b;
+	int c = strcmp(x->domain, y->domain);
+
+	if (c == 0)
+		c = strcmp(x->path, y->path);
+	return c ? c : strcmp(x->key, y->key);
+}
+
+/* The bound local sets have (ATTR_MAX_PER_DIR attributes on one directory, counted by
+ * distinct key across every entry naming it): a directory over it is dropped whole, as a
+ * local set over it is refused whole, with a message naming it.  Keeps rows[0..n) in
+ * order and returns how many are left, or -ENOMEM. */
+static ssize_t drop_crowded(struct attrd_ldap *l, struct attr_sync_row *rows, size_t n)
+{
+	_cleanup_free_ const struct attr_sync_row **by = calloc(n ? n : 1, sizeof(*by));
+	size_t out = 0;
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		by[i] = &rows[i];
+	qsort(by, n, sizeof(*by), row_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t keys = 1;
+
+		for (j = i + 1; j < n && streq(by[j]->domain, by[i]->domain) &&
+				streq(by[j]->path, by[i]->path); j++)
+			keys += !streq(by[j]->key, by[j - 1]->key);
+		if (keys <= ATTR_MAX_PER_DIR)
+			continue;
+		l->invalid++;
+		log_warning(l->ctx,
+			    "LDAP entry %s%s: %zu attributes (at most %d on one directory): skipped",
+			    by[i]->domain, by[i]->path, keys, ATTR_MAX_PER_DIR);
+		for (size_t k = i; k < j; k++)
+			((struct attr_sync_row *)by[k])->key = NULL; /* dropped below */
+	}
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].key)
+			rows[out++] = rows[i];
+	return (ssize_t)out;
+}
+
 /* On the loop thread: validate rows and swap them in. */
 static void apply(struct evloop *loop, void *userdata)
 {
 	struct result *res = userdata;
 	struct attrd_ldap *l = res->l;
 	size_t good = 0;
+	ssize_t kept;
 
 	pthread_mutex_lock(&l->lock);
 	l->pending = NULL;
@@ -311,6 +358,13 @@ static void apply(struct evloop *loop, void *userdata)
 		}
 		res->rows[good++] = *row;
 	}
+	kept = drop_crowded(l, res->rows, good);
+	if (kept < 0) {
+		l->failures++;
+		log_warning(l->ctx, "LDAP sync: %s", strerror((int)-kept));
+		goto out;
+	}
+	good = (size_t)kept;
 	if (attr_store_replace_ldap(*l->store, res->rows, good) < 0) {
 		l->failures++;
 		goto out;

@@ -249,6 +249,35 @@ static void finish(struct daemon *d, enum op op, struct rpc_request *req, int st
 	stats_hist_add(&s->latency, mono_nsec() - req->start_ns);
 }
 
+/* The directory passed with a change (its identity, and its display form in *ret_where),
+ * when the caller may change it; else a message in msg. */
+static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_fd,
+			   struct nfskeys_attr_id **ret_id, char **ret_where, char *msg,
+			   size_t size)
+{
+	struct stat st;
+	int r = take_dir(d, req, ret_fd, &st, ret_id, msg, size);
+
+	if (r < 0)
+		return r;
+	*ret_where = attr_id_format(nfskeys_attr_id_get_domain(*ret_id),
+				    nfskeys_attr_id_get_path(*ret_id));
+	return authorize(d, &req->peer, &st, *ret_where ? *ret_where : "?", msg, size);
+}
+
+/* Answer a set or unset (status r, message msg, the directory id) and free id. */
+static void change_reply(struct daemon *d, enum op op, struct rpc_request *req,
+			 attrd_change_res *res, int r, char *msg, struct nfskeys_attr_id *id)
+{
+	res->status = r;
+	res->message = msg;
+	res->domain = (char *)(id ? nfskeys_attr_id_get_domain(id) : "");
+	res->path = (char *)(id ? nfskeys_attr_id_get_path(id) : "");
+	finish(d, op, req, r);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_change_res, res);
+	nfskeys_attr_id_free(id);
+}
+
 static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	attrd_set_args a = {};
@@ -258,7 +287,6 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	_cleanup_free_ char *where = NULL;
 	_cleanup_close_ int fd = -1;
 	char msg[ATTRD_MESSAGE_MAX + 1] = "";
-	struct stat st;
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_set_args, &a)) {
@@ -280,11 +308,7 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 		if (r < 0)
 			goto reply;
 	}
-	r = take_dir(d, req, &fd, &st, &id, msg, sizeof(msg));
-	if (r < 0)
-		goto reply;
-	where = attr_id_format(nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id));
-	r = authorize(d, &req->peer, &st, where ? where : "?", msg, sizeof(msg));
+	r = take_authorized(d, req, &fd, &id, &where, msg, sizeof(msg));
 	if (r < 0)
 		goto reply;
 	r = nfskeys_attr_store_set(d->store, id, policy, req->peer.uid, false);
@@ -301,13 +325,7 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 			"uid %u set %u attribute(s) on %s", (unsigned)req->peer.uid, res.changed,
 			where);
 reply:
-	res.status = r;
-	res.message = msg;
-	res.domain = (char *)(id ? nfskeys_attr_id_get_domain(id) : "");
-	res.path = (char *)(id ? nfskeys_attr_id_get_path(id) : "");
-	finish(d, OP_SET, req, r);
-	rpc_request_reply(req, (xdrproc_t)xdr_attrd_change_res, &res);
-	nfskeys_attr_id_free(id);
+	change_reply(d, OP_SET, req, &res, r, msg, id);
 	nfskeys_attr_policy_free(policy);
 	xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
 }
@@ -321,7 +339,6 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	_cleanup_free_ char *where = NULL;
 	_cleanup_close_ int fd = -1;
 	char msg[ATTRD_MESSAGE_MAX + 1] = "";
-	struct stat st;
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_unset_args, &a)) {
@@ -347,11 +364,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 			keys[i] = a.keys.keys_val[i];
 		}
 	}
-	r = take_dir(d, req, &fd, &st, &id, msg, sizeof(msg));
-	if (r < 0)
-		goto reply;
-	where = attr_id_format(nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id));
-	r = authorize(d, &req->peer, &st, where ? where : "?", msg, sizeof(msg));
+	r = take_authorized(d, req, &fd, &id, &where, msg, sizeof(msg));
 	if (r < 0)
 		goto reply;
 	r = nfskeys_attr_store_unset(d->store, id, keys, false);
@@ -365,13 +378,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 			"uid %u removed %u attribute(s) from %s", (unsigned)req->peer.uid,
 			res.changed, where);
 reply:
-	res.status = r;
-	res.message = msg;
-	res.domain = (char *)(id ? nfskeys_attr_id_get_domain(id) : "");
-	res.path = (char *)(id ? nfskeys_attr_id_get_path(id) : "");
-	finish(d, OP_UNSET, req, r);
-	rpc_request_reply(req, (xdrproc_t)xdr_attrd_change_res, &res);
-	nfskeys_attr_id_free(id);
+	change_reply(d, OP_UNSET, req, &res, r, msg, id);
 	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
 }
 

@@ -4,9 +4,18 @@
  * standard error and exits 2 (each program's documented usage exit code). */
 #pragma once
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #define CLI_EXIT_USAGE 2
+
+/* An error message on standard error: "NAME: MESSAGE\n". */
+static inline void cli_verror(const char *name, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
 /* Print "NAME VERSION"; returns the exit code, 0. */
 static inline int cli_version(const char *name)

@@ -64,10 +64,22 @@ struct domain {
 	uint32_t root;
 };
 
+/* A slot of the child table: the key, the node, and where the node's label is when it is
+ * too long for the node (arena offset + 1; 0 when inline), so that a lookup can fetch a
+ * node and its label at the same time, without waiting for the node to say where the
+ * label is.  node 0: empty. */
+struct slot {
+	uint32_t key;
+	uint32_t node;
+	uint32_t label;
+	uint32_t unused;
+};
+
 struct attr_index {
 	struct node *nodes;
 	uint32_t nnodes, nodecap;
-	uint64_t *slots; /* (hash << 32) | node, 0 empty */
+	struct slot *slots;
+	uint64_t *filter; /* a bit filter of the slot keys (4 bits a slot), see filter_pos() */
 	uint32_t slotmask, nslots_used;
 	char *names;
 	size_t nameslen, namescap;
@@ -80,6 +92,7 @@ struct attr_index {
 	struct domain *domains;
 	size_t ndomains;
 	size_t npolicies;
+	size_t nentries; /* attributes held (arena entries in use) */
 	/* interned effective sets: a header {count, hash} and count entries {key, value}
 	 * sorted as a policy is (typed keys in enum order, then user.* by name); inherit is
 	 * never in them.  Offset 0 is "none". */
@@ -130,18 +143,83 @@ static inline uint32_t hash_bytes(uint64_t seed, const char *s, size_t n)
 
 /* ---------------------------------------------------------------- growth */
 
-/* Ask for transparent huge pages under a big table: lookups touch it at random, and
- * with 4 KiB pages nearly every probe of a large index is also a TLB miss.  Advice
- * only (ignored where THP is off). */
-static void advise_huge(void *p, size_t size)
-{
-	const uintptr_t huge = 2u << 20;
-	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + size) & ~(huge - 1);
+/* Big tables (nodes, slots, labels, attributes) live in their own 2 MiB-aligned
+ * mappings with MADV_HUGEPAGE given before the first touch: lookups hit them at random,
+ * and with 4 KiB pages nearly every probe of a large index is also a TLB miss (a costly
+ * one under virtualization).  Advice given after realloc() came too late: the pages were
+ * already there, and most of a 1M-policy index stayed on 4 KiB pages.  Smaller tables use
+ * malloc() (from 8 MiB on, a mapping rounded up to 2 MiB costs at most a fifth more).
+ * Which one holds a table follows from its size, so no flag is kept. */
+#define HUGE_SIZE ((size_t)2 << 20)
+static size_t big_min = 4 * HUGE_SIZE;
+#define BIG_MIN big_min
 
+void attr_index_set_big_min(size_t bytes)
+{
+	big_min = bytes ? bytes : 4 * HUGE_SIZE;
+}
+
+static size_t big_span(size_t size)
+{
+	return size >= BIG_MIN ? (size + HUGE_SIZE - 1) & ~(HUGE_SIZE - 1) : size;
+}
+
+static void *big_map(size_t size)
+{
+	size_t span = big_span(size);
+	uint8_t *p = mmap(NULL, span + HUGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + HUGE_SIZE - 1) & ~(uintptr_t)(HUGE_SIZE - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	munmap((uint8_t *)a + span, (uintptr_t)p + HUGE_SIZE - a);
 #ifdef MADV_HUGEPAGE
-	if (size >= 2 * huge && e > a)
-		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	(void)madvise((void *)a, span, MADV_HUGEPAGE);
 #endif
+	return (void *)a;
+}
+
+static void big_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (size >= BIG_MIN)
+		munmap(p, big_span(size));
+	else
+		free(p);
+}
+
+/* Resize a table of old bytes to size bytes (contents kept, new bytes zeroed when zero);
+ * NULL (and p untouched) when out of memory. */
+static void *big_realloc(void *p, size_t old, size_t size, bool zero)
+{
+	void *np;
+
+	if (size < BIG_MIN && old < BIG_MIN) {
+		np = realloc(p, size ? size : 1);
+		if (np && zero && size > old)
+			memset((uint8_t *)np + old, 0, size - old);
+		return np;
+	}
+	if (size >= BIG_MIN && old >= BIG_MIN) {
+		if (big_span(size) == big_span(old))
+			return p;
+		if (big_span(size) < big_span(old)) { /* give the tail back */
+			munmap((uint8_t *)p + big_span(size), big_span(old) - big_span(size));
+			return p;
+		}
+	}
+	np = size >= BIG_MIN ? big_map(size) : (zero ? calloc(1, size) : malloc(size ? size : 1));
+	if (!np)
+		return NULL;
+	if (p)
+		memcpy(np, p, MIN(old, size));
+	big_free(p, old);
+	return np;
 }
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
@@ -156,13 +234,45 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 		ncap *= 2;
 	if (ncap > UINT32_MAX)
 		return -E2BIG;
-	np = realloc(*p, ncap * elem);
+	np = big_realloc(*p, (size_t)*cap * elem, ncap * elem, false);
 	if (!np)
 		return -ENOMEM;
-	advise_huge(np, ncap * elem);
 	*p = np;
 	*cap = (uint32_t)ncap;
 	return 0;
+}
+
+/* The key filter: one 64-bit word per 16 slots, two bits per key, all in one word (a
+ * blocked Bloom filter, ~8% false positives at the table's highest load).  A lookup tests
+ * it before touching the table, so that the prefixes of a query that are no key (its
+ * components below the deepest stored directory, and those inside path-compressed edges)
+ * cost a read of this small, cache-resident filter instead of a probe of the table. */
+static inline size_t filter_words(uint32_t slotmask)
+{
+	return ((size_t)slotmask + 1) / 16;
+}
+
+static inline const uint64_t *filter_pos(const uint64_t *filter, uint32_t slotmask, uint32_t h,
+					 uint64_t *ret_bits)
+{
+	uint64_t x = (uint64_t)h * 0x9e3779b97f4a7c15ULL;
+
+	*ret_bits = (1ULL << (x >> 58)) | (1ULL << ((x >> 52) & 63));
+	return &filter[(x & 0xffffffffu) & (filter_words(slotmask) - 1)];
+}
+
+static inline void filter_add(uint64_t *filter, uint32_t slotmask, uint32_t h)
+{
+	uint64_t bits;
+
+	*(uint64_t *)filter_pos(filter, slotmask, h, &bits) |= bits;
+}
+
+static inline bool filter_test(const struct attr_index *ix, uint32_t h)
+{
+	uint64_t bits;
+
+	return (*filter_pos(ix->filter, ix->slotmask, h, &bits) & bits) == bits;
 }
 
 int attr_index_new(struct attr_index **ret)
@@ -181,12 +291,13 @@ int attr_index_new(struct attr_index **ret)
 	ix->arenalen = 1;
 	ix->prefetch_min = PREFETCH_MIN_NODES;
 	ix->slotmask = 1023;
-	ix->slots = calloc(ix->slotmask + 1, sizeof(uint64_t));
+	ix->slots = big_realloc(NULL, 0, ((size_t)ix->slotmask + 1) * sizeof(struct slot), true);
+	ix->filter = big_realloc(NULL, 0, filter_words(ix->slotmask) * sizeof(uint64_t), true);
 	ix->strmask = 255;
 	ix->strslots = calloc(ix->strmask + 1, sizeof(uint32_t));
 	ix->esmask = 63;
 	ix->eslots = calloc(ix->esmask + 1, sizeof(uint32_t));
-	if (!ix->slots || !ix->strslots || !ix->eslots ||
+	if (!ix->slots || !ix->filter || !ix->strslots || !ix->eslots ||
 	    grow((void **)&ix->esets, &ix->esetscap, 1, sizeof(struct aent)) < 0) {
 		attr_index_free(ix);
 		return -ENOMEM;
@@ -204,16 +315,17 @@ struct attr_index *attr_index_free(struct attr_index *ix)
 		free(ix->strs[i].s);
 	for (size_t i = 0; i < ix->ndomains; i++)
 		free(ix->domains[i].name);
-	free(ix->strs);
+	big_free(ix->strs, (size_t)ix->strscap * sizeof(struct istr));
 	free(ix->strslots);
 	free(ix->domains);
-	free(ix->nodes);
-	free(ix->slots);
-	free(ix->names);
-	free(ix->arena);
-	free(ix->esets);
+	big_free(ix->nodes, (size_t)ix->nodecap * sizeof(struct node));
+	big_free(ix->slots, ((size_t)ix->slotmask + 1) * sizeof(struct slot));
+	big_free(ix->filter, filter_words(ix->slotmask) * sizeof(uint64_t));
+	big_free(ix->names, ix->namescap);
+	big_free(ix->arena, (size_t)ix->arenacap * sizeof(struct aent));
+	big_free(ix->esets, (size_t)ix->esetscap * sizeof(struct aent));
 	free(ix->eslots);
-	free(ix->estack);
+	big_free(ix->estack, (size_t)ix->estackcap * sizeof(uint32_t));
 	free(ix);
 	return NULL;
 }
@@ -296,11 +408,14 @@ static inline uint64_t hroot(uint32_t root)
 #define HWORD_MIX(h, w) ((h) = ((h) ^ (w)) * 0x100000001b3ULL, (h) ^= (h) >> 29)
 #define HFINAL(h, w, n) ((h) = ((h) ^ (w) ^ ((uint64_t)(n) << 56)) * 0xbf58476d1ce4e5b9ULL, \
 			 (h) ^= (h) >> 31)
-static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_w)
+static inline __attribute__((always_inline)) uint64_t
+hscan(uint64_t h, const char *s, size_t n, bool to_slash, size_t *ret_len, uint64_t *ret_w)
 {
 	uint64_t w = 0, first = 0;
+	size_t i;
 
-	for (size_t i = 0; i < n; i++) {
+	/* to_slash is a constant at each caller: two loops come out of this */
+	for (i = 0; to_slash ? s[i] != '/' && s[i] != '\0' : i < n; i++) {
 		w |= (uint64_t)(unsigned char)s[i] << (8 * (i & 7));
 		if ((i & 7) == 7) {
 			if (i == 7)
@@ -309,11 +424,19 @@ static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_
 			w = 0;
 		}
 	}
-	if (n < 8)
+	if (i < 8)
 		first = w;
-	HFINAL(h, w, n);
+	HFINAL(h, w, i);
+	*ret_len = i;
 	*ret_w = first;
 	return h;
+}
+
+static inline uint64_t hstep(uint64_t h, const char *s, size_t n, uint64_t *ret_w)
+{
+	size_t len;
+
+	return hscan(h, s, n, false, &len, ret_w);
 }
 
 /* The slot key of a state. */
@@ -345,28 +468,7 @@ static uint64_t hadvance(uint64_t h, const char *s, size_t len)
  * (hstep() fused with finding the component's end). */
 static inline uint64_t comp_scan(uint64_t h, const char *p, size_t *ret_len, uint64_t *ret_w)
 {
-	uint64_t w = 0, first = 0;
-	size_t i;
-
-	for (i = 0;; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (c == '/' || c == '\0')
-			break;
-		w |= (uint64_t)c << (8 * (i & 7));
-		if ((i & 7) == 7) {
-			if (i == 7)
-				first = w;
-			HWORD_MIX(h, w);
-			w = 0;
-		}
-	}
-	if (i < 8)
-		first = w;
-	HFINAL(h, w, i);
-	*ret_len = i;
-	*ret_w = first;
-	return h;
+	return hscan(h, p, 0, true, ret_len, ret_w);
 }
 
 /* comp_scan() for the lookup hot path, a word at a time: the component at p, with avail
@@ -420,19 +522,19 @@ static uint32_t child_find(const struct attr_index *ix, uint32_t parent, const c
 	uint64_t mask = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
 
 	for (uint32_t i = h & ix->slotmask;; i = (i + 1) & ix->slotmask) {
-		uint64_t s = ix->slots[i];
+		const struct slot *s = &ix->slots[i];
 		const struct node *nd;
 
-		if (!s)
+		if (!s->node)
 			return 0;
-		if ((uint32_t)(s >> 32) != h)
+		if (s->key != h)
 			continue;
-		nd = &ix->nodes[(uint32_t)s];
+		nd = &ix->nodes[s->node];
 		if (nd->parent != parent || nd->firstlen != n)
 			continue;
 		if (nd->namelen <= INLINE_MAX ? (node_word(nd) & mask) == w :
 						memcmp(ix->names + nd->name[0], name, n) == 0)
-			return (uint32_t)s;
+			return s->node;
 	}
 }
 
@@ -450,24 +552,38 @@ static inline bool edge_matches(const struct attr_index *ix, const struct node *
 static int slots_rehash(struct attr_index *ix)
 {
 	uint32_t mask = ix->slotmask * 2 + 1;
-	uint64_t *slots = calloc((size_t)mask + 1, sizeof(uint64_t));
+	struct slot *slots = big_realloc(NULL, 0, ((size_t)mask + 1) * sizeof(struct slot), true);
+	uint64_t *filter = big_realloc(NULL, 0, filter_words(mask) * sizeof(uint64_t), true);
 
-	if (!slots)
+	if (!slots || !filter) {
+		big_free(slots, ((size_t)mask + 1) * sizeof(struct slot));
+		big_free(filter, filter_words(mask) * sizeof(uint64_t));
 		return -ENOMEM;
-	advise_huge(slots, ((size_t)mask + 1) * sizeof(uint64_t));
-	for (uint32_t j = 0; j <= ix->slotmask; j++) {
-		uint64_t s = ix->slots[j];
-		uint32_t i;
-		if (!s)
-			continue;
-		for (i = (uint32_t)(s >> 32) & mask; slots[i]; i = (i + 1) & mask)
-			;
-		slots[i] = s;
 	}
-	free(ix->slots);
+	for (uint32_t j = 0; j <= ix->slotmask; j++) {
+		uint32_t i;
+		if (!ix->slots[j].node)
+			continue;
+		for (i = ix->slots[j].key & mask; slots[i].node; i = (i + 1) & mask)
+			;
+		slots[i] = ix->slots[j];
+		filter_add(filter, mask, slots[i].key);
+	}
+	big_free(ix->slots, ((size_t)ix->slotmask + 1) * sizeof(struct slot));
+	big_free(ix->filter, filter_words(ix->slotmask) * sizeof(uint64_t));
 	ix->slots = slots;
+	ix->filter = filter;
 	ix->slotmask = mask;
 	return 0;
+}
+
+/* Slot i holds node id (whose label is set) under key h. */
+static void slot_fill(struct attr_index *ix, uint32_t i, uint32_t h, uint32_t id)
+{
+	const struct node *nd = &ix->nodes[id];
+
+	ix->slots[i] = (struct slot){ .key = h, .node = id,
+				      .label = nd->namelen > INLINE_MAX ? nd->name[0] + 1 : 0 };
 }
 
 static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
@@ -480,9 +596,10 @@ static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
 		if (r < 0)
 			return r;
 	}
-	for (i = h & ix->slotmask; ix->slots[i]; i = (i + 1) & ix->slotmask)
+	for (i = h & ix->slotmask; ix->slots[i].node; i = (i + 1) & ix->slotmask)
 		;
-	ix->slots[i] = ((uint64_t)h << 32) | id;
+	slot_fill(ix, i, h, id);
+	filter_add(ix->filter, ix->slotmask, h);
 	ix->nslots_used++;
 	return 0;
 }
@@ -521,7 +638,7 @@ static int node_set_label(struct attr_index *ix, uint32_t id, const char *src, s
 			char *p;
 			if (cap > UINT32_MAX)
 				return -E2BIG;
-			p = realloc(ix->names, cap);
+			p = big_realloc(ix->names, ix->namescap, cap, false);
 			if (!p)
 				return -ENOMEM;
 			ix->names = p;
@@ -596,9 +713,9 @@ static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint64_t 
 	ix->nodes[mid].flags = N_HASCHILD;
 	ix->nodes[x].parent = (uint32_t)mid;
 	/* mid keeps x's key (same parent, same first component): repoint x's slot */
-	for (i = h_old & ix->slotmask; (uint32_t)ix->slots[i] != x; i = (i + 1) & ix->slotmask)
+	for (i = h_old & ix->slotmask; ix->slots[i].node != x; i = (i + 1) & ix->slotmask)
 		;
-	ix->slots[i] = ((uint64_t)h_old << 32) | (uint32_t)mid;
+	slot_fill(ix, i, h_old, (uint32_t)mid);
 	hs = hadvance(hs, label(ix, &ix->nodes[mid]), k);
 	lbl = label(ix, &ix->nodes[x]);
 	h = hkey(hstep(hs, lbl, ix->nodes[x].firstlen, &w));
@@ -717,7 +834,7 @@ static int block_reserve(struct attr_index *ix, uint32_t nid, uint32_t need)
 	return 0;
 }
 
-int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+static int put_one(struct attr_index *ix, const char *domain, const char *path, int key,
 		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
 {
 	int64_t nid, vid, uname = 0;
@@ -761,13 +878,14 @@ int attr_index_put(struct attr_index *ix, const char *domain, const char *path, 
 	off = ix->nodes[nid].attrs;
 	ix->arena[off + 1 + cnt] = (struct aent){ k, (uint32_t)vid };
 	ix->arena[off].key = cnt + 1;
+	ix->nentries++;
 	ix->eff_stale = true;
 	if (cnt == 0)
 		ix->npolicies++;
 	return 0;
 }
 
-int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+static int del_one(struct attr_index *ix, const char *domain, const char *path, int key,
 		   const char *keyname, bool from_ldap)
 {
 	int64_t nid, uname = 0;
@@ -799,6 +917,7 @@ int attr_index_del(struct attr_index *ix, const char *domain, const char *path, 
 	}
 	if (out != cnt)
 		ix->eff_stale = true;
+	ix->nentries -= cnt - out;
 	ix->arena[off].key = out;
 	if (out == 0) {
 		ix->arenagarbage += ix->arena[off].value + 1;
@@ -806,6 +925,123 @@ int attr_index_del(struct attr_index *ix, const char *domain, const char *path, 
 		ix->npolicies--;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- garbage */
+
+/* Changes leave garbage: attribute blocks outgrown or emptied (the arena only appends) and
+ * interned values no attribute uses any more (a value replaced by another, an attribute
+ * removed).  Without collecting it, setting one directory's attribute over and over
+ * would grow the index without bound.  Both are collected once they are the larger part
+ * (so a collection costs O(1) amortized per change): the arena is rebuilt tight, and the
+ * strings in use are kept, renumbered, in the same order. */
+static int arena_collect(struct attr_index *ix)
+{
+	uint32_t len = 1, cap = 0;
+	struct aent *a = NULL;
+	int r;
+
+	r = grow((void **)&a, &cap, (uint32_t)MAX(ix->arenalen - ix->arenagarbage, 1u),
+		 sizeof(struct aent));
+	if (r < 0)
+		return r;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs, cnt;
+
+		if (!off)
+			continue;
+		cnt = ix->arena[off].key;
+		a[len] = (struct aent){ cnt, cnt };
+		memcpy(&a[len + 1], &ix->arena[off + 1], cnt * sizeof(struct aent));
+		ix->nodes[i].attrs = len;
+		len += 1 + cnt;
+	}
+	big_free(ix->arena, (size_t)ix->arenacap * sizeof(struct aent));
+	ix->arena = a;
+	ix->arenacap = cap;
+	ix->arenalen = len;
+	ix->arenagarbage = 0;
+	return 0;
+}
+
+static int strs_collect(struct attr_index *ix)
+{
+	_cleanup_free_ uint32_t *map = calloc((size_t)ix->nstrs + 1, sizeof(uint32_t));
+	uint32_t n = 0;
+
+	if (!map)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs;
+
+		for (uint32_t j = 1; off && j <= ix->arena[off].key; j++) {
+			const struct aent *e = &ix->arena[off + j];
+
+			map[e->value] = 1;
+			if (AK_TYPE(e->key) == NFSKEYS_ATTR_USER)
+				map[AK_UNAME(e->key)] = 1;
+		}
+	}
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		if (!map[id]) {
+			free(ix->strs[id - 1].s);
+			continue;
+		}
+		ix->strs[n] = ix->strs[id - 1];
+		map[id] = ++n;
+	}
+	ix->nstrs = n;
+	for (uint32_t i = 1; i < ix->nnodes; i++) {
+		uint32_t off = ix->nodes[i].attrs;
+
+		for (uint32_t j = 1; off && j <= ix->arena[off].key; j++) {
+			struct aent *e = &ix->arena[off + j];
+
+			e->value = map[e->value];
+			if (AK_TYPE(e->key) == NFSKEYS_ATTR_USER)
+				e->key = AK_MAKE(NFSKEYS_ATTR_USER, e->key & AK_LDAP,
+						 map[AK_UNAME(e->key)]);
+		}
+	}
+	/* the computed sets name strings by id: recompute them */
+	ix->eff_stale = true;
+	memset(ix->strslots, 0, ((size_t)ix->strmask + 1) * sizeof(uint32_t));
+	for (uint32_t id = 1; id <= ix->nstrs; id++) {
+		uint32_t i = ix->strs[id - 1].hash & ix->strmask;
+		while (ix->strslots[i])
+			i = (i + 1) & ix->strmask;
+		ix->strslots[i] = id;
+	}
+	return 0;
+}
+
+/* Collect when garbage is the larger part.  Failing to is no error: it stays for later. */
+static void collect(struct attr_index *ix)
+{
+	if (ix->arenagarbage > 4096 && ix->arenagarbage * 2 > ix->arenalen)
+		(void)arena_collect(ix);
+	if (ix->nstrs > 4 * (uint64_t)ix->nentries + 512)
+		(void)strs_collect(ix);
+}
+
+int attr_index_put(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, const char *value, uint64_t number, bool from_ldap)
+{
+	int r = put_one(ix, domain, path, key, keyname, value, number, from_ldap);
+
+	if (r == 0)
+		collect(ix);
+	return r;
+}
+
+int attr_index_del(struct attr_index *ix, const char *domain, const char *path, int key,
+		   const char *keyname, bool from_ldap)
+{
+	int r = del_one(ix, domain, path, key, keyname, from_ldap);
+
+	if (r == 0)
+		collect(ix);
+	return r;
 }
 
 /* ---------------------------------------------------------------- lookups */
@@ -1158,7 +1394,7 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 			struct nfskeys_attr_policy *policy)
 {
 	uint64_t states[PREFETCH_DEPTH], words[PREFETCH_DEPTH], hs = hroot(root), w;
-	uint32_t pos[PREFETCH_DEPTH], lens[PREFETCH_DEPTH], nk = 0, cur = root, j = 0;
+	uint32_t pos[PREFETCH_DEPTH], lens[PREFETCH_DEPTH], nk = 0, cur = root, j = 0, live = ~0u;
 	const char *p = path, *qend = path;
 	bool full = true, hs_valid = false;
 	int64_t es;
@@ -1178,26 +1414,38 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 			hs = comp_scan_n(hs, q, (size_t)(end - q), &n, &words[nk]);
 			states[nk] = hs;
 			lens[nk] = (uint32_t)n;
-			__builtin_prefetch(&ix->slots[hkey(hs) & ix->slotmask]);
+			__builtin_prefetch(filter_pos(ix->filter, ix->slotmask, hkey(hs), &w));
 			nk++;
 			q += n;
 			qend = q;
 		}
-		uint32_t cand[PREFETCH_DEPTH], nc = 0;
-
+		/* then the slots of the prefixes the filter does not rule out */
 		for (uint32_t i = 0; i < nk; i++) {
 			uint32_t k = hkey(states[i]);
-			uint64_t sl = ix->slots[k & ix->slotmask];
-			if ((uint32_t)(sl >> 32) == k) {
-				__builtin_prefetch(&ix->nodes[(uint32_t)sl]);
-				cand[nc++] = (uint32_t)sl;
-			}
+
+			if (filter_test(ix, k))
+				__builtin_prefetch(&ix->slots[k & ix->slotmask]);
+			else
+				live &= ~(1u << i); /* no child starts there */
 		}
-		/* and the arena labels of long (path-compressed) edges */
-		for (uint32_t i = 0; i < nc; i++) {
-			const struct node *nd = &ix->nodes[cand[i]];
-			if (nd->namelen > INLINE_MAX)
-				__builtin_prefetch(ix->names + nd->name[0]);
+		/* then the nodes they hold and, at the same time, the arena labels of long
+		 * (path-compressed) edges: the first node with each key (linear probing may
+		 * have moved it on) */
+		for (uint32_t i = 0; i < nk; i++) {
+			uint32_t k = hkey(states[i]);
+			const struct slot *sl;
+
+			if (!(live & (1u << i)))
+				continue;
+			for (uint32_t x = k & ix->slotmask; (sl = &ix->slots[x])->node;
+			     x = (x + 1) & ix->slotmask) {
+				if (sl->key == k) {
+					__builtin_prefetch(&ix->nodes[sl->node]);
+					if (sl->label)
+						__builtin_prefetch(ix->names + sl->label - 1);
+					break;
+				}
+			}
 		}
 	}
 	for (;;) {
@@ -1216,6 +1464,10 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 		while (j < nk && pos[j] < off)
 			j++;
 		if (j < nk && pos[j] == off) {
+			if (!(live & (1u << j))) {
+				full = false; /* the filter says no child starts here */
+				break;
+			}
 			n = lens[j];
 			nh = states[j];
 			w = words[j];
@@ -1328,27 +1580,33 @@ void attr_index_set_prefetch(struct attr_index *ix, uint32_t min_nodes)
 		ix->prefetch_min = min_nodes;
 }
 
+/* Cut a table's capacity down to len elements. */
+static void shrink(void **p, uint32_t *cap, uint32_t len, size_t elem)
+{
+	void *np;
+
+	if (*cap <= len || !len)
+		return;
+	np = big_realloc(*p, (size_t)*cap * elem, (size_t)len * elem, false);
+	if (np) {
+		*p = np;
+		*cap = len;
+	}
+}
+
 void attr_index_compact(struct attr_index *ix)
 {
 	void *p;
 
 	if (!ix)
 		return;
-	if (ix->nodecap > ix->nnodes && (p = realloc(ix->nodes, ix->nnodes * sizeof(struct node)))) {
-		ix->nodes = p;
-		ix->nodecap = ix->nnodes;
-	}
-	if (ix->namescap > ix->nameslen && ix->nameslen && (p = realloc(ix->names, ix->nameslen))) {
+	shrink((void **)&ix->nodes, &ix->nodecap, ix->nnodes, sizeof(struct node));
+	shrink((void **)&ix->arena, &ix->arenacap, ix->arenalen, sizeof(struct aent));
+	shrink((void **)&ix->strs, &ix->strscap, ix->nstrs, sizeof(struct istr));
+	if (ix->namescap > ix->nameslen && ix->nameslen &&
+	    (p = big_realloc(ix->names, ix->namescap, ix->nameslen, false))) {
 		ix->names = p;
 		ix->namescap = ix->nameslen;
-	}
-	if (ix->arenacap > ix->arenalen && (p = realloc(ix->arena, ix->arenalen * sizeof(struct aent)))) {
-		ix->arena = p;
-		ix->arenacap = ix->arenalen;
-	}
-	if (ix->strscap > ix->nstrs && ix->nstrs && (p = realloc(ix->strs, ix->nstrs * sizeof(struct istr)))) {
-		ix->strs = p;
-		ix->strscap = ix->nstrs;
 	}
 }
 
@@ -1363,11 +1621,15 @@ size_t attr_index_memory(const struct attr_index *ix)
 
 	if (!ix)
 		return 0;
-	m = sizeof(*ix) + (size_t)ix->nodecap * sizeof(struct node) +
-	    (size_t)ix->esetscap * sizeof(struct aent) + ((size_t)ix->esmask + 1) * sizeof(uint32_t) +
-	    (size_t)ix->estackcap * sizeof(uint32_t) +
-	    ((size_t)ix->slotmask + 1) * sizeof(uint64_t) + ix->namescap +
-	    (size_t)ix->arenacap * sizeof(struct aent) + (size_t)ix->strscap * sizeof(struct istr) +
+	/* big tables count whole 2 MiB pages */
+	m = sizeof(*ix) + big_span((size_t)ix->nodecap * sizeof(struct node)) +
+	    big_span((size_t)ix->esetscap * sizeof(struct aent)) +
+	    ((size_t)ix->esmask + 1) * sizeof(uint32_t) +
+	    big_span((size_t)ix->estackcap * sizeof(uint32_t)) +
+	    big_span(((size_t)ix->slotmask + 1) * sizeof(struct slot)) +
+	    big_span(filter_words(ix->slotmask) * sizeof(uint64_t)) + big_span(ix->namescap) +
+	    big_span((size_t)ix->arenacap * sizeof(struct aent)) +
+	    big_span((size_t)ix->strscap * sizeof(struct istr)) +
 	    ((size_t)ix->strmask + 1) * sizeof(uint32_t) + ix->ndomains * sizeof(struct domain);
 	for (uint32_t i = 0; i < ix->nstrs; i++)
 		m += strlen(ix->strs[i].s) + 1;

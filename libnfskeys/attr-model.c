@@ -294,6 +294,7 @@ struct nfskeys_attr_policy {
 	size_t n, cap;
 	char *text;
 	size_t len, textcap;
+	size_t garbage; /* text bytes no entry uses any more (replaced values and sources) */
 	uint32_t cut;
 };
 
@@ -327,6 +328,7 @@ _public_ void nfskeys_attr_policy_clear(struct nfskeys_attr_policy *policy)
 		return;
 	policy->n = 0;
 	policy->len = 0;
+	policy->garbage = 0;
 	policy->cut = NO_TEXT;
 }
 
@@ -365,6 +367,67 @@ static const char *text_at(const struct nfskeys_attr_policy *p, uint32_t off)
 	return off == NO_TEXT ? NULL : p->text + off;
 }
 
+static size_t text_size(const struct nfskeys_attr_policy *p, uint32_t off)
+{
+	return off == NO_TEXT ? 0 : strlen(p->text + off) + 1;
+}
+
+/* Replacing a value appends the new text: once replaced text is the larger part, copy
+ * what is still used into a new buffer, so that setting one key over and over keeps
+ * the policy's size bounded.  Failing to is no error (the garbage stays for later). */
+static void text_collect(struct nfskeys_attr_policy *p)
+{
+	struct nfskeys_attr_policy q = { .text = NULL };
+	_cleanup_free_ uint32_t *off = calloc(p->n * 3 + 1, sizeof(uint32_t));
+
+	if (!off)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		const uint32_t old[3] = { p->e[i].keyname, p->e[i].value, p->e[i].source };
+
+		for (size_t k = 0; k < 3; k++)
+			if (text_add(&q, text_at(p, old[k]), &off[i * 3 + k]) < 0)
+				goto fail;
+	}
+	if (text_add(&q, text_at(p, p->cut), &off[p->n * 3]) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->n; i++) {
+		p->e[i].keyname = off[i * 3];
+		p->e[i].value = off[i * 3 + 1];
+		p->e[i].source = off[i * 3 + 2];
+	}
+	p->cut = off[p->n * 3];
+	free(p->text);
+	p->text = q.text;
+	p->len = q.len;
+	p->textcap = q.textcap;
+	p->garbage = 0;
+	return;
+fail:
+	free(q.text);
+}
+
+/* Room for one more entry. */
+static int entries_reserve(struct nfskeys_attr_policy *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 16;
+	struct pentry *ne;
+
+	if (p->n < p->cap)
+		return 0;
+	ne = realloc(p->e, cap * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	p->e = ne;
+	p->cap = cap;
+	return 0;
+}
+
+size_t attr_policy_memory(const struct nfskeys_attr_policy *p)
+{
+	return p ? sizeof(*p) + p->cap * sizeof(*p->e) + p->textcap : 0;
+}
+
 static const char *entry_key(const struct nfskeys_attr_policy *p, const struct pentry *e)
 {
 	return e->key == NFSKEYS_ATTR_USER ? text_at(p, e->keyname) : defs[e->key].name;
@@ -396,17 +459,13 @@ int attr_policy_put(struct nfskeys_attr_policy *p, int key, const char *keyname,
 	}
 	if (i < p->n && c == 0) {
 		e = &p->e[i];
+		p->garbage += text_size(p, e->value) + text_size(p, e->source);
 	} else {
 		if (p->n >= ATTR_MAX_PER_DIR * 2)
 			return -E2BIG;
-		if (p->n == p->cap) {
-			size_t cap = p->cap ? p->cap * 2 : 16;
-			struct pentry *ne = realloc(p->e, cap * sizeof(*ne));
-			if (!ne)
-				return -ENOMEM;
-			p->e = ne;
-			p->cap = cap;
-		}
+		r = entries_reserve(p);
+		if (r < 0)
+			return r;
 		memmove(&p->e[i + 1], &p->e[i], (p->n - i) * sizeof(*p->e));
 		p->n++;
 		e = &p->e[i];
@@ -427,6 +486,8 @@ int attr_policy_put(struct nfskeys_attr_policy *p, int key, const char *keyname,
 	r = text_add(p, source, &e->source);
 	if (r < 0)
 		goto undo;
+	if (p->garbage > 1024 && p->garbage * 2 > p->len)
+		text_collect(p);
 	return 0;
 undo:
 	if (inserted) {
@@ -443,14 +504,9 @@ int attr_policy_append(struct nfskeys_attr_policy *p, int key, const char *keyna
 	struct pentry *e;
 	int r;
 
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct pentry *ne = realloc(p->e, cap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		p->e = ne;
-		p->cap = cap;
-	}
+	r = entries_reserve(p);
+	if (r < 0)
+		return r;
 	e = &p->e[p->n];
 	e->key = key;
 	e->keyname = NO_TEXT;

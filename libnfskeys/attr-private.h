@@ -35,6 +35,8 @@ int attr_policy_append(struct nfskeys_attr_policy *policy, int key, const char *
 		       const char *value, size_t vlen, uint64_t number, const char *source,
 		       bool from_ldap);
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
+/* The bytes a policy object holds (entries and text). */
+size_t attr_policy_memory(const struct nfskeys_attr_policy *policy);
 
 /* ---------------------------------------------------------------- attr-id.c */
 
@@ -75,6 +77,9 @@ int attr_index_explicit(struct attr_index *index, const char *domain, const char
 /* Lookups without sources prefetch the slots and nodes of every prefix of the query
  * once the index has min_nodes nodes (default 65536; 0: always).  For the tests. */
 void attr_index_set_prefetch(struct attr_index *index, uint32_t min_nodes);
+/* Tables of at least this many bytes get their own mapping with huge pages (default,
+ * and 0: 8 MiB).  For the tests; only while no index exists. */
+void attr_index_set_big_min(size_t bytes);
 /* Give back growth slack after a bulk load (the index stays usable and growable). */
 void attr_index_compact(struct attr_index *index);
 /* Directories that hold at least one attribute, and the bytes the index uses. */

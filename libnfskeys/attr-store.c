@@ -88,30 +88,33 @@ static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *r
 	return rc == SQLITE_ROW ? 0 : sql_err(st, rc, sql);
 }
 
-const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
+/* [section] key when set, else FILE in the [General] dir_key directory (default dir). */
+static const char *conf_path(const struct nfskeys_ctx *ctx, const char *section, const char *key,
+			     const char *dir_key, const char *dir, const char *file, char *buf,
+			     size_t size)
 {
-	static __thread char buf[4096];
-	const char *p = nfskeys_conf_get(ctx, "Attr", "Store");
-	const char *dir;
+	const char *p = nfskeys_conf_get(ctx, section, key);
+	const char *d = nfskeys_conf_get(ctx, "General", dir_key);
 
 	if (p && *p)
 		return p;
-	dir = nfskeys_conf_get(ctx, "General", "State-Dir");
-	snprintf(buf, sizeof(buf), "%s/attr.db", dir && *dir ? dir : STATEDIR);
+	snprintf(buf, size, "%s/%s", d && *d ? d : dir, file);
 	return buf;
+}
+
+const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
+{
+	static __thread char buf[4096];
+
+	return conf_path(ctx, "Attr", "Store", "State-Dir", STATEDIR, "attr.db", buf, sizeof(buf));
 }
 
 const char *attr_default_socket_path(const struct nfskeys_ctx *ctx)
 {
 	static __thread char buf[4096];
-	const char *p = nfskeys_conf_get(ctx, "Attrd", "Socket");
-	const char *dir;
 
-	if (p && *p)
-		return p;
-	dir = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
-	snprintf(buf, sizeof(buf), "%s/attrd.sock", dir && *dir ? dir : RUNDIR);
-	return buf;
+	return conf_path(ctx, "Attrd", "Socket", "Runtime-Dir", RUNDIR, "attrd.sock", buf,
+			 sizeof(buf));
 }
 
 const char *attr_store_path(const struct nfskeys_attr_store *store)
@@ -396,12 +399,34 @@ static int count_dir(struct nfskeys_attr_store *st, const char *domain, const ch
 	return r;
 }
 
+/* One attribute row, through a prepared INSERT_ROW statement. */
+#define INSERT_ROW                                                                        \
+	"INSERT OR REPLACE INTO attrs (domain, path, key, value, origin, set_by, set_at)" \
+	" VALUES (?, ?, ?, ?, ?, ?, ?)"
+static int insert_row(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
+		      const char *path, const char *key, const char *value, bool origin_ldap,
+		      uid_t by)
+{
+	int rc, r;
+
+	sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, value, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 5, origin_ldap ? 1 : 0);
+	sqlite3_bind_int64(s, 6, (int64_t)by);
+	sqlite3_bind_int64(s, 7, (int64_t)time(NULL));
+	rc = sqlite3_step(s);
+	r = rc == SQLITE_DONE ? 0 : sql_err(st, rc, "insert");
+	sqlite3_reset(s);
+	return r;
+}
+
 _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
 				    const struct nfskeys_attr_policy *policy, uid_t by,
 				    bool origin_ldap)
 {
-	static const char sql[] = "INSERT OR REPLACE INTO attrs (domain, path, key, value, origin,"
-				  " set_by, set_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+	static const char sql[] = INSERT_ROW;
 	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
 	struct nfskeys_attr_entry e;
 	sqlite3_stmt *s = NULL;
@@ -421,19 +446,9 @@ _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct 
 	}
 	for (size_t i = 0; i < n; i++) {
 		nfskeys_attr_policy_entry(policy, i, &e);
-		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, e.key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, e.value, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 5, origin_ldap ? 1 : 0);
-		sqlite3_bind_int64(s, 6, (int64_t)by);
-		sqlite3_bind_int64(s, 7, (int64_t)time(NULL));
-		rc = sqlite3_step(s);
-		if (rc != SQLITE_DONE) {
-			r = sql_err(st, rc, "insert");
+		r = insert_row(st, s, domain, path, e.key, e.value, origin_ldap, by);
+		if (r < 0)
 			goto fail;
-		}
-		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);
 	s = NULL;
@@ -635,8 +650,7 @@ out:
 int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_sync_row *rows,
 			    size_t n)
 {
-	static const char sql[] = "INSERT OR REPLACE INTO attrs (domain, path, key, value, origin,"
-				  " set_by, set_at) VALUES (?, ?, ?, ?, 1, 0, ?)";
+	static const char sql[] = INSERT_ROW;
 	struct attr_index *ix = NULL;
 	sqlite3_stmt *s = NULL;
 	int r, rc;
@@ -657,17 +671,10 @@ int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_syn
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_bind_text(s, 1, rows[i].domain, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, rows[i].path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, rows[i].key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, rows[i].value, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, (int64_t)time(NULL));
-		rc = sqlite3_step(s);
-		if (rc != SQLITE_DONE) {
-			r = sql_err(st, rc, "insert");
+		r = insert_row(st, s, rows[i].domain, rows[i].path, rows[i].key, rows[i].value,
+			       true, 0);
+		if (r < 0)
 			goto fail;
-		}
-		sqlite3_reset(s);
 	}
 	sqlite3_finalize(s);
 	s = NULL;

@@ -105,6 +105,23 @@ _public_ int nfskeys_attr_list(struct nfskeys_ctx *ctx, const struct nfskeys_att
 			       nfskeys_attr_id_get_path(prefix), fn, userdata);
 }
 
+/* A new policy holding the effective one at id. */
+static int effective_new(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
+			 struct nfskeys_attr_policy **ret)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	int r = nfskeys_attr_policy_new(&p);
+
+	if (r == 0)
+		r = nfskeys_attr_effective(ctx, id, 0, p);
+	if (r < 0) {
+		nfskeys_attr_policy_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
 /* ---------------------------------------------------------------- writeback */
 
 #define WB_DEFAULT_LIMIT (256ull << 20) /* as nfskeys_wb_dev_get() */
@@ -120,12 +137,9 @@ _public_ int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys
 
 	if (!ctx || !id)
 		return -EINVAL;
-	r = nfskeys_attr_policy_new(&p);
+	r = effective_new(ctx, id, &p);
 	if (r < 0)
 		return r;
-	r = nfskeys_attr_effective(ctx, id, 0, p);
-	if (r < 0)
-		goto out;
 	if (nfskeys_attr_policy_get(p, "writeback", &e) == 0)
 		mode = NFSKEYS_ATTR_WB_SYNC + (int)e.number; /* sync, async, throttled */
 	if (nfskeys_attr_policy_get(p, "dirty_limit", &e) == 0) {
@@ -135,10 +149,12 @@ _public_ int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys
 		_cleanup_free_ char *canon = NULL;
 		char err[128];
 
+		/* the key, the value and the bounds in the message: not a bare -EINVAL */
 		if (v && (attr_value_parse(NFSKEYS_ATTR_DIRTY_LIMIT, "dirty_limit", v, &canon, &limit,
 					   err, sizeof(err)) < 0 || limit < WB_MIN_LIMIT)) {
-			log_err(ctx, "[Writeback] Dirty-Limit: '%s' is not a size of at least 1M", v);
-			r = -EINVAL;
+			log_err(ctx, "[Writeback] Dirty-Limit = %s: not a size from 1M to 1T (%s)", v,
+				canon ? "below 1M" : err);
+			r = -ERANGE;
 			goto out;
 		}
 	}
@@ -332,12 +348,9 @@ _public_ int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nf
 
 	if (!ctx || !id || !ret_options)
 		return -EINVAL;
-	r = nfskeys_attr_policy_new(&p);
+	r = effective_new(ctx, id, &p);
 	if (r < 0)
 		return r;
-	r = nfskeys_attr_effective(ctx, id, 0, p);
-	if (r < 0)
-		goto out;
 	r = policy_options(p, family_of(fstype, nfskeys_attr_id_get_domain(id)), &l);
 	if (r < 0)
 		goto out;

@@ -154,7 +154,8 @@ enum nfskeys_attr_wb_mode {
  * undoes it.  dev may be NULL to only ask.  *ret_mode (optional) is the effective
  * writeback= as enum nfskeys_attr_wb_mode, *ret_limit (optional) the limit applied.
  * A device is per export: applying the policies of two directories of one export to
- * the same device leaves the last one in force. */
+ * the same device leaves the last one in force.  -ERANGE (logged, naming the setting, its
+ * value and the bounds) when [Writeback] Dirty-Limit is not a size from 1M to 1T. */
 int nfskeys_attr_wb_apply(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
 			  struct nfskeys_wb_dev *dev, int *ret_mode, uint64_t *ret_limit);
 

@@ -4,6 +4,7 @@
  * as an open descriptor, or, for root only and when asked (--direct), into the store. */
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <syslog.h>
 
 #include "macros.h"
@@ -32,11 +33,9 @@ _printf_(1, 2) static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nfsattr: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror("nfsattr", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 
@@ -56,6 +55,7 @@ static void usage(FILE *f)
 	      "  import FILE|-              load an export (root)\n"
 	      "  mount-options TARGET       mount options for the policy (-t TYPE, -o OPTS)\n"
 	      "  stats                      the daemon's statistics\n"
+	      "  writeback TARGET           the writeback mode and dirty limit in effect\n"
 	      "\n"
 	      "TARGET is a local directory, SERVER:/EXPORT/SUB, //SERVER/SHARE/SUB, CELL:VOLUME,\n"
 	      "or an identity as printed (nfs://SERVER/PATH, cifs://SERVER/SHARE/PATH, ...).\n"
@@ -142,6 +142,27 @@ static char *id_string(const struct nfskeys_attr_id *id)
 
 /* ---------------------------------------------------------------- output */
 
+/* "attributes":[{"key":..,"value":..[,"source":..],"origin":"ldap"|"local"},...] */
+static void print_json_attributes(const struct nfskeys_attr_policy *p, bool sources)
+{
+	struct nfskeys_attr_entry e;
+
+	printf("\"attributes\":[");
+	for (size_t i = 0; i < nfskeys_attr_policy_count(p); i++) {
+		nfskeys_attr_policy_entry(p, i, &e);
+		printf("%s{\"key\":", i ? "," : "");
+		json_print_string(stdout, e.key);
+		printf(",\"value\":");
+		json_print_string(stdout, e.value);
+		if (sources) {
+			printf(",\"source\":");
+			json_print_string(stdout, e.source);
+		}
+		printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
+	}
+	printf("]");
+}
+
 static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 			 const struct nfskeys_attr_policy *p, bool sources)
 {
@@ -160,20 +181,8 @@ static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 			printf(",\"mountpoint\":");
 			json_print_string(stdout, nfskeys_attr_id_get_mountpoint(id));
 		}
-		printf(",\"attributes\":[");
-		for (size_t i = 0; i < n; i++) {
-			nfskeys_attr_policy_entry(p, i, &e);
-			printf("%s{\"key\":", i ? "," : "");
-			json_print_string(stdout, e.key);
-			printf(",\"value\":");
-			json_print_string(stdout, e.value);
-			if (sources) {
-				printf(",\"source\":");
-				json_print_string(stdout, e.source);
-			}
-			printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
-		}
-		printf("]");
+		printf(",");
+		print_json_attributes(p, sources);
 		if (sources) {
 			printf(",\"inheritance_cut\":");
 			if (nfskeys_attr_policy_cut(p))
@@ -270,16 +279,9 @@ static int list_one(void *userdata, const struct nfskeys_attr_id *id,
 		json_print_string(stdout, nfskeys_attr_id_get_domain(id));
 		printf(",\"path\":");
 		json_print_string(stdout, nfskeys_attr_id_get_path(id));
-		printf(",\"attributes\":[");
-		for (size_t i = 0; i < n; i++) {
-			nfskeys_attr_policy_entry(p, i, &e);
-			printf("%s{\"key\":", i ? "," : "");
-			json_print_string(stdout, e.key);
-			printf(",\"value\":");
-			json_print_string(stdout, e.value);
-			printf(",\"origin\":\"%s\"}", e.from_ldap ? "ldap" : "local");
-		}
-		printf("]}");
+		printf(",");
+		print_json_attributes(p, false);
+		printf("}");
 		return 0;
 	}
 	ls->n++;
@@ -665,6 +667,84 @@ static int cmd_mount_options(struct opts *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The writeback policy in effect (DESIGN.md §7): the mode writers follow, the dirty limit
+ * the throttler of the export gets, and where each comes from. */
+static int cmd_writeback(struct opts *o, int argc, char **argv)
+{
+	static const char *const modes[] = { "default", "sync", "async", "throttled" };
+	static const char *const meaning[] = {
+		"no writeback= in effect: as async, the kernel's own dirty throttling",
+		"sync: writes are stable on return, nothing to throttle",
+		"async: the kernel's own dirty throttling",
+		"throttled: writers are paced by the nfskeys throttler (nfskeys_wb_throttle)",
+	};
+	struct nfskeys_attr_id *id = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry wb = { 0 }, dl = { 0 };
+	_cleanup_free_ char *where = NULL;
+	const char *limit_from;
+	bool have_wb, have_dl;
+	uint64_t limit = 0;
+	int mode = 0, r;
+
+	if (argc != 1) {
+		fprintf(stderr, "nfsattr: writeback takes one TARGET\n");
+		return EXIT_USAGE;
+	}
+	if (resolve_target(o->ctx, argv[0], &id) < 0)
+		return EXIT_FAIL;
+	r = nfskeys_attr_policy_new(&p);
+	if (r == 0)
+		r = nfskeys_attr_effective(o->ctx, id, NFSKEYS_ATTR_SOURCES, p);
+	if (r < 0) {
+		fail("cannot read the policy store: %s", strerror(-r));
+		goto out;
+	}
+	r = nfskeys_attr_wb_apply(o->ctx, id, NULL, &mode, &limit);
+	if (r < 0) {
+		/* the library said which setting is wrong */
+		fail("%s: no writeback policy: %s", argv[0],
+		     r == -ERANGE ? "[Writeback] Dirty-Limit is out of range" : strerror(-r));
+		goto out;
+	}
+	if (mode < 0 || mode >= (int)ARRAY_SIZE(modes))
+		mode = 0;
+	have_wb = nfskeys_attr_policy_get(p, "writeback", &wb) == 0;
+	have_dl = nfskeys_attr_policy_get(p, "dirty_limit", &dl) == 0;
+	limit_from = have_dl ? dl.source :
+		     nfskeys_conf_get(o->ctx, "Writeback", "Dirty-Limit") ? "[Writeback] Dirty-Limit" :
+									   "built-in default";
+	where = id_string(id);
+	if (o->json) {
+		printf("{\"directory\":");
+		json_print_string(stdout, where);
+		printf(",\"mode\":\"%s\",\"mode_source\":", modes[mode]);
+		if (have_wb)
+			json_print_string(stdout, wb.source);
+		else
+			printf("null");
+		printf(",\"throttled\":%s,\"dirty_limit\":%" PRIu64 ",\"dirty_limit_source\":",
+		       mode == 3 ? "true" : "false", limit);
+		json_print_string(stdout, limit_from);
+		printf(",\"dirty_limit_raised\":%s}\n",
+		       have_dl && dl.number != limit ? "true" : "false");
+	} else {
+		printf("%s", where);
+		if (nfskeys_attr_id_get_mountpoint(id))
+			printf("  (via %s)", nfskeys_attr_id_get_mountpoint(id));
+		printf("\n  writeback    %-12s %s%s\n", modes[mode], have_wb ? "from " : "",
+		       have_wb ? wb.source : "(none in effect)");
+		printf("  dirty_limit  %-12" PRIu64 " %s%s", limit, have_dl ? "from " : "", limit_from);
+		if (have_dl && dl.number != limit)
+			printf(" (%s raised to the throttler's minimum, 1M)", dl.value);
+		printf("\n  writers:     %s\n", meaning[mode]);
+	}
+out:
+	nfskeys_attr_policy_free(p);
+	nfskeys_attr_id_free(id);
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 static int count_one(void *userdata, const struct nfskeys_attr_id *id,
 		     const struct nfskeys_attr_policy *p)
 {
@@ -787,6 +867,8 @@ int main(int argc, char *argv[])
 		r = cmd_mount_options(&o, argc, argv);
 	else if (streq(cmd, "stats"))
 		r = cmd_stats(&o, argc, argv);
+	else if (streq(cmd, "writeback"))
+		r = cmd_writeback(&o, argc, argv);
 	else {
 		fprintf(stderr, "nfsattr: unknown command '%s' (see nfsattr --help)\n", cmd);
 		r = EXIT_USAGE;

@@ -30,11 +30,9 @@ int tool_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nfskeys: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror("nfskeys", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 

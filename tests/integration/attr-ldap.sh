@@ -12,7 +12,7 @@ t_slapd_stop
 sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$SLAPD_DIR/slapd.conf"
 t_slapd_restart || skip_all "slapd does not accept data/nfskeys-attr.schema"
 
-plan 16
+plan 19
 
 # the schema's OIDs are under our UUID arc (X.667: 2.25.<UUID as an integer>), as slapd
 # itself reports them
@@ -77,6 +77,14 @@ nfskeysDomain: nfs://fleet
 nfskeysPath: /export/broken
 nfskeysAttribute: cache=maybe
 EOF
+# the per-directory bound of local sets (64 attributes) holds for LDAP too: 64 pass, 65
+# (spread over two entries naming the same directory) drop that directory whole
+ldap_many() { # CN PATH FROM TO
+	printf '\ndn: cn=%s,ou=nfskeys,dc=nfskeys,dc=test\nobjectClass: nfskeysDirectoryPolicy\ncn: %s\nnfskeysDomain: nfs://fleet\nnfskeysPath: %s\n' "$1" "$1" "$2"
+	i=$3; while [ "$i" -le "$4" ]; do printf 'nfskeysAttribute: user.k%d=v\n' "$i"; i=$((i + 1)); done
+}
+{ ldap_many full /export/full 1 64; ldap_many crowded1 /export/crowded 1 40
+  ldap_many crowded2 /export/crowded 30 65; } >>"$T_TMP/fleet.ldif"
 check "policies loaded into LDAP" t_slapd_load "$T_TMP/fleet.ldif"
 
 start_daemon
@@ -85,6 +93,12 @@ check_eq "synced from LDAP, marked as such" "60 ldap" "$(eff nfs://fleet/export/
 check_eq "second entry" "none ldap" "$(eff nfs://fleet/export/scratch cache)"
 check_eq "invalid entry skipped" "unset" "$(eff nfs://fleet/export/broken cache)"
 check_contains "... and named in the log" "nfs://fleet/export/broken: bad value 'maybe' for cache" \
+	"$(cat "$T_TMP/attrd.log")"
+check_eq "64 attributes on one directory from LDAP: taken" "v ldap" "$(eff nfs://fleet/export/full user.k64)"
+check_eq "65 on one directory (two entries): dropped whole" "unset" \
+	"$(eff nfs://fleet/export/crowded user.k1)"
+check_contains "... and named in the log" \
+	"LDAP entry nfs://fleet/export/crowded: 65 attributes (at most 64 on one directory): skipped" \
 	"$(cat "$T_TMP/attrd.log")"
 
 # a local value on the same directory wins; the LDAP one stays underneath

@@ -535,6 +535,8 @@ static void cached_sets_round(uint32_t prefetch_min)
 			strcpy(path, "/");
 		k = attr_key_parse(kvs[kv][0], err, sizeof(err));
 		assert_true(k >= 0);
+		if (step % 100 == 99)
+			attr_index_compact(ix); /* and grow again after */
 		if (RND() % 5 == 0) {
 			assert_int_equal(attr_index_del(ix, "nfs://c", path, k, kvs[kv][0], ldap), 0);
 		} else {
@@ -579,11 +581,16 @@ static void cached_sets_round(uint32_t prefetch_min)
 	attr_index_free(ix);
 }
 
-/* both lookup paths: small-index (hash while walking) and prefetching */
+/* both lookup paths: small-index (hash while walking) and prefetching; and once more with
+ * every table in its own huge-page mapping, as in a large index (grown, rehashed and cut
+ * back by compaction through mmap/munmap rather than realloc) */
 static void test_index_cached_sets(void **state)
 {
 	cached_sets_round(UINT32_MAX);
 	cached_sets_round(0);
+	attr_index_set_big_min(1);
+	cached_sets_round(0);
+	attr_index_set_big_min(0);
 }
 
 static void test_index_random(void **state)
@@ -690,6 +697,80 @@ static void test_index_random(void **state)
 	nfskeys_attr_policy_free(p);
 	attr_index_free(ix);
 	free(ref);
+}
+
+/* Setting one directory's attributes over and over (the same value again, a new value
+ * every time, removing and setting again) leaves the index's memory bounded: outgrown
+ * blocks and values nobody uses any more are collected.  100k rounds; and the same for
+ * one key of a policy object set over and over. */
+static void test_index_bounded(void **state)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_entry e;
+	struct attr_index *ix = NULL;
+	size_t most = 0;
+	char v[32] = "";
+
+	assert_int_equal(attr_index_new(&ix), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(attr_index_put(ix, "nfs://b", "/export/other", NFSKEYS_ATTR_CACHE, "cache",
+					"read", 1, false), 0);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(v, sizeof(v), "v%d", i);
+		assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_ACTIMEO,
+						"actimeo", "60", 60, false), 0);
+		assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_USER, "user.x",
+						v, 0, i % 3 == 0), 0);
+		if (i % 2)
+			assert_int_equal(attr_index_del(ix, "nfs://b", "/export/a/b", -1, NULL, false), 0);
+		if (i % 1000 == 999) { /* a lookup between changes: the computed sets too */
+			assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+			most = MAX(most, attr_index_memory(ix));
+		}
+	}
+	if (most > 256 * 1024)
+		fail_msg("index memory grew to %zu bytes over 100k sets of one directory", most);
+	/* and it still answers right: the last round set user.x from LDAP and removed the
+	 * local ones */
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 1);
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "v99999");
+	assert_true(e.from_ldap);
+	assert_int_equal(attr_index_put(ix, "nfs://b", "/export/a/b", NFSKEYS_ATTR_USER, "user.x",
+					"local", 0, false), 0);
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/a/b/c", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "local");
+	assert_int_equal(attr_index_resolve(ix, "nfs://b", "/export/other", 0, p), 0);
+	assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
+	assert_string_equal(e.value, "read");
+
+	/* the same for a policy object: one key set 100k times (with a source, as lookups
+	 * fill them), other entries kept */
+	nfskeys_attr_policy_clear(p);
+	most = 0;
+	assert_int_equal(nfskeys_attr_policy_set(p, "user.keep", "this one", NULL, 0), 0);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(v, sizeof(v), "%d", i % 3600);
+		assert_int_equal(attr_policy_put(p, NFSKEYS_ATTR_ACTIMEO, NULL, v, (uint64_t)(i % 3600),
+						 "nfs://b/export/a/long/enough/source", false), 0);
+		snprintf(v, sizeof(v), "value-%d", i);
+		assert_int_equal(nfskeys_attr_policy_set(p, "user.x", v, NULL, 0), 0);
+		most = MAX(most, attr_policy_memory(p));
+	}
+	if (most > 16 * 1024)
+		fail_msg("policy grew to %zu bytes over 100k sets of one key", most);
+	assert_int_equal(nfskeys_attr_policy_count(p), 3);
+	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
+	assert_string_equal(e.value, "2799");
+	assert_string_equal(e.source, "nfs://b/export/a/long/enough/source");
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.keep", &e), 0);
+	assert_string_equal(e.value, "this one");
+	assert_int_equal(nfskeys_attr_policy_get(p, "user.x", &e), 0);
+	assert_string_equal(e.value, "value-99999");
+	nfskeys_attr_policy_free(p);
+	attr_index_free(ix);
 }
 
 /* ---------------------------------------------------------------- store */
@@ -1005,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
+		cmocka_unit_test(test_index_bounded),
 		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
