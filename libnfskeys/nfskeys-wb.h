@@ -74,7 +74,8 @@ struct nfskeys_wb_dev *nfskeys_wb_dev_free(struct nfskeys_wb_dev *dev);
 /* The device called name in ctx, created on first use from configuration
  * [Writeback] Policy (default nfskeys) and Dirty-Limit (bytes with K/M/G suffix,
  * default 256M), in real time.  The ctx owns it (freed at the last unref); flags only
- * apply at creation.  -EINVAL with a logged reason for malformed configuration. */
+ * apply at creation.  -EINVAL with a logged reason for malformed configuration, -ERANGE
+ * for a [Writeback] Dirty-Limit outside 1M..1T (the bounds of the dirty_limit attribute). */
 int nfskeys_wb_dev_get(struct nfskeys_ctx *ctx, const char *name, unsigned flags,
 		       struct nfskeys_wb_dev **ret_dev);
 

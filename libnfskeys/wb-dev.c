@@ -15,6 +15,7 @@ static const struct wb_policy *const policies[_NFSKEYS_WB_POLICY_MAX] = {
 };
 
 #define WB_MIN_LIMIT (1024ull * 1024)
+#define WB_MAX_LIMIT (1ull << 40)
 
 _public_ int nfskeys_wb_policy_from_name(const char *name)
 {
@@ -502,9 +503,15 @@ _public_ int nfskeys_wb_dev_get(struct nfskeys_ctx *ctx, const char *name, unsig
 		}
 	}
 	v = nfskeys_conf_get(ctx, "Writeback", "Dirty-Limit");
-	if (v && (parse_size(v, &limit) < 0 || limit < WB_MIN_LIMIT)) {
-		log_err(ctx, "[Writeback] Dirty-Limit: '%s' is not a size of at least 1M", v);
+	if (v && parse_size(v, &limit) < 0) {
+		log_err(ctx, "[Writeback] Dirty-Limit = %s: not a size (a number with K, M, G or T)",
+			v);
 		return -EINVAL;
+	}
+	if (v && (limit < WB_MIN_LIMIT || limit > WB_MAX_LIMIT)) {
+		/* the same bounds as nfskeys_attr_wb_apply() and the dirty_limit attribute */
+		log_err(ctx, "[Writeback] Dirty-Limit = %s: not a size from 1M to 1T", v);
+		return -ERANGE;
 	}
 	r = nfskeys_wb_dev_new(name, policy, limit, flags, NULL, &dev);
 	if (r < 0)

@@ -482,6 +482,17 @@ static void test_ctx_registry(void **state)
 	nfskeys_ctx_set_log_priority(ctx, 0);
 	assert_int_equal(nfskeys_wb_dev_get(ctx, "x", 0, &b), -EINVAL);
 	nfskeys_ctx_unref(ctx);
+
+	/* out of range either way: the bounds of nfskeys_attr_wb_apply() */
+	for (int i = 0; i < 2; i++) {
+		f = fopen(path, "we");
+		fputs(i ? "[Writeback]\nDirty-Limit = 2T\n" : "[Writeback]\nDirty-Limit = 512K\n", f);
+		fclose(f);
+		assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
+		nfskeys_ctx_set_log_priority(ctx, 0);
+		assert_int_equal(nfskeys_wb_dev_get(ctx, "x", 0, &b), -ERANGE);
+		nfskeys_ctx_unref(ctx);
+	}
 	unlink(path);
 	rmdir(dir);
 }
