@@ -6,6 +6,7 @@
  * ldap_bv2escaped_filter_value(); StartTLS is optional.  Names: the NFSv4-name attribute
  * always; the user/group name attribute for name@our-domain, and for a bare name (no
  * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
 #include <pthread.h>
@@ -88,6 +89,21 @@ static int conf_secs(struct nfskeys_ctx *ctx, const char *key, int def, int *ret
 	return 0;
 }
 
+/* libldap keeps process-global state (options, TLS context) that it never frees; when
+ * the plugin is unloaded with the last context, libldap would go with it and that state
+ * become lost memory (LeakSanitizer fails the process).  Keep libldap and liblber mapped
+ * for the life of the process instead: then the state stays reachable, as in any program
+ * linking libldap. */
+static void pin_libldap(void)
+{
+	const void *syms[] = { (const void *)ldap_initialize, (const void *)ber_free };
+	Dl_info info;
+
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++)
+		if (dladdr(syms[i], &info) && info.dli_fname)
+			(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
@@ -97,6 +113,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 
 	if (!d)
 		return -ENOMEM;
+	pin_libldap();
 	pthread_mutex_init(&d->lock, NULL);
 	d->ctx = ctx;
 	base = nfskeys_conf_get(ctx, "LDAP", "Base");
