@@ -710,9 +710,10 @@ static int sid_pure_to_id(void *data, const char *text, uint32_t *ret_id)
 	size_t len, klen;
 	uint32_t hash;
 
-	if ((text[0] | 0x20) != 's' || memcmp(text + 1, "-1-5-21-", 8) != 0)
-		return -EAGAIN;
+	/* the shortest SID with a domain this table can hold: "S-1-5-21-1-2-3-4" */
 	len = strlen(text);
+	if (len < 16 || (text[0] | 0x20) != 's' || memcmp(text + 1, "-1-5-21-", 8) != 0)
+		return -EAGAIN;
 	end = text + len;
 	/* the RID: 1 to 10 digits after the last '-' */
 	for (q = end; q > text + 9 && (unsigned)(unsigned char)q[-1] - '0' <= 9; q--)
