@@ -50,6 +50,13 @@ struct nfskeys_idmap_ops {
 	uint32_t kinds;
 	/* Default TTL of this backend's answers in seconds (0: the engine's Positive-TTL). */
 	uint32_t ttl;
+	/* Optional (check size): a pure computation of SID text -> id for the SID->uid/gid
+	 * kinds, from memory only (no I/O, lock or allocation; thread-safe).  0 and *ret_id
+	 * when it can give exactly the answer lookup would give for that key, -EAGAIN when
+	 * lookup must be asked (unknown domain, non-canonical text, no such id, ...).  The
+	 * engine asks it before its cache and caches none of this backend's SID->id answers:
+	 * recomputing is cheaper than a cache probe. */
+	int (*pure_sid_to_id)(void *data, const char *text, uint32_t *ret_id);
 };
 
 /* Each backend plugin defines this (plugin.h). */

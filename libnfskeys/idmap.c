@@ -1,6 +1,7 @@
 /* The ID-mapping engine: loads the backend chain named by [Translation] Method (and
- * GSS-Methods for principals), walks it (-ENOENT passes on), caches answers, applies the
- * nobody fallback with its short TTL, and turns answers into kernel upcall payloads. */
+ * GSS-Methods for principals), walks it (-ENOENT passes on), caches answers (except those a
+ * pure algorithmic backend computes faster than a cache probe), applies the nobody
+ * fallback with its short TTL, and turns answers into kernel upcall payloads. */
 #include <ctype.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -33,6 +34,10 @@ struct idmap_state {
 	unsigned pos_ttl, neg_ttl, nobody_ttl;
 	struct idmap_cache *cache;
 	char method_text[128], gss_method_text[128];
+	/* SID->uid, SID->gid: the backend the chain asks first for the kind when it has a
+	 * pure_sid_to_id hook (every backend before it loaded and not mapping the kind), else
+	 * NULL.  Its answers for the kind are computed, never cached. */
+	struct backend *pure_sid[2];
 };
 
 /* Serializes the lazy creation of the per-context state (not state itself). */
@@ -89,6 +94,12 @@ static bool kind_is_id(unsigned kind)
 static bool kind_is_sid(unsigned kind)
 {
 	return kind == NFSKEYS_IDMAP_SID_TO_UID || kind == NFSKEYS_IDMAP_SID_TO_GID;
+}
+
+/* 0 for SID->uid, 1 for SID->gid (kind_is_sid() kinds only). */
+static unsigned kind_sid_index(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_SID_TO_GID;
 }
 
 static bool kind_is_group(unsigned kind)
@@ -239,6 +250,34 @@ static int chain_parse(struct nfskeys_ctx *ctx, struct idmap_state *st, const ch
 	return 0;
 }
 
+static bool backend_has_pure_sid(const struct backend *b)
+{
+	return b->ops &&
+	       b->ops->size >= offsetof(struct nfskeys_idmap_ops, pure_sid_to_id) +
+					sizeof(b->ops->pure_sid_to_id) &&
+	       b->ops->pure_sid_to_id;
+}
+
+/* Which backend, if any, answers SID->uid/gid by pure computation (see pure_sid). */
+static void pure_sid_find(struct idmap_state *st)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		unsigned kind = k ? NFSKEYS_IDMAP_SID_TO_GID : NFSKEYS_IDMAP_SID_TO_UID;
+
+		for (size_t i = 0; i < st->n_chain; i++) {
+			struct backend *b = st->chain[i];
+
+			if (!b->ops)
+				break; /* it might have answered: no shortcut past it */
+			if (!(b->ops->kinds & IDMAP_KIND_BIT(kind)))
+				continue;
+			if (backend_has_pure_sid(b))
+				st->pure_sid[k] = b;
+			break;
+		}
+	}
+}
+
 static void state_free(void *p)
 {
 	struct idmap_state *st = p;
@@ -297,6 +336,7 @@ static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 	if (r < 0)
 		goto fail;
 
+	pure_sid_find(st);
 	st->cache = idmap_cache_new(cache_size ? cache_size : 1);
 	if (!st->cache) {
 		r = -ENOMEM;
@@ -400,7 +440,7 @@ static void _printf_(2, 3) trace_add(struct trace *t, const char *fmt, ...)
 
 static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
-		     struct trace *t)
+		     struct trace *t, struct backend **ret_backend)
 {
 	struct backend **chain = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_chain :
 									      st->chain;
@@ -458,6 +498,8 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			a.ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
 			trace_add(t, "  %-9s answered\n", b->method);
 			*ret = a;
+			if (ret_backend)
+				*ret_backend = b;
 			return 0;
 		}
 		if (r != -ENOENT) {
@@ -520,6 +562,7 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 				  int r, struct nfskeys_idmap_answer *ret)
 {
 	struct nfskeys_idmap_request req = { 0 };
+	struct backend *by = NULL;
 	struct nfskeys_sid sid;
 	char buf[KEY_MAX];
 
@@ -529,9 +572,10 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
 	/* chain_run() writes ret only on success (no second copy of the answer here) */
-	r = chain_run(ctx, st, &req, ret, NULL);
+	r = chain_run(ctx, st, &req, ret, NULL, &by);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
-		if (r == 0)
+		/* a pure backend's answer is recomputed next time (lookup_pure_sid) */
+		if (r == 0 && !(kind_is_sid(kind) && by == st->pure_sid[kind_sid_index(kind)]))
 			idmap_cache_put(st->cache, kind, key, ret, 0, ret->ttl);
 		else if (r == -ENOENT)
 			idmap_cache_put(st->cache, kind, key, NULL, r, st->neg_ttl);
@@ -546,6 +590,28 @@ fail:
 	return r;
 }
 
+/* SID->uid/gid answered by a pure backend's computation: no cache (neither read nor
+ * filled, so ANSWER_CACHED stays clear), the same answer, TTL and backend name as
+ * chain_run() would give.  -EAGAIN when the backend needs its full lookup. */
+static int lookup_pure_sid(struct idmap_state *st, unsigned kind, const char *key,
+			   struct nfskeys_idmap_answer *ret)
+{
+	const struct backend *b = st->pure_sid[kind_sid_index(kind)];
+	uint32_t id;
+
+	if (!b || b->ops->pure_sid_to_id(b->data, key, &id) < 0)
+		return -EAGAIN;
+	ret->kind = kind;
+	ret->flags = 0;
+	ret->error = 0;
+	ret->ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
+	ret->id = id;
+	ret->gid = ret->n_groups = 0;
+	ret->name[0] = '\0';
+	memcpy(ret->backend, b->method, sizeof(b->method));
+	return 0;
+}
+
 static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
 		       unsigned flags, struct nfskeys_idmap_answer *ret)
 {
@@ -557,6 +623,8 @@ static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, co
 	r = state_get(ctx, &st);
 	if (r < 0)
 		return r;
+	if (kind_is_sid(kind) && lookup_pure_sid(st, kind, key, ret) == 0)
+		return 0;
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		/* the hot path: a hit is copied straight into ret (and only then written);
 		 * a negative hit (r < 0) goes on to the nobody handling */
@@ -880,7 +948,7 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 		*ret_text = t.buf;
 		return 0;
 	}
-	r = chain_run(ctx, st, &req, &a, &t);
+	r = chain_run(ctx, st, &req, &a, &t, NULL);
 	if (r == 0) {
 		if (kind_is_id(kind) && a.name[0])
 			trace_add(&t, "result: %s (backend %s, ttl %us)\n", a.name, a.backend,

@@ -3,7 +3,10 @@
  * by a mutex; connect and search timeouts; after a failure the server is not retried
  * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
  * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
- * ldap_bv2escaped_filter_value(); StartTLS is optional. */
+ * ldap_bv2escaped_filter_value(); StartTLS is optional.  Names: the NFSv4-name attribute
+ * always; the user/group name attribute for name@our-domain, and for a bare name (no
+ * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
 #include <pthread.h>
@@ -17,6 +20,7 @@ struct ldap_conf {
 	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
 	bool start_tls;
 	int timeout, search_timeout, backoff_max;
+	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
 
 struct ldap_data {
@@ -85,6 +89,21 @@ static int conf_secs(struct nfskeys_ctx *ctx, const char *key, int def, int *ret
 	return 0;
 }
 
+/* libldap keeps process-global state (options, TLS context) that it never frees; when
+ * the plugin is unloaded with the last context, libldap would go with it and that state
+ * become lost memory (LeakSanitizer fails the process).  Keep libldap and liblber mapped
+ * for the life of the process instead: then the state stays reachable, as in any program
+ * linking libldap. */
+static void pin_libldap(void)
+{
+	const void *syms[] = { (const void *)ldap_initialize, (const void *)ber_free };
+	Dl_info info;
+
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++)
+		if (dladdr(syms[i], &info) && info.dli_fname)
+			(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
@@ -94,6 +113,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 
 	if (!d)
 		return -ENOMEM;
+	pin_libldap();
 	pthread_mutex_init(&d->lock, NULL);
 	d->ctx = ctx;
 	base = nfskeys_conf_get(ctx, "LDAP", "Base");
@@ -124,7 +144,8 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		d->c.start_tls = b;
 	if ((r = conf_secs(ctx, "Timeout", 5, &d->c.timeout)) < 0 ||
 	    (r = conf_secs(ctx, "Search-Timeout", 5, &d->c.search_timeout)) < 0 ||
-	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0) {
+	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0 ||
+	    (r = util_no_strip(ctx, &d->c.no_strip)) < 0) {
 		ldap_done(d);
 		return r;
 	}
@@ -359,9 +380,12 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 			ber_memfree(ekey);
 			return -ENOMEM;
 		}
-		/* the NFSv4-name attribute always; the bare name only in our own domain */
-		if (req->kind != NFSKEYS_IDMAP_PRINCIPAL_TO_IDS && req->domain &&
-		    !util_domain_is_ours(req))
+		/* the NFSv4-name attribute always; the name attribute in our own domain, and
+		 * for a bare name only with No-Strip (as nsswitch: "alice" is not known to be
+		 * in our domain) */
+		if (req->kind != NFSKEYS_IDMAP_PRINCIPAL_TO_IDS &&
+		    (req->domain ? !util_domain_is_ours(req) :
+				   !(c->no_strip & util_no_strip_bit(req))))
 			r = asprintf(&filter, "(&(objectClass=%s)(%s=%s))", oc, c->nfs_attr, ekey);
 		else
 			r = asprintf(&filter, "(&(objectClass=%s)(|(%s=%s)(%s=%s)))", oc, c->nfs_attr,
@@ -390,6 +414,14 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 	e = msg ? ldap_first_entry(d->ld, msg) : NULL;
 	if (!e) {
 		ldap_msgfree(msg);
+		if ((req->kind == NFSKEYS_IDMAP_NAME_TO_UID ||
+		     req->kind == NFSKEYS_IDMAP_GROUP_TO_GID) &&
+		    !req->domain && !(c->no_strip & util_no_strip_bit(req)))
+			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
+					   "'%s' has no @domain (NFSv4 domain '%s') and is no %s "
+					   "value; bare names map by %s only with [Translation] "
+					   "No-Strip",
+					   req->name, req->nfs_domain, c->nfs_attr, name_attr);
 		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s entry matches %s under %s", oc,
 				   filter, base);
 	}

@@ -5,31 +5,21 @@
 
 #include "idmap-util.h"
 
-enum { STRIP_USER = 1, STRIP_GROUP = 2 };
-
 struct nss_data {
-	unsigned no_strip; /* STRIP_* bits */
+	unsigned no_strip; /* IDMAP_NO_STRIP_* bits */
 };
 
 static int nss_init(struct nfskeys_ctx *ctx, void **ret_data)
 {
-	const char *v = nfskeys_conf_get(ctx, "Translation", "No-Strip");
 	struct nss_data *d = calloc(1, sizeof(*d));
+	int r;
 
 	if (!d)
 		return -ENOMEM;
-	if (!v || strcaseeq(v, "none") || strcaseeq(v, "no") || strcaseeq(v, "false")) {
-		d->no_strip = 0;
-	} else if (strcaseeq(v, "user")) {
-		d->no_strip = STRIP_USER;
-	} else if (strcaseeq(v, "group")) {
-		d->no_strip = STRIP_GROUP;
-	} else if (strcaseeq(v, "both")) {
-		d->no_strip = STRIP_USER | STRIP_GROUP;
-	} else {
-		plog(ctx, LOG_ERR, "[Translation] No-Strip: '%s' is not none, user, group or both", v);
+	r = util_no_strip(ctx, &d->no_strip);
+	if (r < 0) {
 		free(d);
-		return -EINVAL;
+		return r;
 	}
 	*ret_data = d;
 	return 0;
@@ -46,7 +36,7 @@ static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 	struct nss_data *d = data;
 	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
 		     req->kind == NFSKEYS_IDMAP_GID_TO_GROUP;
-	unsigned bit = group ? STRIP_GROUP : STRIP_USER;
+	unsigned bit = util_no_strip_bit(req);
 	char name[NFSKEYS_IDMAP_NAME_MAX];
 	int r;
 

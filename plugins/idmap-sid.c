@@ -3,7 +3,9 @@
  * 0xdeadbeef) to one of (max-min)/size slices; id = slice_min + RID.  RIDs >= size live in
  * secondary slices named "<domain SID>-<first RID>".  Assignments are persisted in a
  * state file (flock()ed, re-read before each new assignment) so reverse lookups work
- * and every process agrees; fixed per-domain ranges ("rid" style) come from [SID]. */
+ * and every process agrees; fixed per-domain ranges ("rid" style) come from [SID].
+ * Known domains are also kept in a lock-free hash table keyed by the domain's text, so a
+ * SID of a known domain maps without parsing it into a struct (pure_sid_to_id). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -27,6 +29,34 @@ struct fixed_range {
 	uint32_t min, max;
 };
 
+/* The fast path's view of one domain, keyed by the canonical text "a-b-c" of its
+ * sub-authorities.  Entries are filled in place by the writer (d->lock held) and read
+ * without a lock: klen is stored last (release), then only primary/secs change, each
+ * published by a release store after what it guards. */
+struct fast_secs {
+	uint32_t n, cap; /* n published with release after v[n-1] */
+	struct {
+		uint32_t first_rid, base;
+	} v[];
+};
+
+struct fast_dom {
+	uint32_t klen; /* 0: empty slot */
+	uint32_t hash;
+	char text[32]; /* "4294967295-4294967295-4294967295" at most, not NUL-terminated */
+	bool fixed;
+	uint32_t fixed_min, fixed_span;
+	uint32_t primary; /* 1 once base0 is valid */
+	uint32_t base0;
+	struct fast_secs *secs; /* secondary slices, NULL when none */
+};
+
+struct fast_table {
+	uint32_t mask; /* slots - 1, a power of two minus one */
+	uint32_t count;
+	struct fast_dom slots[];
+};
+
 struct sid_data {
 	pthread_mutex_t lock;
 	uint32_t lower, upper, size, max_slices;
@@ -37,8 +67,9 @@ struct sid_data {
 	 * before n, and replaced arrays stay allocated (in retired) until done() */
 	struct slice *slices;
 	size_t n, cap;
-	struct slice **retired;
+	void **retired; /* replaced slice arrays, fast tables and fast_secs */
 	size_t n_retired;
+	struct fast_table *fast; /* published with release; never NULL after init */
 	int32_t *by_slice; /* slice number -> index in slices, -1 when free */
 	struct fixed_range *fixed;
 	size_t n_fixed;
@@ -89,6 +120,148 @@ static uint32_t murmur3_32(const void *key, size_t len, uint32_t seed)
 	h *= 0xc2b2ae35;
 	h ^= h >> 16;
 	return h;
+}
+
+/* Keep p allocated until done(): lock-free readers may still hold it. */
+static int retire(struct sid_data *d, void *p)
+{
+	void **n = realloc(d->retired, (d->n_retired + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	d->retired = n;
+	d->retired[d->n_retired++] = p;
+	return 0;
+}
+
+/* Hash of the domain text key[0..klen) with 5 <= klen <= 32.  Reads whole 8-byte words,
+ * the last one ending at key + klen, so it may start up to 3 bytes before key: callers
+ * pass a key preceded by at least 8 bytes ("S-1-5-21-").  The key is part of the string
+ * the caller gave, so nothing past its end is read. */
+static uint32_t dom_hash(const char *key, size_t klen)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ klen, w;
+	size_t i = 0;
+
+	for (; i + 8 < klen; i += 8) {
+		memcpy(&w, key + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	memcpy(&w, key + klen - 8, 8);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+/* The slot of key in t (or the empty slot where it would go). */
+static struct fast_dom *fast_slot(struct fast_table *t, const char *key, size_t klen,
+				  uint32_t hash)
+{
+	for (uint32_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+		struct fast_dom *e = &t->slots[i];
+		uint32_t l = __atomic_load_n(&e->klen, __ATOMIC_ACQUIRE);
+
+		if (l == 0 || (e->hash == hash && l == klen && !memcmp(e->text, key, klen)))
+			return e;
+	}
+}
+
+static struct fast_table *fast_table_new(uint32_t slots)
+{
+	struct fast_table *t = calloc(1, sizeof(*t) + slots * sizeof(t->slots[0]));
+
+	if (t)
+		t->mask = slots - 1;
+	return t;
+}
+
+/* The entry of dom, created when absent (writer side, d->lock held or in init); NULL when
+ * memory runs out (the fast path then just misses: lookup still answers). */
+static struct fast_dom *fast_dom_get(struct sid_data *d, const uint32_t dom[3])
+{
+	char buf[48], *key = buf + 9;
+	int len = snprintf(buf, sizeof(buf), "S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32, dom[0],
+			   dom[1], dom[2]);
+	size_t klen = (size_t)len - 9;
+	uint32_t hash = dom_hash(key, klen);
+	struct fast_table *t = d->fast;
+	struct fast_dom *e = fast_slot(t, key, klen, hash);
+
+	if (e->klen)
+		return e;
+	if ((t->count + 1) * 2 > t->mask + 1) {
+		/* grow: re-insert into a table twice the size, publish it, retire this one */
+		struct fast_table *n = fast_table_new((t->mask + 1) * 2);
+
+		if (!n)
+			return NULL;
+		if (retire(d, t) < 0) {
+			free(n);
+			return NULL;
+		}
+		for (uint32_t i = 0; i <= t->mask; i++)
+			if (t->slots[i].klen)
+				*fast_slot(n, t->slots[i].text, t->slots[i].klen,
+					   t->slots[i].hash) = t->slots[i];
+		n->count = t->count;
+		__atomic_store_n(&d->fast, n, __ATOMIC_RELEASE);
+		t = n;
+		e = fast_slot(t, key, klen, hash);
+	}
+	e->hash = hash;
+	memcpy(e->text, key, klen);
+	t->count++;
+	__atomic_store_n(&e->klen, (uint32_t)klen, __ATOMIC_RELEASE);
+	return e;
+}
+
+static void fast_add_fixed(struct sid_data *d, const struct fixed_range *fr)
+{
+	struct fast_dom *e = fast_dom_get(d, fr->dom);
+
+	/* fixed ranges are known before any slice, so readers never see the entry without
+	 * them; the first [SID] line of a domain wins, as in find_fixed() */
+	if (e && !e->fixed) {
+		e->fixed_min = fr->min;
+		e->fixed_span = fr->max - fr->min;
+		e->fixed = true;
+	}
+}
+
+static void fast_add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_rid,
+			   uint32_t slice)
+{
+	struct fast_dom *e = fast_dom_get(d, dom);
+	uint32_t base = d->lower + slice * d->size;
+	struct fast_secs *s;
+
+	if (!e || e->fixed)
+		return;
+	if (first_rid == 0) {
+		e->base0 = base;
+		__atomic_store_n(&e->primary, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	s = e->secs;
+	if (!s || s->n == s->cap) {
+		uint32_t cap = s ? s->cap * 2 : 4;
+		struct fast_secs *n = malloc(sizeof(*n) + cap * sizeof(n->v[0]));
+
+		if (!n || (s && retire(d, s) < 0)) {
+			free(n);
+			return;
+		}
+		n->cap = cap;
+		n->n = s ? s->n : 0;
+		if (s)
+			memcpy(n->v, s->v, s->n * sizeof(s->v[0]));
+		__atomic_store_n(&e->secs, n, __ATOMIC_RELEASE);
+		s = n;
+	}
+	s->v[s->n].first_rid = first_rid;
+	s->v[s->n].base = base;
+	__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
 }
 
 /* The slice name as SSSD hashes it. */
@@ -142,18 +315,15 @@ static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_r
 		return -EEXIST;
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 16;
-		struct slice *n = malloc(cap * sizeof(*n)), **ret;
+		struct slice *n = malloc(cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		if (d->slices) {
-			ret = realloc(d->retired, (d->n_retired + 1) * sizeof(*ret));
-			if (!ret) {
+			if (retire(d, d->slices) < 0) {
 				free(n);
 				return -ENOMEM;
 			}
-			d->retired = ret;
-			d->retired[d->n_retired++] = d->slices;
 			memcpy(n, d->slices, d->n * sizeof(*n));
 		}
 		__atomic_store_n(&d->slices, n, __ATOMIC_RELEASE);
@@ -164,6 +334,7 @@ static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_r
 	d->slices[d->n].slice = slice;
 	d->by_slice[slice] = (int32_t)d->n;
 	__atomic_store_n(&d->n, d->n + 1, __ATOMIC_RELEASE);
+	fast_add_slice(d, dom, first_rid, slice);
 	return 0;
 }
 
@@ -300,6 +471,10 @@ static void sid_done(void *data)
 	for (size_t i = 0; i < d->n_retired; i++)
 		free(d->retired[i]);
 	free(d->retired);
+	if (d->fast)
+		for (uint32_t i = 0; i <= d->fast->mask; i++)
+			free(d->fast->slots[i].secs);
+	free(d->fast);
 	free(d->by_slice);
 	free(d->fixed);
 	free(d);
@@ -363,11 +538,18 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		goto fail;
 	}
 	memset(d->by_slice, 0xff, d->max_slices * sizeof(int32_t));
+	d->fast = fast_table_new(16);
+	if (!d->fast) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	r = nfskeys_conf_foreach(ctx, "SID", add_fixed, &is);
 	if (is.error < 0 || (r < 0 && r != -ENOENT)) {
 		r = is.error < 0 ? is.error : r;
 		goto fail;
 	}
+	for (size_t i = 0; i < d->n_fixed; i++)
+		fast_add_fixed(d, &d->fixed[i]);
 	{
 		FILE *f = fopen(d->state_file, "re");
 
@@ -514,6 +696,69 @@ static int id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 	return nfskeys_sid_to_string(&ret->sid, ret->name, sizeof(ret->name)) < 0 ? -EINVAL : 0;
 }
 
+/* The hot path: "S-1-5-21-a-b-c-RID" of a domain the table knows, by hashing the text
+ * "a-b-c" as given (a known domain's text is canonical, so an exact match is also the
+ * validation: the slow path would parse the same numbers).  Anything else, including
+ * non-canonical spellings of a known domain, is -EAGAIN: lookup() then decides. */
+static int sid_pure_to_id(void *data, const char *text, uint32_t *ret_id)
+{
+	struct sid_data *d = data;
+	const char *end, *q, *key;
+	const struct fast_table *t;
+	const struct fast_dom *e;
+	uint64_t rid = 0;
+	size_t len, klen;
+	uint32_t hash;
+
+	/* the shortest SID with a domain this table can hold: "S-1-5-21-1-2-3-4" */
+	len = strlen(text);
+	if (len < 16 || (text[0] | 0x20) != 's' || memcmp(text + 1, "-1-5-21-", 8) != 0)
+		return -EAGAIN;
+	end = text + len;
+	/* the RID: 1 to 10 digits after the last '-' */
+	for (q = end; q > text + 9 && (unsigned)(unsigned char)q[-1] - '0' <= 9; q--)
+		;
+	if (q == end || end - q > 10 || q[-1] != '-')
+		return -EAGAIN;
+	for (const char *c = q; c < end; c++)
+		rid = rid * 10 + (uint64_t)(*c - '0');
+	if (rid > UINT32_MAX)
+		return -EAGAIN;
+	key = text + 9;
+	klen = (size_t)(q - 1 - key);
+	if (klen < 5 || klen > sizeof(e->text))
+		return -EAGAIN;
+	hash = dom_hash(key, klen);
+	t = __atomic_load_n(&d->fast, __ATOMIC_ACQUIRE);
+	e = fast_slot((struct fast_table *)t, key, klen, hash);
+	if (!e->klen)
+		return -EAGAIN;
+	if (e->fixed) {
+		if (rid > e->fixed_span)
+			return -EAGAIN; /* lookup() says why */
+		*ret_id = e->fixed_min + (uint32_t)rid;
+		return 0;
+	}
+	if (rid < d->size) {
+		if (!__atomic_load_n(&e->primary, __ATOMIC_ACQUIRE))
+			return -EAGAIN;
+		*ret_id = e->base0 + (uint32_t)rid;
+		return 0;
+	}
+	{
+		const struct fast_secs *s = __atomic_load_n(&e->secs, __ATOMIC_ACQUIRE);
+		uint32_t first_rid = (uint32_t)rid - (uint32_t)rid % d->size, n;
+
+		n = s ? __atomic_load_n(&s->n, __ATOMIC_ACQUIRE) : 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (s->v[i].first_rid == first_rid) {
+				*ret_id = s->v[i].base + ((uint32_t)rid - first_rid);
+				return 0;
+			}
+	}
+	return -EAGAIN;
+}
+
 static int sid_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
 		      struct nfskeys_idmap_answer *ret)
 {
@@ -537,6 +782,7 @@ static const struct nfskeys_idmap_ops ops = {
 	.done = sid_done,
 	.lookup = sid_lookup,
 	.kinds = IDMAP_SID_KINDS,
+	.pure_sid_to_id = sid_pure_to_id,
 };
 
 static const struct nfskeys_plugin plugin = {

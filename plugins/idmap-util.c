@@ -155,6 +155,32 @@ bool util_realm_is_local(struct nfskeys_ctx *ctx, const char *realm, const char 
 	return false;
 }
 
+int util_no_strip(struct nfskeys_ctx *ctx, unsigned *ret_bits)
+{
+	const char *v = nfskeys_conf_get(ctx, "Translation", "No-Strip");
+
+	if (!v || strcaseeq(v, "none") || strcaseeq(v, "no") || strcaseeq(v, "false"))
+		*ret_bits = 0;
+	else if (strcaseeq(v, "user"))
+		*ret_bits = IDMAP_NO_STRIP_USER;
+	else if (strcaseeq(v, "group"))
+		*ret_bits = IDMAP_NO_STRIP_GROUP;
+	else if (strcaseeq(v, "both"))
+		*ret_bits = IDMAP_NO_STRIP_USER | IDMAP_NO_STRIP_GROUP;
+	else {
+		plog(ctx, LOG_ERR, "[Translation] No-Strip: '%s' is not none, user, group or both", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+unsigned util_no_strip_bit(const struct nfskeys_idmap_request *req)
+{
+	return req->kind == NFSKEYS_IDMAP_GROUP_TO_GID || req->kind == NFSKEYS_IDMAP_GID_TO_GROUP ?
+		       IDMAP_NO_STRIP_GROUP :
+		       IDMAP_NO_STRIP_USER;
+}
+
 bool util_domain_is_ours(const struct nfskeys_idmap_request *req)
 {
 	return req->domain && strcaseeq(req->domain, req->nfs_domain);

@@ -32,6 +32,14 @@ bool util_realm_is_local(struct nfskeys_ctx *ctx, const char *realm, const char 
 /* Does the request's domain equal the NFSv4 domain (case-insensitively)? */
 bool util_domain_is_ours(const struct nfskeys_idmap_request *req);
 
+/* [Translation] No-Strip (none, user, group, both) as IDMAP_NO_STRIP_* bits; -EINVAL
+ * (logged) for another value.  It decides whether names are looked up with their @domain
+ * and whether bare names (no @domain) are mapped at all (nsswitch and ldap alike). */
+enum { IDMAP_NO_STRIP_USER = 1, IDMAP_NO_STRIP_GROUP = 2 };
+int util_no_strip(struct nfskeys_ctx *ctx, unsigned *ret_bits);
+/* The IDMAP_NO_STRIP_* bit that applies to req's kind. */
+unsigned util_no_strip_bit(const struct nfskeys_idmap_request *req);
+
 /* Set req->cause and a formatted req->reason; returns -ENOENT for convenience. */
 int util_reason(struct nfskeys_idmap_request *req, uint32_t cause, const char *fmt, ...)
 	_printf_(3, 4);

@@ -62,12 +62,14 @@ name-to-uid star*man@ldap.test
 name-to-uid user*@ldap.test
 name-to-uid x)(uid=*@ldap.test
 uid-to-name 99999
+name-to-uid user0
+group-to-gid eng
 REQ
 "$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap query <"$T_TMP/requests" >"$T_TMP/answers" 2>"$T_TMP/query.err"
 a() { sed -n "${1}p" "$T_TMP/answers"; }
 enoent="No such file or directory"
 
-plan 22
+plan 28
 check_eq "user0@ldap.test -> 10000" 10000 "$(a 1 | field id)"
 check_eq "user149@LDAP.TEST -> 10149 (domain case-insensitive)" 10149 "$(a 2 | field id)"
 check_eq "answer names the ldap backend" ldap "$(a 3 | field backend)"
@@ -84,6 +86,18 @@ check_eq "filter metacharacters are matched literally" 30002 "$(a 12 | field id)
 check_eq "a wildcard does not match other entries" "$enoent" "$(a 13 | field error)"
 check_eq "an injected filter does not match" "$enoent" "$(a 14 | field error)"
 check_eq "unknown uid" "$enoent" "$(a 15 | field error)"
+# a bare name (no @domain) is not known to be in our domain: as nsswitch and nfsidmap, it
+# maps by uid/cn only with No-Strip (the NFSv4-name attribute still matches it as it is)
+check_eq "bare user name without No-Strip: no mapping" "$enoent" "$(a 16 | field error)"
+check_eq "bare group name without No-Strip: no mapping" "$enoent" "$(a 17 | field error)"
+out=$("$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap explain user0 2>&1)
+check_contains "explain names No-Strip for a bare name" "No-Strip" "$out"
+sed 's/^Method = ldap$/Method = ldap\nNo-Strip = both/' "$T_TMP/nfskeys.conf" >"$T_TMP/nostrip.conf"
+printf 'name-to-uid user0\ngroup-to-gid eng\nname-to-uid user1@ldap.test\n' |
+	"$NFSKEYS" -c "$T_TMP/nostrip.conf" idmap query >"$T_TMP/nostrip" 2>"$T_TMP/nostrip.err"
+check_eq "bare user name with No-Strip maps by uid" 10000 "$(sed -n 1p "$T_TMP/nostrip" | field id)"
+check_eq "bare group name with No-Strip maps by cn" 20001 "$(sed -n 2p "$T_TMP/nostrip" | field id)"
+check_eq "name@domain still maps with No-Strip" 10001 "$(sed -n 3p "$T_TMP/nostrip" | field id)"
 
 # One long-lived engine while the server goes away and comes back.
 mkfifo "$T_TMP/in"

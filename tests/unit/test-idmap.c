@@ -73,8 +73,32 @@ static void test_sid_text(void **state)
 	assert_int_equal(sid.num_subauth, 15);
 	assert_int_equal(nfskeys_sid_from_string("S-1-5-1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16", &sid),
 			 -EINVAL);
+	/* decimal runs of every length around the 8-at-a-time step, leading zeros */
+	{
+		static const struct {
+			const char *text;
+			uint32_t last;
+		} good[] = {
+			{ "S-1-5-21-12345678-1", 1 },		{ "S-1-5-21-1-12345678", 12345678 },
+			{ "S-1-5-21-1-123456789", 123456789 },	{ "S-1-5-21-1-4294967295", 4294967295u },
+			{ "S-1-5-21-1-00000000000000000007", 7 }, { "S-1-5-21-1-1234567", 1234567 },
+			{ "S-1-5-21-1-0000000012345678", 12345678 }, { "S-1-5-21-99999999-0", 0 },
+			{ "S-1-5-21-3623811015-3361044348-30300820-1013", 1013 },
+		};
+		for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+			assert_int_equal(nfskeys_sid_from_string(good[i].text, &sid), 0);
+			assert_int_equal(sid.subauth[sid.num_subauth - 1], good[i].last);
+		}
+		assert_int_equal(nfskeys_sid_from_string("S-1-5-21-3623811015-3361044348-30300820-1013",
+							 &sid), 0);
+		assert_int_equal(sid.subauth[1], 3623811015u);
+		assert_int_equal(sid.subauth[3], 30300820);
+	}
 	/* malformed */
-	static const char *const bad[] = { "",	      "S",	    "S-",	  "S-1",
+	static const char *const bad[] = { "S-1-5-21-1-4294967296", "S-1-5-21-1234567x-1",
+					   "S-1-5-21-12345678x-1", "S-1-5-21-1234\xfa5678-1",
+					   "S-1-5-21-12345678901234567890-1", "S-1-5-21-1-2-3-1234567 ",
+					   "",	      "S",	    "S-",	  "S-1",
 					   "S-1-",    "X-1-5-21",   "S-1-5-",	  "S-1-5--1",
 					   "S-1-x-21", "S-256-5",    "S-1-5-4294967296",
 					   "S-1-5-21 ", "S-1-0x-1", "S-1-0x1000000000000" };
