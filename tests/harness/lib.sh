@@ -88,11 +88,13 @@ fi
 # else under make check-valgrind valgrind with a log per process in $T_TMP; at exit a
 # test fails when such a log reports an error or a definite leak (the daemon must be
 # stopped with SIGTERM for its leak check to run).
+# --fair-sched=yes: valgrind runs one thread at a time, and its default lock lets a busy
+# thread (a reload building its configuration) starve the event loop for seconds.
 T_DAEMON_WRAPPER=${NFSKEYS_DAEMON_WRAPPER:-}
 T_DAEMON_WAIT=10 # seconds a daemon may take to start answering (30 when wrapped)
 if [ -z "$T_DAEMON_WRAPPER" ] && [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
 	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} -q \
---error-exitcode=99 --leak-check=full --show-leak-kinds=definite \
+--error-exitcode=99 --fair-sched=yes --leak-check=full --show-leak-kinds=definite \
 --errors-for-leak-kinds=definite --suppressions=$top_srcdir/tests/harness/valgrind.supp \
 --log-file=$T_TMP/valgrind-daemon.%p.log"
 fi
