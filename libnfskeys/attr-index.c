@@ -2,13 +2,17 @@
  * components (a chain of directories without policies or branches is one edge), held in
  * flat arrays (nodes, one open-addressing table keyed by the hash of the child's path up
  * to its first component, a label arena and an attribute arena).  Each node caches its
- * effective attribute set (interned, computed lazily, dropped on any change), so that an
- * effective lookup hashes the query's prefixes once, prefetches their slots and nodes,
- * walks down to the deepest stored ancestor and copies that node's set out. */
+ * effective attribute set (interned, computed lazily, dropped on any change).  A second
+ * table holds every node under a keyed fingerprint of its whole path, with its set: an
+ * effective lookup in a large index fingerprints all the query's prefixes in one pass,
+ * fetches their entries at once and copies out the set of the deepest one present, one
+ * round of memory accesses where walking the trie takes one per level. */
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 
 #include "attr-private.h"
+#include "time-util.h"
 
 /* ---------------------------------------------------------------- layout */
 
@@ -64,23 +68,41 @@ struct domain {
 	uint32_t root;
 };
 
-/* A slot of the child table: the key, the node, and where the node's label is when it is
- * too long for the node (arena offset + 1; 0 when inline), so that a lookup can fetch a
- * node and its label at the same time, without waiting for the node to say where the
- * label is.  node 0: empty. */
+/* A slot of the child table: the key and the node (0: empty). */
 struct slot {
 	uint32_t key;
 	uint32_t node;
-	uint32_t label;
-	uint32_t unused;
+};
+
+/* An entry of the fingerprint table: every node but the domain roots under the
+ * fingerprint of its whole path (see fp_comp()), with the effective set in force there
+ * once known (FE_OWN_INHERIT: the node sets inherit itself).  node 0: empty. */
+struct fent {
+	uint64_t fp;
+	uint32_t node;
+	uint32_t eff;
+};
+#define FE_OWN_INHERIT 0x80000000u
+#define FE_EFF(e) ((e) & ~FE_OWN_INHERIT)
+
+/* The table: size entries in buckets of four (one cache line, the table is 64-byte
+ * aligned); a fingerprint picks a bucket, and linear probing goes on from its start, so a
+ * lookup mostly reads one line.  Not a power of two: after a load it is cut to 75% full.
+ * With it a bit filter of the fingerprints (ffmask + 1 words), see ff_pos(). */
+struct ftable {
+	struct fent *e; /* NULL: no table (a small index) */
+	uint64_t *filter;
+	uint32_t size, ffmask;
 };
 
 struct attr_index {
 	struct node *nodes;
 	uint32_t nnodes, nodecap;
 	struct slot *slots;
-	uint64_t *filter; /* a bit filter of the slot keys (4 bits a slot), see filter_pos() */
 	uint32_t slotmask, nslots_used;
+	struct ftable ft;
+	uint32_t nftab;
+	uint64_t fpkey; /* the secret evaluation point of the fingerprints, in [2, 2^61 - 2] */
 	char *names;
 	size_t nameslen, namescap;
 	struct aent *arena;
@@ -100,15 +122,21 @@ struct attr_index {
 	uint32_t esetslen, esetscap;
 	uint32_t *eslots; /* offsets, 0 empty */
 	uint32_t esmask, nesets;
+	/* with the fingerprint table: set es ready-made as a policy object in eimg[es] (made
+	 * when first looked up), so that a lookup copies it out in two copies */
+	struct nfskeys_attr_policy **eimg;
+	uint32_t eimgcap;
 	bool eff_stale;	  /* attributes changed since the sets were computed */
 	uint32_t *estack; /* scratch for computing a chain of sets */
 	uint32_t estackcap;
-	uint32_t prefetch_min; /* nodes from which lookups prefetch (below: all cached) */
+	uint32_t fp_min; /* nodes from which lookups use the fingerprint table */
+	bool fp_off;	 /* the table is incomplete (a rebuild failed): lookups walk */
 };
 
-/* Below this many nodes the index stays in the CPU caches and the prefetch pass (hashing
- * every component of the query up front) costs more than it saves. */
-#define PREFETCH_MIN_NODES (1u << 16)
+/* Below this many nodes the index stays in the CPU caches and walking the trie (which
+ * stops hashing where the stored paths end) costs less than fingerprinting every
+ * component of the query. */
+#define FP_MIN_NODES (1u << 16)
 
 
 /* ---------------------------------------------------------------- hashing */
@@ -242,37 +270,151 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 	return 0;
 }
 
-/* The key filter: one 64-bit word per 16 slots, two bits per key, all in one word (a
- * blocked Bloom filter, ~8% false positives at the table's highest load).  A lookup tests
- * it before touching the table, so that the prefixes of a query that are no key (its
- * components below the deepest stored directory, and those inside path-compressed edges)
- * cost a read of this small, cache-resident filter instead of a probe of the table. */
-static inline size_t filter_words(uint32_t slotmask)
+/* ---------------------------------------------------------------- fingerprints */
+
+/* The lookup without sources finds the deepest stored directory on the query's path in
+ * one round of memory accesses: every node is also in a table under a fingerprint of its
+ * whole path, so all the query's prefixes can be looked up at once, none waiting for
+ * another.  A fingerprint is a polynomial over GF(2^61 - 1) evaluated at a secret random
+ * point K (fpkey): the domain root's id, then each component as words of at most 56 bits
+ * (its length and first 5 bytes, then 7 bytes a word), so that distinct paths are
+ * distinct polynomials of degree at most d (the number of words).  Two distinct paths
+ * get the same fingerprint for at most d of the 2^61 - 1 possible K: a lookup takes a
+ * wrong directory for its own with probability below d * 2^-61 per stored fingerprint it
+ * compares with (about 2^-55 for a 100-byte path), whatever the paths, since K is never
+ * shown.  Collisions among stored paths are detected when they are added (fp_insert()
+ * then draws a new K).  Lookups with sources, and all changes, walk the trie and compare
+ * labels byte for byte. */
+#define FP_P ((1ULL << 61) - 1)
+
+/* a * b mod p, for a < 2^62 and b < 2^61; the result is below 2^61 + 4 (not reduced). */
+static inline uint64_t fp_mul(uint64_t a, uint64_t b)
 {
-	return ((size_t)slotmask + 1) / 16;
+	unsigned __int128 z = (unsigned __int128)a * b;
+	uint64_t r = ((uint64_t)z & FP_P) + (uint64_t)(z >> 61);
+
+	return (r & FP_P) + (r >> 61);
 }
 
-static inline const uint64_t *filter_pos(const uint64_t *filter, uint32_t slotmask, uint32_t h,
-					 uint64_t *ret_bits)
+static inline uint64_t fp_canon(uint64_t h)
 {
-	uint64_t x = (uint64_t)h * 0x9e3779b97f4a7c15ULL;
+	uint64_t r = (h & FP_P) + (h >> 61);
 
-	*ret_bits = (1ULL << (x >> 58)) | (1ULL << ((x >> 52) & 63));
-	return &filter[(x & 0xffffffffu) & (filter_words(slotmask) - 1)];
+	return r >= FP_P ? r - FP_P : r;
 }
 
-static inline void filter_add(uint64_t *filter, uint32_t slotmask, uint32_t h)
+static inline uint64_t fp_load(const char *p, size_t avail)
 {
-	uint64_t bits;
+	uint64_t w = 0;
 
-	*(uint64_t *)filter_pos(filter, slotmask, h, &bits) |= bits;
+	memcpy(&w, p, avail >= 8 ? 8 : avail);
+	return w;
 }
 
-static inline bool filter_test(const struct attr_index *ix, uint32_t h)
+/* The state after the component at p (up to '/' or avail bytes; no NUL among them): its
+ * length in *ret_len.  0 with *ret_len set when the component is too long for any label
+ * (it has no fingerprint). */
+static inline __attribute__((always_inline)) uint64_t
+fp_comp(uint64_t key, uint64_t h, const char *p, size_t avail, size_t *ret_len)
 {
-	uint64_t bits;
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t w0 = fp_load(p, avail), w = w0;
+	size_t n = 0;
 
-	return (*filter_pos(ix->filter, ix->slotmask, h, &bits) & bits) == bits;
+	for (;;) {
+		uint64_t x = w ^ (ones * '/'), z = (x - ones) & ~x & highs;
+		size_t k = z ? (size_t)__builtin_ctzll(z) / 8 : 8;
+
+		if (k > avail - n)
+			k = avail - n;
+		n += k;
+		if (k < 8)
+			break;
+		w = fp_load(p + n, avail - n);
+	}
+	*ret_len = n;
+	if (n < 8) { /* the usual case: all of it in w0, one or two words */
+		h = fp_mul(h, key) +
+		    (n | (n >= 5 ? w0 & 0xffffffffffULL : w0 & ((1ULL << (8 * n)) - 1)) << 16);
+		if (n > 5)
+			h = fp_mul(h, key) + ((w0 >> 40) & ((1ULL << (8 * (n - 5))) - 1));
+		return h;
+	}
+	if (n > UINT16_MAX)
+		return 0;
+	h = fp_mul(h, key) + (n | (w0 & 0xffffffffffULL) << 16);
+	for (size_t i = 5; i < n; i += 7) {
+		size_t take = n - i < 7 ? n - i : 7;
+
+		h = fp_mul(h, key) + (fp_load(p + i, avail - i) & ((1ULL << (8 * take)) - 1));
+	}
+	return h;
+}
+
+/* The fingerprint of the path s[0..len) below the directory with fingerprint h (the
+ * root of a domain: its id + 1). */
+static uint64_t fp_path_from(uint64_t key, uint64_t h, const char *s, size_t len)
+{
+	size_t i = 0, n;
+
+	for (;;) {
+		while (i < len && s[i] == '/')
+			i++;
+		if (i == len)
+			return fp_canon(h);
+		h = fp_comp(key, h, s + i, len - i, &n);
+		i += n;
+	}
+}
+
+static uint64_t fp_newkey(void)
+{
+	uint64_t k = 0;
+
+	if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != sizeof(k) &&
+	    getrandom(&k, sizeof(k), GRND_INSECURE) != sizeof(k))
+		k = mix64(mono_nsec() ^ (uint64_t)(uintptr_t)&k ^ ((uint64_t)getpid() << 32));
+	return 2 + k % (FP_P - 3);
+}
+
+static inline uint32_t fp_pos(uint64_t fp, uint32_t size)
+{
+	return (uint32_t)(((fp & 0xffffffffULL) * (size / 4)) >> 32) * 4;
+}
+
+static inline uint32_t fp_next(uint32_t i, uint32_t size)
+{
+	return i + 1 == size ? 0 : i + 1;
+}
+
+/* The filter: about one 64-bit word per 16 entries of the table, two bits a fingerprint,
+ * both in one word (a blocked Bloom filter, about 10% false positives).  Most prefixes of
+ * a query are no stored directory (the components below the deepest one, those inside
+ * path-compressed edges); testing this small, cache-resident array first keeps them from
+ * costing a probe of the table. */
+static inline uint64_t *ff_pos(const struct ftable *t, uint64_t fp, uint64_t *ret_bits)
+{
+	*ret_bits = (1ULL << (fp >> 55)) | (1ULL << ((fp >> 49) & 63));
+	return &t->filter[(fp >> 20) & t->ffmask];
+}
+
+static struct fent *fp_find(const struct ftable *t, uint64_t fp)
+{
+	for (uint32_t i = fp_pos(fp, t->size);; i = fp_next(i, t->size)) {
+		struct fent *e = &t->e[i];
+
+		if (!e->node)
+			return NULL;
+		if (e->fp == fp)
+			return e;
+	}
+}
+
+static void ft_free(struct ftable *t)
+{
+	big_free(t->e, (size_t)t->size * sizeof(struct fent));
+	big_free(t->filter, ((size_t)t->ffmask + 1) * sizeof(uint64_t));
+	*t = (struct ftable){ 0 };
 }
 
 int attr_index_new(struct attr_index **ret)
@@ -289,15 +431,15 @@ int attr_index_new(struct attr_index **ret)
 	}
 	ix->nnodes = 1;
 	ix->arenalen = 1;
-	ix->prefetch_min = PREFETCH_MIN_NODES;
+	ix->fp_min = FP_MIN_NODES;
 	ix->slotmask = 1023;
 	ix->slots = big_realloc(NULL, 0, ((size_t)ix->slotmask + 1) * sizeof(struct slot), true);
-	ix->filter = big_realloc(NULL, 0, filter_words(ix->slotmask) * sizeof(uint64_t), true);
+	ix->fpkey = fp_newkey();
 	ix->strmask = 255;
 	ix->strslots = calloc(ix->strmask + 1, sizeof(uint32_t));
 	ix->esmask = 63;
 	ix->eslots = calloc(ix->esmask + 1, sizeof(uint32_t));
-	if (!ix->slots || !ix->filter || !ix->strslots || !ix->eslots ||
+	if (!ix->slots || !ix->strslots || !ix->eslots ||
 	    grow((void **)&ix->esets, &ix->esetscap, 1, sizeof(struct aent)) < 0) {
 		attr_index_free(ix);
 		return -ENOMEM;
@@ -320,10 +462,13 @@ struct attr_index *attr_index_free(struct attr_index *ix)
 	free(ix->domains);
 	big_free(ix->nodes, (size_t)ix->nodecap * sizeof(struct node));
 	big_free(ix->slots, ((size_t)ix->slotmask + 1) * sizeof(struct slot));
-	big_free(ix->filter, filter_words(ix->slotmask) * sizeof(uint64_t));
+	ft_free(&ix->ft);
 	big_free(ix->names, ix->namescap);
 	big_free(ix->arena, (size_t)ix->arenacap * sizeof(struct aent));
 	big_free(ix->esets, (size_t)ix->esetscap * sizeof(struct aent));
+	for (uint32_t i = 0; i < ix->eimgcap; i++)
+		nfskeys_attr_policy_free(ix->eimg[i]);
+	big_free(ix->eimg, (size_t)ix->eimgcap * sizeof(*ix->eimg));
 	free(ix->eslots);
 	big_free(ix->estack, (size_t)ix->estackcap * sizeof(uint32_t));
 	free(ix);
@@ -553,13 +698,9 @@ static int slots_rehash(struct attr_index *ix)
 {
 	uint32_t mask = ix->slotmask * 2 + 1;
 	struct slot *slots = big_realloc(NULL, 0, ((size_t)mask + 1) * sizeof(struct slot), true);
-	uint64_t *filter = big_realloc(NULL, 0, filter_words(mask) * sizeof(uint64_t), true);
 
-	if (!slots || !filter) {
-		big_free(slots, ((size_t)mask + 1) * sizeof(struct slot));
-		big_free(filter, filter_words(mask) * sizeof(uint64_t));
+	if (!slots)
 		return -ENOMEM;
-	}
 	for (uint32_t j = 0; j <= ix->slotmask; j++) {
 		uint32_t i;
 		if (!ix->slots[j].node)
@@ -567,23 +708,11 @@ static int slots_rehash(struct attr_index *ix)
 		for (i = ix->slots[j].key & mask; slots[i].node; i = (i + 1) & mask)
 			;
 		slots[i] = ix->slots[j];
-		filter_add(filter, mask, slots[i].key);
 	}
 	big_free(ix->slots, ((size_t)ix->slotmask + 1) * sizeof(struct slot));
-	big_free(ix->filter, filter_words(ix->slotmask) * sizeof(uint64_t));
 	ix->slots = slots;
-	ix->filter = filter;
 	ix->slotmask = mask;
 	return 0;
-}
-
-/* Slot i holds node id (whose label is set) under key h. */
-static void slot_fill(struct attr_index *ix, uint32_t i, uint32_t h, uint32_t id)
-{
-	const struct node *nd = &ix->nodes[id];
-
-	ix->slots[i] = (struct slot){ .key = h, .node = id,
-				      .label = nd->namelen > INLINE_MAX ? nd->name[0] + 1 : 0 };
 }
 
 static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
@@ -598,8 +727,7 @@ static int slot_insert(struct attr_index *ix, uint32_t h, uint32_t id)
 	}
 	for (i = h & ix->slotmask; ix->slots[i].node; i = (i + 1) & ix->slotmask)
 		;
-	slot_fill(ix, i, h, id);
-	filter_add(ix->filter, ix->slotmask, h);
+	ix->slots[i] = (struct slot){ .key = h, .node = id };
 	ix->nslots_used++;
 	return 0;
 }
@@ -715,12 +843,151 @@ static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint64_t 
 	/* mid keeps x's key (same parent, same first component): repoint x's slot */
 	for (i = h_old & ix->slotmask; ix->slots[i].node != x; i = (i + 1) & ix->slotmask)
 		;
-	slot_fill(ix, i, h_old, (uint32_t)mid);
+	ix->slots[i].node = (uint32_t)mid;
 	hs = hadvance(hs, label(ix, &ix->nodes[mid]), k);
 	lbl = label(ix, &ix->nodes[x]);
 	h = hkey(hstep(hs, lbl, ix->nodes[x].firstlen, &w));
 	r = slot_insert(ix, h, x);
 	return r < 0 ? r : mid;
+}
+
+/* ---------------------------------------------------------------- fingerprint table */
+
+/* An empty table of at least size entries. */
+static int ft_alloc(struct ftable *t, uint32_t size)
+{
+	size_t bytes, words = 1;
+
+	size = MAX((size + 3) & ~3u, 64u);
+	bytes = (size_t)size * sizeof(struct fent);
+	while (words * 16 < size)
+		words *= 2;
+	*t = (struct ftable){ .size = size, .ffmask = (uint32_t)words - 1 };
+	if (bytes >= BIG_MIN) {
+		t->e = big_map(bytes);
+	} else {
+		t->e = aligned_alloc(64, bytes);
+		if (t->e)
+			memset(t->e, 0, bytes);
+	}
+	t->filter = big_realloc(NULL, 0, words * sizeof(uint64_t), true);
+	if (!t->e || !t->filter) {
+		ft_free(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ft_put(struct ftable *t, uint64_t fp, uint32_t node, uint32_t eff)
+{
+	uint64_t bits;
+	uint32_t i;
+
+	*ff_pos(t, fp, &bits) |= bits;
+	for (i = fp_pos(fp, t->size); t->e[i].node; i = fp_next(i, t->size))
+		;
+	t->e[i] = (struct fent){ .fp = fp, .node = node, .eff = eff };
+}
+
+/* Move the entries to a table of size entries. */
+static int fp_resize(struct attr_index *ix, uint32_t size)
+{
+	struct ftable t;
+	int r = ft_alloc(&t, size);
+
+	if (r < 0)
+		return r;
+	for (uint32_t j = 0; j < ix->ft.size; j++)
+		if (ix->ft.e[j].node)
+			ft_put(&t, ix->ft.e[j].fp, ix->ft.e[j].node, ix->ft.e[j].eff);
+	ft_free(&ix->ft);
+	ix->ft = t;
+	return 0;
+}
+
+/* Room for extra more entries (the table doubles past 80% full). */
+static int fp_reserve(struct attr_index *ix, uint32_t extra)
+{
+	if (!ix->ft.e || (uint64_t)(ix->nftab + extra) * 5 <= (uint64_t)ix->ft.size * 4)
+		return 0;
+	if (ix->ft.size > UINT32_MAX / 2)
+		return -E2BIG;
+	return fp_resize(ix, ix->ft.size * 2);
+}
+
+/* Fingerprint every node again under key (0: a random one; two stored paths had the same
+ * fingerprint), drawing new keys while stored paths collide.  Should that fail, lookups
+ * walk the trie until a rebuild works.  1 when key was given but collided. */
+static int fp_rebuild(struct attr_index *ix, uint64_t key)
+{
+	_cleanup_free_ uint64_t *fps = malloc((size_t)ix->nnodes * sizeof(uint64_t));
+	_cleanup_free_ uint32_t *chain = malloc((size_t)ix->nnodes * sizeof(uint32_t));
+
+	if (!ix->ft.e)
+		return -EINVAL;
+	ix->fp_off = true;
+	if (!fps || !chain)
+		return -ENOMEM;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		bool clash = false;
+
+		ix->fpkey = attempt == 0 && key ? key : fp_newkey();
+		memset(ix->ft.e, 0, (size_t)ix->ft.size * sizeof(struct fent));
+		memset(ix->ft.filter, 0, ((size_t)ix->ft.ffmask + 1) * sizeof(uint64_t));
+		ix->nftab = 0;
+		memset(fps, 0xff, (size_t)ix->nnodes * sizeof(uint64_t));
+		for (uint32_t id = 1; id < ix->nnodes && !clash; id++) {
+			uint32_t n = 0;
+
+			/* up to the first node with a fingerprint (or a domain root), then down */
+			for (uint32_t u = id; fps[u] == UINT64_MAX; u = ix->nodes[u].parent) {
+				if (ix->nodes[u].namelen == 0) {
+					fps[u] = (uint64_t)u + 1;
+					break;
+				}
+				chain[n++] = u;
+			}
+			while (n > 0 && !clash) {
+				uint32_t u = chain[--n];
+				const struct node *nd = &ix->nodes[u];
+
+				fps[u] = fp_path_from(ix->fpkey, fps[nd->parent], label(ix, nd), nd->namelen);
+				clash = fp_find(&ix->ft, fps[u]) != NULL;
+				ft_put(&ix->ft, fps[u], u, 0);
+				ix->nftab++;
+			}
+		}
+		if (!clash) {
+			ix->fp_off = false;
+			return attempt > 0 && key;
+		}
+	}
+	return -EBUSY;
+}
+
+/* Create the table, for the nodes there are, and fingerprint them under key (0: a random
+ * one).  Small indexes have none: they walk the trie, which is faster for them. */
+static int fp_enable(struct attr_index *ix, uint64_t key)
+{
+	int r;
+
+	if (!ix->ft.e && (r = ft_alloc(&ix->ft, ix->nnodes / 3 * 4 + 4)) < 0)
+		return r;
+	return fp_rebuild(ix, key); /* failing, lookups walk */
+}
+
+/* Enter node id under fingerprint fp (room reserved).  While the table is off, nothing:
+ * attr_index_compact() tries the rebuild again. */
+static void fp_add(struct attr_index *ix, uint64_t fp, uint32_t id)
+{
+	if (!ix->ft.e || ix->fp_off)
+		return;
+	if (fp_find(&ix->ft, fp)) {
+		(void)fp_rebuild(ix, 0);
+		return;
+	}
+	ft_put(&ix->ft, fp, id, 0);
+	ix->nftab++;
 }
 
 static int64_t domain_root(struct attr_index *ix, const char *domain, bool create)
@@ -752,12 +1019,15 @@ static int64_t domain_root(struct attr_index *ix, const char *domain, bool creat
 /* The node for (domain, path): created when create, else 0 when absent. */
 static int64_t node_get(struct attr_index *ix, const char *domain, const char *path, bool create)
 {
-	int64_t cur = domain_root(ix, domain, create);
+	int64_t cur = domain_root(ix, domain, create), id;
 	const char *p = path;
-	uint64_t hs;
+	uint64_t hs, root = (uint64_t)cur + 1;
+	int r;
 
 	if (cur <= 0)
 		return cur;
+	if (create && (r = fp_reserve(ix, 2)) < 0) /* so that nothing below fails half-way */
+		return r;
 	hs = hroot((uint32_t)cur);
 	for (;;) {
 		const struct node *x;
@@ -773,8 +1043,14 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 		nh = comp_scan(hs, p, &n, &w);
 		h = hkey(nh);
 		next = child_find(ix, (uint32_t)cur, p, n, h, w);
-		if (!next)
-			return create ? child_add(ix, (uint32_t)cur, p, h) : 0;
+		if (!next) {
+			if (!create)
+				return 0;
+			id = child_add(ix, (uint32_t)cur, p, h);
+			if (id > 0)
+				fp_add(ix, fp_path_from(ix->fpkey, root, path, strlen(path)), (uint32_t)id);
+			return id;
+		}
 		x = &ix->nodes[next];
 		if (edge_matches(ix, x, p, n)) {
 			cur = next;
@@ -800,6 +1076,7 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 		cur = edge_split(ix, next, k, hs, h);
 		if (cur < 0)
 			return cur;
+		fp_add(ix, fp_path_from(ix->fpkey, root, path, (size_t)(p - path) + k), (uint32_t)cur);
 		hs = hadvance(hs, p, k);
 		p += k;
 	}
@@ -1029,8 +1306,11 @@ int attr_index_put(struct attr_index *ix, const char *domain, const char *path, 
 {
 	int r = put_one(ix, domain, path, key, keyname, value, number, from_ldap);
 
-	if (r == 0)
+	if (r == 0) {
 		collect(ix);
+		if (!ix->ft.e && ix->nnodes >= ix->fp_min)
+			(void)fp_enable(ix, 0); /* failing, lookups walk: tried again next time */
+	}
 	return r;
 }
 
@@ -1189,9 +1469,13 @@ static void eff_reset(struct attr_index *ix)
 {
 	for (uint32_t i = 1; i < ix->nnodes; i++)
 		ix->nodes[i].eff = 0;
+	for (uint32_t i = 0; i < ix->ft.size; i++)
+		ix->ft.e[i].eff = 0;
 	memset(ix->eslots, 0, ((size_t)ix->esmask + 1) * sizeof(uint32_t));
 	ix->esetslen = 1;
 	ix->nesets = 0;
+	for (uint32_t i = 0; i < ix->eimgcap; i++)
+		ix->eimg[i] = nfskeys_attr_policy_free(ix->eimg[i]);
 	ix->eff_stale = false;
 }
 
@@ -1351,8 +1635,8 @@ static int64_t eff_get(struct attr_index *ix, uint32_t nid)
 
 /* Copy set es out as the policy, with inherit (the queried directory's own) in its
  * place when inh is not NULL. */
-static int emit_set(const struct attr_index *ix, uint32_t es, const struct aent *inh,
-		    struct nfskeys_attr_policy *policy)
+static int emit_entries(const struct attr_index *ix, uint32_t es, const struct aent *inh,
+			struct nfskeys_attr_policy *policy)
 {
 	uint32_t n = ix->esets[es].key;
 	const struct aent *e = &ix->esets[es + 1];
@@ -1385,73 +1669,47 @@ static int emit_set(const struct attr_index *ix, uint32_t es, const struct aent 
 	return 0;
 }
 
-#define PREFETCH_DEPTH 32
+/* emit_entries(), from set es's ready-made policy when there is one (or can be made). */
+static int emit_set(struct attr_index *ix, uint32_t es, const struct aent *inh,
+		    struct nfskeys_attr_policy *policy)
+{
+	struct nfskeys_attr_policy *img;
 
-/* The effective policy without sources: prefetch the slots of every prefix of the path
- * (their keys come out of one pass), then the nodes they point to, so that the walk
- * down to the deepest stored ancestor mostly hits the cache; then that node's set. */
-static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
+	if (inh || !ix->ft.e)
+		return emit_entries(ix, es, inh, policy);
+	if (es >= ix->eimgcap) {
+		uint32_t old = ix->eimgcap;
+
+		if (grow((void **)&ix->eimg, &ix->eimgcap, es + 1, sizeof(*ix->eimg)) < 0)
+			return emit_entries(ix, es, NULL, policy);
+		memset(ix->eimg + old, 0, (size_t)(ix->eimgcap - old) * sizeof(*ix->eimg));
+	}
+	img = ix->eimg[es];
+	if (!img) {
+		if (nfskeys_attr_policy_new(&img) < 0)
+			return emit_entries(ix, es, NULL, policy);
+		if (emit_entries(ix, es, NULL, img) < 0) {
+			nfskeys_attr_policy_free(img);
+			return emit_entries(ix, es, NULL, policy);
+		}
+		ix->eimg[es] = img;
+	}
+	return attr_policy_copy(policy, img);
+}
+
+/* The effective policy without sources, walking the trie: the set of the deepest stored
+ * directory on the path, with inherit when that is the queried directory itself. */
+static int resolve_walk(struct attr_index *ix, uint32_t root, const char *path,
 			struct nfskeys_attr_policy *policy)
 {
-	uint64_t states[PREFETCH_DEPTH], words[PREFETCH_DEPTH], hs = hroot(root), w;
-	uint32_t pos[PREFETCH_DEPTH], lens[PREFETCH_DEPTH], nk = 0, cur = root, j = 0, live = ~0u;
-	const char *p = path, *qend = path;
-	bool full = true, hs_valid = false;
+	uint64_t hs = hroot(root), w, nh;
+	uint32_t cur = root, next;
+	const char *p = path;
+	bool full = true;
 	int64_t es;
 	size_t n;
 
-	if (ix->eff_stale)
-		eff_reset(ix);
-	if ((ix->nodes[root].flags & N_HASCHILD) && ix->nnodes >= ix->prefetch_min) {
-		const char *end = path + strlen(path);
-
-		for (const char *q = path; nk < PREFETCH_DEPTH;) {
-			while (*q == '/')
-				q++;
-			if (!*q)
-				break;
-			pos[nk] = (uint32_t)(q - path);
-			hs = comp_scan_n(hs, q, (size_t)(end - q), &n, &words[nk]);
-			states[nk] = hs;
-			lens[nk] = (uint32_t)n;
-			__builtin_prefetch(filter_pos(ix->filter, ix->slotmask, hkey(hs), &w));
-			nk++;
-			q += n;
-			qend = q;
-		}
-		/* then the slots of the prefixes the filter does not rule out */
-		for (uint32_t i = 0; i < nk; i++) {
-			uint32_t k = hkey(states[i]);
-
-			if (filter_test(ix, k))
-				__builtin_prefetch(&ix->slots[k & ix->slotmask]);
-			else
-				live &= ~(1u << i); /* no child starts there */
-		}
-		/* then the nodes they hold and, at the same time, the arena labels of long
-		 * (path-compressed) edges: the first node with each key (linear probing may
-		 * have moved it on) */
-		for (uint32_t i = 0; i < nk; i++) {
-			uint32_t k = hkey(states[i]);
-			const struct slot *sl;
-
-			if (!(live & (1u << i)))
-				continue;
-			for (uint32_t x = k & ix->slotmask; (sl = &ix->slots[x])->node;
-			     x = (x + 1) & ix->slotmask) {
-				if (sl->key == k) {
-					__builtin_prefetch(&ix->nodes[sl->node]);
-					if (sl->label)
-						__builtin_prefetch(ix->names + sl->label - 1);
-					break;
-				}
-			}
-		}
-	}
 	for (;;) {
-		uint32_t off, next;
-		uint64_t nh;
-
 		while (*p == '/')
 			p++;
 		if (!*p)
@@ -1460,41 +1718,91 @@ static int resolve_fast(struct attr_index *ix, uint32_t root, const char *path,
 			full = false;
 			break;
 		}
-		off = (uint32_t)(p - path);
-		while (j < nk && pos[j] < off)
-			j++;
-		if (j < nk && pos[j] == off) {
-			if (!(live & (1u << j))) {
-				full = false; /* the filter says no child starts here */
-				break;
-			}
-			n = lens[j];
-			nh = states[j];
-			w = words[j];
-		} else {
-			/* deeper than the prefetched prefixes: hash on from the last of them */
-			if (!hs_valid) {
-				hs = hadvance(nk ? states[nk - 1] : hroot(root), qend,
-					      (size_t)(p - qend));
-				hs_valid = true;
-			}
-			nh = comp_scan(hs, p, &n, &w);
-		}
+		nh = comp_scan(hs, p, &n, &w);
 		next = child_find(ix, cur, p, n, hkey(nh), w);
 		if (!next || !edge_matches(ix, &ix->nodes[next], p, n)) {
 			full = false;
 			break;
 		}
 		cur = next;
-		if (hs_valid)
-			hs = ix->nodes[cur].namelen > n ?
-				     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
+		hs = ix->nodes[cur].namelen > n ?
+			     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
 		p += ix->nodes[cur].namelen;
 	}
 	es = eff_get(ix, cur);
 	if (es < 0)
 		return (int)es;
 	return emit_set(ix, (uint32_t)es, full ? own_inherit(ix, cur) : NULL, policy);
+}
+
+#define FP_DEPTH 48
+
+/* The same from the fingerprint table: the fingerprints of all the path's prefixes come
+ * out of one pass, their entries are fetched at once, and the deepest one present is the
+ * deepest stored directory on the path (see fp_comp() for how far that is trusted). */
+static int resolve_fp(struct attr_index *ix, uint32_t root, const char *path,
+		      struct nfskeys_attr_policy *policy)
+{
+	uint64_t fps[FP_DEPTH], h = (uint64_t)root + 1, key = ix->fpkey, bits;
+	const char *q = path, *end = path + strlen(path);
+	const struct ftable *t = &ix->ft;
+	struct fent *hit = NULL;
+	uint32_t nk = 0, cur = root, es, own;
+	bool full = true;
+	size_t n;
+
+	/* the fingerprints, fetching their filter words on the way */
+	for (;;) {
+		while (*q == '/')
+			q++;
+		if (!*q)
+			break;
+		if (nk == FP_DEPTH)
+			return resolve_walk(ix, root, path, policy);
+		h = fp_comp(key, h, q, (size_t)(end - q), &n);
+		if (n > UINT16_MAX) { /* no stored path goes through here */
+			full = false;
+			break;
+		}
+		fps[nk] = fp_canon(h);
+		__builtin_prefetch(ff_pos(t, fps[nk], &bits));
+		nk++;
+		q += n;
+	}
+	/* then the entries of the prefixes the filter lets through, all at once (testing
+	 * the filter inside the loop above is slower: a filter word from memory then holds
+	 * up the hashing) */
+	for (uint32_t i = 0; i < nk; i++) {
+		if ((*ff_pos(t, fps[i], &bits) & bits) == bits)
+			__builtin_prefetch(&t->e[fp_pos(fps[i], t->size)]);
+		else
+			fps[i] = UINT64_MAX; /* no fingerprint is */
+	}
+	for (uint32_t i = nk; i-- > 0; full = false)
+		if (fps[i] != UINT64_MAX && (hit = fp_find(t, fps[i])))
+			break;
+	if (hit) {
+		cur = hit->node;
+		es = FE_EFF(hit->eff);
+		own = hit->eff & FE_OWN_INHERIT;
+		if (!es) {
+			int64_t e = eff_get(ix, cur);
+
+			if (e < 0)
+				return (int)e;
+			es = (uint32_t)e;
+			own = own_inherit(ix, cur) ? FE_OWN_INHERIT : 0;
+			hit->eff = es | own;
+		}
+	} else {
+		int64_t e = eff_get(ix, root);
+
+		if (e < 0)
+			return (int)e;
+		es = (uint32_t)e;
+		own = FE_OWN_INHERIT;
+	}
+	return emit_set(ix, es, full && own ? own_inherit(ix, cur) : NULL, policy);
 }
 
 int attr_index_resolve(struct attr_index *ix, const char *domain, const char *path,
@@ -1519,8 +1827,13 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 		nfskeys_attr_policy_clear(policy);
 		return 0;
 	}
-	if (!(flags & NFSKEYS_ATTR_SOURCES))
-		return resolve_fast(ix, (uint32_t)root, path, policy);
+	if (!(flags & NFSKEYS_ATTR_SOURCES)) {
+		if (ix->eff_stale)
+			eff_reset(ix);
+		if (ix->ft.e && !ix->fp_off && ix->nnodes >= ix->fp_min)
+			return resolve_fp(ix, (uint32_t)root, path, policy);
+		return resolve_walk(ix, (uint32_t)root, path, policy);
+	}
 	cur = (uint32_t)root;
 	hs = hroot(cur);
 	if (ix->nodes[cur].attrs)
@@ -1574,10 +1887,20 @@ int attr_index_explicit(struct attr_index *ix, const char *domain, const char *p
 	return emit(ix, &rs, 0, policy);
 }
 
-void attr_index_set_prefetch(struct attr_index *ix, uint32_t min_nodes)
+int attr_index_set_fpkey(struct attr_index *ix, uint64_t key)
 {
-	if (ix)
-		ix->prefetch_min = min_nodes;
+	if (!ix || key < 2 || key > FP_P - 2)
+		return -EINVAL;
+	return fp_enable(ix, key);
+}
+
+void attr_index_set_fp_min(struct attr_index *ix, uint32_t min_nodes)
+{
+	if (!ix)
+		return;
+	ix->fp_min = min_nodes;
+	if (!ix->ft.e && ix->nnodes >= min_nodes)
+		(void)fp_enable(ix, 0);
 }
 
 /* Cut a table's capacity down to len elements. */
@@ -1603,6 +1926,25 @@ void attr_index_compact(struct attr_index *ix)
 	shrink((void **)&ix->nodes, &ix->nodecap, ix->nnodes, sizeof(struct node));
 	shrink((void **)&ix->arena, &ix->arenacap, ix->arenalen, sizeof(struct aent));
 	shrink((void **)&ix->strs, &ix->strscap, ix->nstrs, sizeof(struct istr));
+	if (ix->ft.e && ix->fp_off)
+		(void)fp_rebuild(ix, 0);
+	if (ix->ft.e && ix->ft.size > ix->nftab / 3 * 4 + 68)
+		(void)fp_resize(ix, ix->nftab / 3 * 4 + 4); /* 75% full; failing, it stays */
+	/* every set now, in the entries too: the first lookups after a load would otherwise
+	 * compute them (and write to the table) one by one */
+	if (ix->eff_stale)
+		eff_reset(ix);
+	for (uint32_t i = 0; i < ix->ft.size; i++) {
+		struct fent *e = &ix->ft.e[i];
+		int64_t es;
+
+		if (!e->node || e->eff)
+			continue;
+		es = eff_get(ix, e->node);
+		if (es < 0)
+			break; /* no memory: computed on demand then */
+		e->eff = (uint32_t)es | (own_inherit(ix, e->node) ? FE_OWN_INHERIT : 0);
+	}
 	if (ix->namescap > ix->nameslen && ix->nameslen &&
 	    (p = big_realloc(ix->names, ix->namescap, ix->nameslen, false))) {
 		ix->names = p;
@@ -1627,11 +1969,16 @@ size_t attr_index_memory(const struct attr_index *ix)
 	    ((size_t)ix->esmask + 1) * sizeof(uint32_t) +
 	    big_span((size_t)ix->estackcap * sizeof(uint32_t)) +
 	    big_span(((size_t)ix->slotmask + 1) * sizeof(struct slot)) +
-	    big_span(filter_words(ix->slotmask) * sizeof(uint64_t)) + big_span(ix->namescap) +
+	    big_span((size_t)ix->ft.size * sizeof(struct fent)) +
+	    big_span(((size_t)ix->ft.ffmask + 1) * sizeof(uint64_t)) +
+	    big_span(ix->namescap) +
 	    big_span((size_t)ix->arenacap * sizeof(struct aent)) +
 	    big_span((size_t)ix->strscap * sizeof(struct istr)) +
 	    ((size_t)ix->strmask + 1) * sizeof(uint32_t) + ix->ndomains * sizeof(struct domain);
 	for (uint32_t i = 0; i < ix->nstrs; i++)
 		m += strlen(ix->strs[i].s) + 1;
+	m += big_span((size_t)ix->eimgcap * sizeof(*ix->eimg));
+	for (uint32_t i = 0; i < ix->eimgcap; i++)
+		m += attr_policy_memory(ix->eimg[i]);
 	return m;
 }

@@ -523,6 +523,35 @@ int attr_policy_append(struct nfskeys_attr_policy *p, int key, const char *keyna
 	return 0;
 }
 
+int attr_policy_copy(struct nfskeys_attr_policy *dst, const struct nfskeys_attr_policy *src)
+{
+	if (dst->cap < src->n) {
+		struct pentry *ne = realloc(dst->e, src->n * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		dst->e = ne;
+		dst->cap = src->n;
+	}
+	if (dst->textcap < src->len) {
+		char *t = realloc(dst->text, src->len);
+
+		if (!t)
+			return -ENOMEM;
+		dst->text = t;
+		dst->textcap = src->len;
+	}
+	if (src->n)
+		memcpy(dst->e, src->e, src->n * sizeof(*src->e));
+	if (src->len)
+		memcpy(dst->text, src->text, src->len);
+	dst->n = src->n;
+	dst->len = src->len;
+	dst->garbage = src->garbage;
+	dst->cut = src->cut;
+	return 0;
+}
+
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut)
 {
 	if (text_add(policy, cut, &policy->cut) < 0)

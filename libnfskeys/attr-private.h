@@ -34,6 +34,8 @@ int attr_policy_put(struct nfskeys_attr_policy *policy, int key, const char *key
 int attr_policy_append(struct nfskeys_attr_policy *policy, int key, const char *keyname,
 		       const char *value, size_t vlen, uint64_t number, const char *source,
 		       bool from_ldap);
+/* Make dst a copy of src (two copies, no allocation once dst has grown to src's size). */
+int attr_policy_copy(struct nfskeys_attr_policy *dst, const struct nfskeys_attr_policy *src);
 void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
 /* The bytes a policy object holds (entries and text). */
 size_t attr_policy_memory(const struct nfskeys_attr_policy *policy);
@@ -74,13 +76,18 @@ int attr_index_resolve(struct attr_index *index, const char *domain, const char 
 		       unsigned flags, struct nfskeys_attr_policy *policy);
 int attr_index_explicit(struct attr_index *index, const char *domain, const char *path,
 			struct nfskeys_attr_policy *policy);
-/* Lookups without sources prefetch the slots and nodes of every prefix of the query
- * once the index has min_nodes nodes (default 65536; 0: always).  For the tests. */
-void attr_index_set_prefetch(struct attr_index *index, uint32_t min_nodes);
+/* Lookups without sources use the fingerprint table (instead of walking the trie) once
+ * the index has min_nodes nodes (default 65536; 0: always).  For the tests. */
+void attr_index_set_fp_min(struct attr_index *index, uint32_t min_nodes);
+/* Fingerprint with the evaluation point key (2 .. 2^61 - 2) from now on, rebuilding the
+ * table: 0, or 1 when two stored paths collide under key and a random one was drawn
+ * instead.  For the tests (a known key makes colliding paths easy to write). */
+int attr_index_set_fpkey(struct attr_index *index, uint64_t key);
 /* Tables of at least this many bytes get their own mapping with huge pages (default,
  * and 0: 8 MiB).  For the tests; only while no index exists. */
 void attr_index_set_big_min(size_t bytes);
-/* Give back growth slack after a bulk load (the index stays usable and growable). */
+/* After a bulk load: give back growth slack and compute every directory's effective set
+ * (the index stays usable and growable). */
 void attr_index_compact(struct attr_index *index);
 /* Directories that hold at least one attribute, and the bytes the index uses. */
 size_t attr_index_count(const struct attr_index *index);

@@ -521,7 +521,7 @@ static void cached_sets_round(uint32_t prefetch_min)
 	assert_int_equal(nfskeys_attr_policy_new(&fast), 0);
 	assert_int_equal(nfskeys_attr_policy_new(&slow), 0);
 	assert_int_equal(attr_index_new(&ix), 0);
-	attr_index_set_prefetch(ix, prefetch_min);
+	attr_index_set_fp_min(ix, prefetch_min);
 	for (int step = 0; step < 400; step++) {
 		char path[256] = "", err[256], *v = NULL;
 		int depth = (int)(RND() % 6), kv = (int)(RND() % ARRAY_SIZE(kvs)), k;
@@ -608,7 +608,7 @@ static void test_index_random(void **state)
 #define RND() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
 	assert_non_null(ref);
 	assert_int_equal(attr_index_new(&ix), 0);
-	attr_index_set_prefetch(ix, 0); /* the large-index lookup path */
+	attr_index_set_fp_min(ix, 0); /* the large-index lookup path */
 	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
 	for (int i = 0; i < N; i++) {
 		int depth = (int)(RND() % 7);
@@ -697,6 +697,98 @@ static void test_index_random(void **state)
 	nfskeys_attr_policy_free(p);
 	attr_index_free(ix);
 	free(ref);
+}
+
+static void expect_cache(struct attr_index *ix, const char *path, const char *want)
+{
+	struct nfskeys_attr_policy *fast = NULL, *slow = NULL;
+	struct nfskeys_attr_entry e;
+
+	assert_int_equal(nfskeys_attr_policy_new(&fast), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&slow), 0);
+	assert_int_equal(attr_index_resolve(ix, "nfs://f", path, 0, fast), 0);
+	assert_int_equal(attr_index_resolve(ix, "nfs://f", path, NFSKEYS_ATTR_SOURCES, slow), 0);
+	if (!want) {
+		assert_int_equal(nfskeys_attr_policy_count(fast), 0);
+	} else {
+		if (nfskeys_attr_policy_get(fast, "cache", &e) < 0 || !streq(e.value, want))
+			fail_msg("%.60s: cache=%s, expected %s", path,
+				 nfskeys_attr_policy_get(fast, "cache", &e) < 0 ? "(unset)" : e.value,
+				 want);
+		assert_int_equal(nfskeys_attr_policy_get(slow, "cache", &e), 0);
+		assert_string_equal(e.value, want);
+	}
+	nfskeys_attr_policy_free(fast);
+	nfskeys_attr_policy_free(slow);
+}
+
+static void put_cache(struct attr_index *ix, const char *path, const char *value)
+{
+	uint64_t number;
+	char *v = NULL;
+
+	assert_int_equal(attr_value_parse(NFSKEYS_ATTR_CACHE, "cache", value, &v, &number, NULL, 0), 0);
+	assert_int_equal(attr_index_put(ix, "nfs://f", path, NFSKEYS_ATTR_CACHE, "cache", v, number,
+					false), 0);
+	free(v);
+}
+
+/* The fingerprint table: stored paths whose fingerprints collide under the key are
+ * found out (when one is added, and when a key is set) and a new key drawn, so both keep
+ * their own policy; queries deeper than the table looks (48 components) and components
+ * too long for any label still find the nearest stored ancestor. */
+static void test_index_fingerprints(void **state)
+{
+	struct attr_index *ix = NULL;
+	char *deep = malloc(70000), *longc = malloc(70100);
+	size_t len = 0;
+
+	assert_non_null(deep);
+	assert_non_null(longc);
+	/* at K = 2, /a/c and /b/a collide: 2 * ("a" - "b") + ("c" - "a") = 0 in the words
+	 * (length | bytes << 16) of fp_comp() */
+	assert_int_equal(attr_index_new(&ix), 0);
+	attr_index_set_fp_min(ix, 0);
+	put_cache(ix, "/a/c", "none");
+	assert_int_equal(attr_index_set_fpkey(ix, 2), 0); /* one path: no collision */
+	assert_int_equal(attr_index_set_fpkey(ix, 1), -EINVAL);
+	put_cache(ix, "/b/a", "full"); /* collides: a new key is drawn */
+	expect_cache(ix, "/a/c", "none");
+	expect_cache(ix, "/b/a", "full");
+	expect_cache(ix, "/b/a/x/y", "full");
+	expect_cache(ix, "/a/c/y", "none");
+	expect_cache(ix, "/a", NULL);
+	assert_int_equal(attr_index_set_fpkey(ix, 2), 1); /* both stored: collide, redrawn */
+	expect_cache(ix, "/a/c", "none");
+	expect_cache(ix, "/b/a", "full");
+	assert_int_equal(attr_index_set_fpkey(ix, 3), 0); /* no collision at K = 3 */
+	expect_cache(ix, "/a/c/d", "none");
+	expect_cache(ix, "/b/a/d", "full");
+
+	/* 60 components deep, policies at depths 10, 47, 48, 49 and 55 */
+	for (int l = 1; l <= 60; l++) {
+		len += (size_t)snprintf(deep + len, 70000 - len, "/c%d", l);
+		if (l == 10 || l == 47 || l == 48 || l == 49 || l == 55)
+			put_cache(ix, deep, (const char *[]){ "none", "read", "full" }[l % 3]);
+	}
+	expect_cache(ix, deep, "read"); /* from depth 55 */
+	for (int cut = 60; len > 0 && cut >= 9; cut--) {
+		const char *want = cut >= 55 ? "read" : cut >= 49 ? "read" : cut >= 48 ? "none" :
+				   cut >= 47 ? "full" : cut >= 10 ? "read" : NULL;
+
+		expect_cache(ix, deep, want);
+		while (len > 0 && deep[--len] != '/')
+			;
+		deep[len] = '\0';
+	}
+	/* a component of 70 000 bytes: no label is that long */
+	memset(longc, 'x', 70099);
+	memcpy(longc, "/c1/c2/c3/c4/c5/c6/c7/c8/c9/c10/", 32);
+	longc[70099] = '\0';
+	expect_cache(ix, longc, "read");
+	free(deep);
+	free(longc);
+	attr_index_free(ix);
 }
 
 /* Setting one directory's attributes over and over (the same value again, a new value
@@ -1086,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_index_origin),
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
+		cmocka_unit_test(test_index_fingerprints),
 		cmocka_unit_test(test_index_bounded),
 		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
