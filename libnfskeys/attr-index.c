@@ -307,7 +307,10 @@ static inline uint64_t fp_load(const char *p, size_t avail)
 {
 	uint64_t w = 0;
 
-	memcpy(&w, p, avail >= 8 ? 8 : avail);
+	if (__builtin_expect(avail >= 8, 1))
+		memcpy(&w, p, 8);
+	else
+		memcpy(&w, p, avail);
 	return w;
 }
 
@@ -1743,13 +1746,15 @@ static int resolve_walk(struct attr_index *ix, uint32_t root, const char *path,
 static int resolve_fp(struct attr_index *ix, uint32_t root, const char *path,
 		      struct nfskeys_attr_policy *policy)
 {
-	uint64_t fps[FP_DEPTH], h = (uint64_t)root + 1, key = ix->fpkey, bits;
+	uint64_t fps[FP_DEPTH], h = (uint64_t)root + 1, key = ix->fpkey;
 	const char *q = path, *end = path + strlen(path);
 	const struct ftable *t = &ix->ft;
 	struct fent *hit = NULL;
 	uint32_t nk = 0, cur = root, es, own;
 	bool full = true;
 	size_t n;
+
+	uint64_t *ffw[FP_DEPTH], ffb[FP_DEPTH];
 
 	/* the fingerprints, fetching their filter words on the way */
 	for (;;) {
@@ -1765,7 +1770,8 @@ static int resolve_fp(struct attr_index *ix, uint32_t root, const char *path,
 			break;
 		}
 		fps[nk] = fp_canon(h);
-		__builtin_prefetch(ff_pos(t, fps[nk], &bits));
+		ffw[nk] = ff_pos(t, fps[nk], &ffb[nk]);
+		__builtin_prefetch(ffw[nk]);
 		nk++;
 		q += n;
 	}
@@ -1773,7 +1779,7 @@ static int resolve_fp(struct attr_index *ix, uint32_t root, const char *path,
 	 * the filter inside the loop above is slower: a filter word from memory then holds
 	 * up the hashing) */
 	for (uint32_t i = 0; i < nk; i++) {
-		if ((*ff_pos(t, fps[i], &bits) & bits) == bits)
+		if ((*ffw[i] & ffb[i]) == ffb[i])
 			__builtin_prefetch(&t->e[fp_pos(fps[i], t->size)]);
 		else
 			fps[i] = UINT64_MAX; /* no fingerprint is */
