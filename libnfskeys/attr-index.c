@@ -1071,8 +1071,9 @@ static int64_t node_get(struct attr_index *ix, const char *domain, const char *p
 			;
 		if (i < m && lbl[i] == '/' && (p[i] == '\0' || p[i] == '/'))
 			k = i;
-		else
-			for (k = i < m ? i : m - 1; k > 0 && lbl[k] != '/'; k--)
+		else /* before i: where the label has a '/' the path has one too (not at i:
+		      * label "a.b/a/x" against path "a.b/ab" splits after "a.b") */
+			for (k = (i < m ? i : m) - 1; k > 0 && lbl[k] != '/'; k--)
 				;
 		if (k == 0 || k >= m)
 			return -EINVAL; /* not a normalized path */

@@ -791,6 +791,34 @@ static void test_index_fingerprints(void **state)
 	attr_index_free(ix);
 }
 
+/* A path that leaves a path-compressed edge inside a component: the edge "a.b/a/export/x"
+ * against "a.b/ab/y" splits after "a.b", not after "a.b/a" (which once made /a.b/ab/y
+ * unreachable by the walk; found by fuzz-attr-index).  Both lookup paths, both orders. */
+static void test_index_split_inside_component(void **state)
+{
+	for (int fp = 0; fp < 2; fp++) {
+		for (int order = 0; order < 2; order++) {
+			struct attr_index *ix = NULL;
+
+			assert_int_equal(attr_index_new(&ix), 0);
+			attr_index_set_fp_min(ix, fp ? 0 : UINT32_MAX);
+			put_cache(ix, order ? "/a.b/ab/y" : "/a.b/a/export/x", order ? "full" : "none");
+			put_cache(ix, order ? "/a.b/a/export/x" : "/a.b/ab/y", order ? "none" : "full");
+			expect_cache(ix, "/a.b/ab/y", "full");
+			expect_cache(ix, "/a.b/ab/y/z", "full");
+			expect_cache(ix, "/a.b/a/export/x", "none");
+			expect_cache(ix, "/a.b/a/export/x/z", "none");
+			expect_cache(ix, "/a.b/a", NULL);
+			expect_cache(ix, "/a.b/ab", NULL);
+			expect_cache(ix, "/a.b", NULL);
+			put_cache(ix, "/a.b/abc", "read"); /* and a longer sibling component */
+			expect_cache(ix, "/a.b/abc/q", "read");
+			expect_cache(ix, "/a.b/ab/y", "full");
+			attr_index_free(ix);
+		}
+	}
+}
+
 /* Setting one directory's attributes over and over (the same value again, a new value
  * every time, removing and setting again) leaves the index's memory bounded: outgrown
  * blocks and values nobody uses any more are collected.  100k rounds; and the same for
@@ -1179,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_index_random),
 		cmocka_unit_test(test_index_cached_sets),
 		cmocka_unit_test(test_index_fingerprints),
+		cmocka_unit_test(test_index_split_inside_component),
 		cmocka_unit_test(test_index_bounded),
 		cmocka_unit_test_setup_teardown(test_wb_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
