@@ -781,6 +781,22 @@ static void test_index_fingerprints(void **state)
 			;
 		deep[len] = '\0';
 	}
+	/* the same path in another domain is another directory */
+	{
+		struct nfskeys_attr_policy *p = NULL;
+		struct nfskeys_attr_entry e;
+
+		assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+		assert_int_equal(attr_index_put(ix, "cifs://g/share", "/c1/c2", NFSKEYS_ATTR_CACHE,
+						"cache", "full", 2, false), 0);
+		assert_int_equal(attr_index_resolve(ix, "cifs://g/share", "/c1/c2/c3", 0, p), 0);
+		assert_int_equal(nfskeys_attr_policy_get(p, "cache", &e), 0);
+		assert_string_equal(e.value, "full");
+		assert_int_equal(attr_index_resolve(ix, "cifs://g/share", "/c1", 0, p), 0);
+		assert_int_equal(nfskeys_attr_policy_count(p), 0);
+		nfskeys_attr_policy_free(p);
+		expect_cache(ix, "/c1/c2/c3", NULL); /* nfs://f: nothing above depth 10 */
+	}
 	/* a component of 70 000 bytes: no label is that long */
 	memset(longc, 'x', 70099);
 	memcpy(longc, "/c1/c2/c3/c4/c5/c6/c7/c8/c9/c10/", 32);
