@@ -856,6 +856,12 @@ static int64_t edge_split(struct attr_index *ix, uint32_t x, size_t k, uint64_t 
 
 /* ---------------------------------------------------------------- fingerprint table */
 
+/* The size that holds n entries 75% full. */
+static uint32_t ft_size_for(uint32_t n)
+{
+	return (uint32_t)MIN((uint64_t)n / 3 * 4 + 4, (uint64_t)UINT32_MAX / 2);
+}
+
 /* An empty table of at least size entries. */
 static int ft_alloc(struct ftable *t, uint32_t size)
 {
@@ -974,7 +980,7 @@ static int fp_enable(struct attr_index *ix, uint64_t key)
 {
 	int r;
 
-	if (!ix->ft.e && (r = ft_alloc(&ix->ft, ix->nnodes / 3 * 4 + 4)) < 0)
+	if (!ix->ft.e && (r = ft_alloc(&ix->ft, ft_size_for(ix->nnodes))) < 0)
 		return r;
 	return fp_rebuild(ix, key); /* failing, lookups walk */
 }
@@ -1935,8 +1941,8 @@ void attr_index_compact(struct attr_index *ix)
 	shrink((void **)&ix->strs, &ix->strscap, ix->nstrs, sizeof(struct istr));
 	if (ix->ft.e && ix->fp_off)
 		(void)fp_rebuild(ix, 0);
-	if (ix->ft.e && ix->ft.size > ix->nftab / 3 * 4 + 68)
-		(void)fp_resize(ix, ix->nftab / 3 * 4 + 4); /* 75% full; failing, it stays */
+	if (ix->ft.e && ix->ft.size > ft_size_for(ix->nftab) + 64)
+		(void)fp_resize(ix, ft_size_for(ix->nftab)); /* failing, it stays as it is */
 	/* every set now, in the entries too: the first lookups after a load would otherwise
 	 * compute them (and write to the table) one by one */
 	if (ix->eff_stale)
