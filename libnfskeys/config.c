@@ -14,11 +14,18 @@ struct conf_entry {
 	char *section;
 	char *key;
 	char *value;
+	uint64_t hash; /* of section and key, case-folded */
 };
 
+/* entries[] keeps the order in which each (section, key) first appeared, which is the
+ * order nfskeys_conf_foreach() reports; slots[] is an open-addressing index into it
+ * (entry i + 1, 0 = free, linear probing, at most half full) so that parsing a section of
+ * n lines costs O(n), not O(n^2). */
 struct conf {
 	struct conf_entry *entries;
 	size_t n, cap;
+	size_t *slots;
+	size_t mask; /* slots has mask + 1 elements, a power of two; 0 while slots is NULL */
 };
 
 struct conf_load_state {
@@ -26,51 +33,133 @@ struct conf_load_state {
 	struct conf *conf;
 };
 
+/* FNV-1a over ASCII-case-folded bytes.  Names stored here are ASCII (ini.c admits
+ * nothing else) and two ASCII strings equal under strcasecmp() in any locale are equal
+ * after ASCII folding, so equal names hash alike. */
+static uint64_t fnv_fold(uint64_t h, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		h ^= (*p >= 'A' && *p <= 'Z') ? *p + ('a' - 'A') : *p;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Section, then a byte no name contains, then key. */
+static uint64_t conf_hash(const char *section, const char *key)
+{
+	return fnv_fold((fnv_fold(0xcbf29ce484222325ULL, section) ^ 0xff) * 0x100000001b3ULL, key);
+}
+
+static bool ascii_only(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
+/* The entry for (section, key), or NULL; *ret_slot (if given) is where it is in slots[],
+ * or the free slot where it would go. */
+static struct conf_entry *conf_lookup(const struct conf *conf, const char *section, const char *key,
+				      uint64_t hash, size_t *ret_slot)
+{
+	size_t i = hash & conf->mask;
+
+	for (; conf->slots[i]; i = (i + 1) & conf->mask) {
+		struct conf_entry *e = &conf->entries[conf->slots[i] - 1];
+
+		if (e->hash == hash && strcaseeq(e->section, section) && strcaseeq(e->key, key))
+			break;
+	}
+	if (ret_slot)
+		*ret_slot = i;
+	return conf->slots[i] ? &conf->entries[conf->slots[i] - 1] : NULL;
+}
+
 static struct conf_entry *conf_find(const struct conf *conf, const char *section,
 				    const char *key)
 {
-	if (!conf)
+	if (!conf || !conf->slots)
 		return NULL;
-	for (size_t i = 0; i < conf->n; i++)
-		if (strcaseeq(conf->entries[i].section, section) &&
-		    strcaseeq(conf->entries[i].key, key))
-			return &conf->entries[i];
-	return NULL;
+	/* A name with a non-ASCII byte can only match a stored (ASCII) one through the
+	 * locale's strcasecmp() (Turkish dotless i), which the hash does not model: scan. */
+	if (!ascii_only(section) || !ascii_only(key)) {
+		for (size_t i = 0; i < conf->n; i++)
+			if (strcaseeq(conf->entries[i].section, section) &&
+			    strcaseeq(conf->entries[i].key, key))
+				return &conf->entries[i];
+		return NULL;
+	}
+	return conf_lookup(conf, section, key, conf_hash(section, key), NULL);
 }
 
+/* Make room for one more entry: entries[] doubles when full, slots[] when half full. */
+static int conf_reserve(struct conf *conf)
+{
+	if (conf->n == conf->cap) {
+		size_t cap = conf->cap ? conf->cap * 2 : 32;
+		struct conf_entry *n = reallocarray(conf->entries, cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		conf->entries = n;
+		conf->cap = cap;
+	}
+	if ((conf->n + 1) * 2 > conf->mask + 1) {
+		size_t mask = conf->slots ? conf->mask * 2 + 1 : 63;
+		size_t *slots = calloc(mask + 1, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (size_t id = 1; id <= conf->n; id++) {
+			size_t i = conf->entries[id - 1].hash & mask;
+
+			while (slots[i])
+				i = (i + 1) & mask;
+			slots[i] = id;
+		}
+		free(conf->slots);
+		conf->slots = slots;
+		conf->mask = mask;
+	}
+	return 0;
+}
+
+/* Set (section, key) to value: a key seen before keeps its place and takes the new value
+ * (later lines and drop-ins override earlier ones). */
 static int conf_set(struct conf *conf, const char *section, const char *key, const char *value)
 {
-	struct conf_entry *e = conf_find(conf, section, key);
-	char *v = strdup(value);
+	uint64_t hash = conf_hash(section, key);
+	struct conf_entry *e;
+	size_t slot;
+	char *v;
+	int r;
 
+	r = conf_reserve(conf);
+	if (r < 0)
+		return r;
+	v = strdup(value);
 	if (!v)
 		return -ENOMEM;
+	e = conf_lookup(conf, section, key, hash, &slot);
 	if (e) {
 		free(e->value);
 		e->value = v;
 		return 0;
 	}
-	if (conf->n == conf->cap) {
-		size_t cap = conf->cap ? conf->cap * 2 : 32;
-		struct conf_entry *n = realloc(conf->entries, cap * sizeof(*n));
-		if (!n) {
-			free(v);
-			return -ENOMEM;
-		}
-		conf->entries = n;
-		conf->cap = cap;
-	}
 	e = &conf->entries[conf->n];
 	e->section = strdup(section);
 	e->key = strdup(key);
 	e->value = v;
+	e->hash = hash;
 	if (!e->section || !e->key) {
 		free(e->section);
 		free(e->key);
 		free(v);
 		return -ENOMEM;
 	}
-	conf->n++;
+	conf->slots[slot] = ++conf->n;
 	return 0;
 }
 
@@ -222,6 +311,7 @@ struct conf *conf_free(struct conf *conf)
 		free(conf->entries[i].value);
 	}
 	free(conf->entries);
+	free(conf->slots);
 	free(conf);
 	return NULL;
 }

@@ -4,7 +4,6 @@
 #   daemon's socket in $T_TMP; extra lines are appended (later values win).
 # t_idmapd_start: start the daemon in the foreground (log in $T_TMP/idmapd.log), wait
 #   until it answers; sets IDMAPD_PID.  Under $T_DAEMON_WRAPPER (lib.sh) when set.  t_idmapd_stop: SIGTERM and wait.
-# t_idmapd_stop_ldap: the same, for a daemon with the ldap backend (see there).
 IDMAPD="$top_builddir/idmapd/nfskeys-idmapd"
 IDMAPD_SOCK="$T_TMP/idmapd.sock"
 IDMAPD_CONF="$T_TMP/nfskeys.conf"
@@ -36,23 +35,6 @@ t_idmapd_stop() {
 	wait "$IDMAPD_PID"
 	rc=$?
 	IDMAPD_PID=
-	return $rc
-}
-
-# t_idmapd_stop_ldap: t_idmapd_stop for a daemon that loaded the ldap backend.  Under
-# LeakSanitizer libldap's global state is reported when the ldap plugin (and with it
-# libldap) is unloaded at exit: frames in "<unknown module>" only; that alone is not a
-# failure.  Any leak with a frame in a source file of ours still fails.
-t_idmapd_stop_ldap() {
-	t_idmapd_stop
-	rc=$?
-	ours=$(sed -n '/LeakSanitizer/,$p' "$T_TMP/idmapd.log" |
-		grep -E '^ +#[0-9]+ .*\.(c|h):[0-9]+' | grep -v -E 'sanitizer|asan_' | head -5)
-	if [ "$rc" != 0 ] && t_is_asan && grep -q LeakSanitizer "$T_TMP/idmapd.log" &&
-		[ -z "$ours" ]; then
-		diag "LeakSanitizer reported only frames in unloaded modules (libldap globals)"
-		rc=0
-	fi
 	return $rc
 }
 

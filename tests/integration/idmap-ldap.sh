@@ -44,6 +44,13 @@ Search-Timeout = 2
 Backoff-Max = 2
 CONF
 field() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p" | tr -d '"'; }
+# show_stderr SINCE FILE: when a check failed after the first SINCE failures, what the
+# `idmap query` run writing FILE said on stderr, as TAP diagnostics.
+show_stderr() {
+	[ "$TAP_FAILED" -gt "$1" ] && [ -s "$2" ] || return 0
+	diag "stderr of nfskeys idmap query ($(basename "$2")):"
+	sed 's/^/#   /' "$2"
+}
 
 # All the plain lookups go through one engine in one run; answer N is line N.
 cat >"$T_TMP/requests" <<'REQ'
@@ -70,6 +77,7 @@ a() { sed -n "${1}p" "$T_TMP/answers"; }
 enoent="No such file or directory"
 
 plan 28
+failed=$TAP_FAILED
 check_eq "user0@ldap.test -> 10000" 10000 "$(a 1 | field id)"
 check_eq "user149@LDAP.TEST -> 10149 (domain case-insensitive)" 10149 "$(a 2 | field id)"
 check_eq "answer names the ldap backend" ldap "$(a 3 | field backend)"
@@ -90,16 +98,20 @@ check_eq "unknown uid" "$enoent" "$(a 15 | field error)"
 # maps by uid/cn only with No-Strip (the NFSv4-name attribute still matches it as it is)
 check_eq "bare user name without No-Strip: no mapping" "$enoent" "$(a 16 | field error)"
 check_eq "bare group name without No-Strip: no mapping" "$enoent" "$(a 17 | field error)"
+show_stderr $failed "$T_TMP/query.err"
 out=$("$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap explain user0 2>&1)
 check_contains "explain names No-Strip for a bare name" "No-Strip" "$out"
 sed 's/^Method = ldap$/Method = ldap\nNo-Strip = both/' "$T_TMP/nfskeys.conf" >"$T_TMP/nostrip.conf"
+failed=$TAP_FAILED
 printf 'name-to-uid user0\ngroup-to-gid eng\nname-to-uid user1@ldap.test\n' |
 	"$NFSKEYS" -c "$T_TMP/nostrip.conf" idmap query >"$T_TMP/nostrip" 2>"$T_TMP/nostrip.err"
 check_eq "bare user name with No-Strip maps by uid" 10000 "$(sed -n 1p "$T_TMP/nostrip" | field id)"
 check_eq "bare group name with No-Strip maps by cn" 20001 "$(sed -n 2p "$T_TMP/nostrip" | field id)"
 check_eq "name@domain still maps with No-Strip" 10001 "$(sed -n 3p "$T_TMP/nostrip" | field id)"
+show_stderr $failed "$T_TMP/nostrip.err"
 
 # One long-lived engine while the server goes away and comes back.
+failed=$TAP_FAILED
 mkfifo "$T_TMP/in"
 "$NFSKEYS" -c "$T_TMP/nfskeys.conf" idmap query --no-cache <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err" &
 qpid=$!
@@ -136,4 +148,5 @@ check_eq "server hung: backend failure" "Host is down" "$(echo "$a" | field erro
 if [ $elapsed -le 5 ]; then ok "server hung: error within $elapsed s (Search-Timeout 2)"; else not_ok "server hung: took $elapsed s"; fi
 sleep 2.2
 check_eq "server resumed: recovered" 10005 "$(ask name-to-uid user5@ldap.test | field id)"
+show_stderr $failed "$T_TMP/err"
 exec 3>&-

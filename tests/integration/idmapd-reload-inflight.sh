@@ -59,7 +59,7 @@ check_contains "answered entirely by the old configuration (ldap)" "10005	ttl=" 
 check_contains "and the new one stays in force (its answer was not cached)" "77005	" \
 	"$(NK idmapd lookup name-to-uid user5@ldap.test)"
 
-t_idmapd_stop_ldap
+t_idmapd_stop
 rc=$?
 check_eq "the daemon stops cleanly (exit 0; no use after free under ASan)" 0 "$rc"
 [ "$rc" = 0 ] || sed 's/^/# /' "$T_TMP/idmapd.log" | tail -40

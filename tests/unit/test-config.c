@@ -216,6 +216,114 @@ static void test_foreach(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* Many keys: the lookup index must agree with the linear semantics it replaced. */
+#define MANY 50000
+
+/* The value key i ends with: 30-c.conf overrides every 7th key, 10-a.conf repeats every
+ * 5th of its own keys later in the same file, every other key keeps its first value. */
+static void many_value(unsigned i, char *buf, size_t size)
+{
+	if (i % 7 == 0)
+		snprintf(buf, size, "o%u", i);
+	else if (i >= 20000 && i < 40000 && i % 5 == 0)
+		snprintf(buf, size, "d%u", i);
+	else
+		snprintf(buf, size, "v%u", i);
+}
+
+static FILE *open_file(const char *rel)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	return f;
+}
+
+struct many_walk {
+	unsigned n;
+	const char *prefix;
+	bool in_order;
+};
+
+/* foreach order is first appearance: k0, k1, ... whatever file or line changed a value. */
+static int many_check(void *userdata, const char *key, const char *value)
+{
+	struct many_walk *w = userdata;
+	char k[64], v[32];
+
+	snprintf(k, sizeof(k), "k%u@example.test", w->n);
+	many_value(w->n, v, sizeof(v));
+	if (!streq(key, k) || !streq(value, w->prefix[0] ? w->prefix : v))
+		w->in_order = false;
+	w->n++;
+	return 0;
+}
+
+static void test_many_keys(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	struct many_walk walk = { .prefix = "", .in_order = true };
+	FILE *main_f = open_file("nfskeys.conf"), *a = open_file("conf.d/10-a.conf"),
+	     *b = open_file("conf.d/20-b.conf"), *c = open_file("conf.d/30-c.conf");
+	char k[64], v[32];
+
+	/* keys 0..19999 in the main file, 20000..39999 in 10-a (every 5th again at its end),
+	 * 40000..49999 in 20-b with a [Mapping] section sharing the first 1000 key names,
+	 * then 30-c overriding every 7th key spelled in capitals (names are case-blind) */
+	fputs("[Static]\n", main_f);
+	fputs("[static]\n", a);
+	fputs("[STATIC]\n", b);
+	fputs("[Static]\n", c);
+	for (unsigned i = 0; i < MANY; i++)
+		fprintf(i < 20000 ? main_f : i < 40000 ? a : b, "k%u@example.test = v%u\n", i, i);
+	for (unsigned i = 20000; i < 40000; i += 5)
+		fprintf(a, "k%u@example.test = d%u\n", i, i);
+	fputs("[Mapping]\n", b);
+	for (unsigned i = 0; i < 1000; i++)
+		fprintf(b, "k%u@example.test = mapping\n", i);
+	for (unsigned i = 0; i < MANY; i += 7)
+		fprintf(c, "K%u@EXAMPLE.TEST = o%u\n", i, i);
+	fclose(main_f);
+	fclose(a);
+	fclose(b);
+	fclose(c);
+
+	ctx = load(0);
+	assert_string_equal(logbuf, "");
+	for (unsigned i = 0; i < MANY; i++) {
+		const char *got;
+
+		snprintf(k, sizeof(k), i % 2 ? "k%u@example.test" : "K%u@Example.Test", i);
+		many_value(i, v, sizeof(v));
+		got = nfskeys_conf_get(ctx, i % 3 ? "Static" : "sTaTiC", k);
+		if (!got || !streq(got, v))
+			fail_msg("[Static] %s: expected %s, got %s", k, v, got ? got : "(none)");
+	}
+	assert_int_equal(nfskeys_conf_foreach(ctx, "Static", many_check, &walk), 0);
+	assert_int_equal(walk.n, MANY);
+	assert_true(walk.in_order);
+
+	/* the same key names in another section are other entries */
+	walk = (struct many_walk){ .prefix = "mapping", .in_order = true };
+	assert_int_equal(nfskeys_conf_foreach(ctx, "mapping", many_check, &walk), 0);
+	assert_int_equal(walk.n, 1000);
+	assert_true(walk.in_order);
+	assert_string_equal(nfskeys_conf_get(ctx, "Mapping", "k999@example.test"), "mapping");
+	assert_null(nfskeys_conf_get(ctx, "Mapping", "k1000@example.test"));
+	assert_string_equal(nfskeys_conf_get(ctx, "Static", "k999@example.test"), "v999");
+
+	/* absent names, a prefix of a name, section and key swapped, a non-ASCII name */
+	assert_null(nfskeys_conf_get(ctx, "Static", "k50000@example.test"));
+	assert_null(nfskeys_conf_get(ctx, "Static", "k1@example.tes"));
+	assert_null(nfskeys_conf_get(ctx, "k1@example.test", "Static"));
+	assert_null(nfskeys_conf_get(ctx, "Static", "k1@example.t\xc3\xa9st"));
+	assert_null(nfskeys_conf_get(ctx, "Idmap", "k1@example.test"));
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_unknown_warned(void **state)
 {
 	struct nfskeys_ctx *ctx;
@@ -332,6 +440,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dropin_masked_and_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropin_dir_unsafe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_warned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),
