@@ -8,7 +8,7 @@ libkeyutils-dev keyutils libtirpc-dev rpcsvc-proto libkrb5-dev libssl-dev
 libsqlite3-dev sqlite3 libldap2-dev libmount-dev libcmocka-dev libsystemd-dev libfuse3-dev
 krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev
-python3 valgrind gnuplot-nox hyperfine groff-base
+python3 valgrind gnuplot-nox hyperfine groff-base iproute2
 "
 
 ensure_packages() {
