@@ -13,7 +13,7 @@ struct static_entry {
 
 struct static_data {
 	struct static_entry *e;
-	size_t n;
+	size_t n, cap;
 };
 
 static void static_done(void *data)
@@ -40,10 +40,16 @@ static int add_entry(void *userdata, const char *key, const char *value)
 		key += 6;
 	if (!*key || !*value)
 		return 0;
-	n = realloc(d->e, (d->n + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	d->e = n;
+	if (d->n == d->cap) { /* doubling: one realloc per entry was quadratic under ASan */
+		size_t cap = d->cap ? d->cap * 2 : 16;
+
+		n = realloc(d->e, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->e = n;
+		d->cap = cap;
+	}
+	n = d->e;
 	n[d->n].remote = strdup(key);
 	n[d->n].local = strdup(value);
 	n[d->n].group = group;
