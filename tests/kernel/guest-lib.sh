@@ -16,11 +16,16 @@ KT_SYSCONF="$sysconfdir/nfskeys"
 # test fails).
 kt_log() { echo "$KT_RESULTS/$1.log"; }
 
-# kt_add_user NAME UID GID [GROUP]: a user (and its primary group) in the guest's files.
-kt_add_group() { grep -q "^$1:" /etc/group || echo "$1:x:$2:" >>/etc/group; }
+# kt_add_user NAME UID GID [GROUP]: a user (and its primary group) in the guest's files;
+# fails when the name or the id is taken (the host's files are the guest's).
+kt_add_group() {
+	getent group "$1" >/dev/null || getent group "$2" >/dev/null && return 1
+	echo "$1:x:$2:" >>/etc/group
+}
 kt_add_user() {
-	kt_add_group "${4:-$1}" "$3"
-	grep -q "^$1:" /etc/passwd || echo "$1:x:$2:$3::/tmp:/bin/sh" >>/etc/passwd
+	kt_add_group "${4:-$1}" "$3" || return 1
+	getent passwd "$1" >/dev/null || getent passwd "$2" >/dev/null && return 1
+	echo "$1:x:$2:$3::/tmp:/bin/sh" >>/etc/passwd
 }
 
 # kt_as UID GID CMD...: run CMD with those ids and no supplementary groups.
@@ -30,8 +35,11 @@ kt_as() {
 }
 
 # kt_proc_key TYPE DESC: the /proc/keys line of the key of that type and description
-# (fields: serial flags usage expiry perm uid gid type description[: payload size]).
-kt_proc_key() { awk -v t="$1" -v d="$2" '$8 == t && ($9 == d ":" || $9 == d)' /proc/keys; }
+# (fields: serial flags usage expiry perm uid gid type description[: payload size]; the
+# kernel prints the type in 9 columns: "id_resolv").
+kt_proc_key() {
+	awk -v t="$1" -v d="$2" '$8 == substr(t, 1, 9) && ($9 == d ":" || $9 == d)' /proc/keys
+}
 
 # kt_expiry_secs EXP: /proc/keys' expiry column (perm, 59s, 24m, 3h, 2d, 1w) in seconds
 # (the upper end of what it can mean); "perm" gives -1.
