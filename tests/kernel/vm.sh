@@ -141,5 +141,13 @@ kt_boot() {
 			tee "$res/console.log"
 		return 0
 	fi
-	timeout -k 5 "$secs" qemu-system-x86_64 "$@" </dev/null >"$res/console.log" 2>&1
+	# in the background, so that a harness stopped by a signal takes QEMU with it
+	# (timeout runs it in a process group of its own)
+	timeout -k 5 "$secs" qemu-system-x86_64 "$@" </dev/null >"$res/console.log" 2>&1 &
+	KT_QEMU_PID=$!
+	trap 'kill -TERM $KT_QEMU_PID 2>/dev/null; exit 130' INT TERM HUP
+	wait $KT_QEMU_PID
+	_rc=$?
+	trap - INT TERM HUP
+	return $_rc
 }
