@@ -1,5 +1,5 @@
 /* nfskeys-upcall-full: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys
- * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall-lean.c) answers from
+ * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall.c) answers from
  * the daemon itself and execs this for everything else.  It parses the key's description,
  * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
  * kernel payload, or rejects it with a short timeout. */
