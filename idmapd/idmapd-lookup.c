@@ -163,6 +163,7 @@ static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh)
 	j->e = e;
 	j->kind = e->kind;
 	e->busy = true;
+	idmapd_cache_pin(d->cache, e); /* until job_done has answered its callers */
 	e->refresh = refresh;
 	e->fetch_start = evloop_now(d->loop);
 	pthread_mutex_lock(&d->lock);
@@ -245,8 +246,7 @@ static void job_done(struct evloop *loop, void *userdata)
 			e->good_expires = e->expires;
 		answer_all(d, e, 0, LR_MISS);
 	}
-	if (e->orphan)
-		idmapd_entry_free(e);
+	idmapd_cache_unpin(d->cache, e); /* frees it when it was orphaned meanwhile */
 	nfskeys_ctx_unref(j->ctx);
 	free(j->key);
 	free(j);
