@@ -258,10 +258,19 @@ int main(int argc, char *argv[])
 		log_msg(LOG_ERR, "cannot start workers: %s", strerror(-r));
 		goto out;
 	}
+	r = kpaths_new(d.loop, &d.set.kernel, kernel_lookup, log_msg, &d, &d.kpaths, err,
+		       sizeof(err));
+	if (r < 0) {
+		log_msg(LOG_ERR, "%s", err);
+		ret = EXIT_CONFIG;
+		goto out;
+	}
 	d.start = mono_usec();
 	d.generation = 1;
-	log_msg(LOG_INFO, "listening on %s (%u workers, cache %u entries, config %s)",
-		d.set.socket, d.set.workers, d.set.cache_size, nfskeys_ctx_get_conf_path(d.ctx));
+	kpaths_describe(d.kpaths, err, sizeof(err));
+	log_msg(LOG_INFO, "listening on %s (%u workers, cache %u entries, config %s); kernel: %s",
+		d.set.socket, d.set.workers, d.set.cache_size, nfskeys_ctx_get_conf_path(d.ctx),
+		err);
 	notify("READY=1\nSTATUS=running");
 	r = evloop_run(d.loop);
 	ret = r < 0 ? EXIT_FAIL : EXIT_OK;
@@ -278,6 +287,7 @@ int main(int argc, char *argv[])
 out:
 	pool_stop(&d);
 	rpc_server_free(d.srv);
+	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_cache_free(d.cache);
 	evloop_free(d.loop);
 	if (lfd >= 0)
