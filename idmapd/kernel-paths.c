@@ -638,8 +638,9 @@ static void pipe_answer(struct kquery *q, int status, const struct nfskeys_idmap
 	pipe_unref(p);
 }
 
-/* The rpc_pipefs mount: configured, nfs.conf's [general] pipefs-directory, Debian's
- * /run/rpc_pipefs, nfs-utils' /var/lib/nfs/rpc_pipefs; the first that is rpc_pipefs. */
+/* The rpc_pipefs mount: configured (taken as it is, if it has nfs/), else the first of
+ * nfs.conf's [general] pipefs-directory, Debian's /run/rpc_pipefs and nfs-utils'
+ * /var/lib/nfs/rpc_pipefs that is an rpc_pipefs. */
 struct nfsconf_find {
 	char dir[KPATH_DIR_MAX];
 };
@@ -676,6 +677,14 @@ static int pipefs_find(struct kpaths *kp)
 			cands[n++] = f.dir;
 		cands[n++] = "/run/rpc_pipefs";
 		cands[n++] = "/var/lib/nfs/rpc_pipefs";
+	}
+	if (kp->cfg.pipefs_dir[0]) {
+		struct stat st;
+		char nfs[KPATH_DIR_MAX + 8];
+
+		snprintf(nfs, sizeof(nfs), "%s/nfs", cands[0]);
+		snprintf(kp->pipefs, sizeof(kp->pipefs), "%s", cands[0]);
+		return stat(nfs, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -ENOENT;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (is_pipefs(cands[i])) {
