@@ -83,7 +83,7 @@ expect_payload "oi:UID -> 68-byte binary SID" "oi:$sid_uid" \
 expect_payload "gs:SID -> 4 bytes" "gs:S-1-5-21-1-2-3-513" "$(t_upcall gs:S-1-5-21-1-2-3-513 | head -n1)"
 
 # bad descriptions
-expect_reject "empty name part is rejected" "uid:@example.test"
+expect_payload "no user part -> nobody, as nfsidmap" "uid:@example.test" "$(t_hex "$nobody")00"
 expect_reject "empty domain part is rejected" "gid:root@"
 expect_reject "overlong name is rejected" "uid:$(printf 'a%.0s' $(seq 1 200))@example.test"
 expect_reject "bad SID text is rejected" "os:S-1-x-21"
