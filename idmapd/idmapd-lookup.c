@@ -6,6 +6,8 @@
 #include "idmapd.h"
 #include "rpc-args.h"
 
+struct daemon *the_daemon;
+
 /* ---------------------------------------------------------------- lookups */
 
 static bool is_backend_failure(int r, const struct nfskeys_idmap_answer *a)

@@ -1,5 +1,5 @@
 /* nfskeys-idmapd's private header: the one daemon object and what its parts (main loop,
- * lookups, flushes, reloads, metrics) call of each other. */
+ * log, lookups, flushes, reloads, metrics) call of each other. */
 #pragma once
 
 #include <pthread.h>
@@ -143,12 +143,12 @@ struct reload_waiter {
 };
 
 
-/* nfskeys-idmapd.c: logging and the loop */
+/* idmapd-log.c: logging and readiness */
+extern bool log_to_stderr;
 extern int log_level;
 void vlog_msg(int prio, const char *fmt, va_list ap);
 void _printf_(2, 3) log_msg(int prio, const char *fmt, ...);
 void notify(const char *state);
-bool allowed(struct daemon *d, enum op op, struct rpc_request *req);
 
 /* idmapd-lookup.c: lookups on the worker pool */
 int pool_start(struct daemon *d, unsigned n);
@@ -172,3 +172,5 @@ struct backend_stats *backend_slot(struct daemon *d, const char *name);
 void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
 	   const void *res);
 void do_stats(struct daemon *d, struct rpc_request *req);
+/* Root only: counts and logs a refusal. */
+bool allowed(struct daemon *d, enum op op, struct rpc_request *req);

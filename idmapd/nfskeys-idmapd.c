@@ -4,48 +4,11 @@
  * Refresh-ahead keeps hot entries warm; serve-stale bridges backend outages. */
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 #include "cli.h"
 #include "idmapd.h"
-
-const char *const op_names[_OP_MAX] = { "null", "ping", "lookup", "flush", "stats", "reload" };
-const char *const lres_names[_LR_MAX] = { "hit", "miss", "negative_hit", "stale",
-					  "coalesced", "refresh_ahead", "nobody", "error" };
-
-struct daemon *the_daemon;
-
-/* ---------------------------------------------------------------- logging */
-
-static bool log_to_stderr = true;
-int log_level = LOG_INFO;
-
-void vlog_msg(int prio, const char *fmt, va_list ap)
-{
-	if (prio > log_level)
-		return;
-	if (log_to_stderr) {
-		fprintf(stderr, "nfskeys-idmapd: ");
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	} else {
-		vsyslog(prio, fmt, ap);
-	}
-}
-
-void _printf_(2, 3) log_msg(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog_msg(prio, fmt, ap);
-	va_end(ap);
-}
 
 /* The RPC transport's messages (clients refused, out of descriptors). */
 static void rpc_log(void *userdata, int priority, const char *message)
@@ -53,24 +16,6 @@ static void rpc_log(void *userdata, int priority, const char *message)
 	log_msg(priority, "%s", message);
 }
 
-
-void notify(const char *state)
-{
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, state);
-#endif
-	log_msg(LOG_DEBUG, "notify: %s", state);
-}
-
-bool allowed(struct daemon *d, enum op op, struct rpc_request *req)
-{
-	if (req->peer.uid == 0)
-		return true;
-	d->st.denied[op]++;
-	log_msg(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", op_names[op],
-		(int)req->peer.pid, (unsigned)req->peer.uid);
-	return false;
-}
 static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
 {
 	struct daemon *d = userdata;
