@@ -72,8 +72,8 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 		result = LR_ERROR;
 	}
 	d->st.lookups[result]++;
-	if (log_level >= LOG_DEBUG)
-		log_msg(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",
+	if (daemon_log_level() >= LOG_DEBUG)
+		daemon_log(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",
 			nfskeys_idmap_kind_to_string(e->kind), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
@@ -219,7 +219,7 @@ static void job_done(struct evloop *loop, void *userdata)
 			e->stale = true;
 			e->expires = now + (int64_t)d->set.stale_ttl * USEC_PER_SEC;
 		}
-		log_msg(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
+		daemon_log(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			strerror(-(j->r < 0 ? j->r : j->ans.error)),
 			e->stale ? "stale" : "cached");
@@ -348,7 +348,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 	e->stale_timer = NULL;
 	if (!stale_ok(d, e, evloop_now(loop)))
 		return;
-	log_msg(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
+	daemon_log(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
 		nfskeys_idmap_kind_to_string(e->kind), e->key);
 	answer_all(d, e, IDMAPD_ANSWER_STALE, LR_STALE);
 }

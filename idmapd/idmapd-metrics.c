@@ -13,7 +13,7 @@ bool allowed(struct daemon *d, enum op op, struct rpc_request *req)
 	if (req->peer.uid == 0)
 		return true;
 	d->st.denied[op]++;
-	log_msg(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", op_names[op],
+	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", op_names[op],
 		(int)req->peer.pid, (unsigned)req->peer.uid);
 	return false;
 }

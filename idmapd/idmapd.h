@@ -1,5 +1,5 @@
 /* nfskeys-idmapd's private header: the one daemon object and what its parts (main loop,
- * log, lookups, flushes, reloads, metrics) call of each other. */
+ * lookups, flushes, reloads, metrics) call of each other. */
 #pragma once
 
 #include <pthread.h>
@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon.h"
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
@@ -18,9 +19,6 @@
 #include "unix-socket.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
-
-/* Exit codes (documented in nfskeys-idmapd(8)). */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3, EXIT_SOCKET = 4 };
 
 #define MAX_BACKENDS 16
 
@@ -40,6 +38,7 @@ struct settings {
 	unsigned max_inflight;
 	unsigned idle_timeout;   /* s */
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
+	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 };
 
 enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, _OP_MAX };
@@ -81,7 +80,9 @@ struct daemon {
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
-	bool foreground, debug, stopping;
+	struct daemon_shell sh;
+	int lib_priority; /* the library's log priority at this verbosity */
+	bool stopping;
 
 	/* reload: the new configuration is built in a thread of its own and swapped in on
 	 * the loop thread (reload_done); requests go on being answered meanwhile. */
@@ -143,12 +144,6 @@ struct reload_waiter {
 };
 
 
-/* idmapd-log.c: logging and readiness */
-extern bool log_to_stderr;
-extern int log_level;
-void vlog_msg(int prio, const char *fmt, va_list ap);
-void _printf_(2, 3) log_msg(int prio, const char *fmt, ...);
-void notify(const char *state);
 
 /* idmapd-lookup.c: lookups on the worker pool */
 int pool_start(struct daemon *d, unsigned n);
