@@ -42,14 +42,45 @@ static void answer_to_wire(const struct nfskeys_idmap_answer *a, idmapd_answer *
 	}
 }
 
+/* Answer a kernel query (knfsd channel, client pipe) from an entry's current state. */
+static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquery *kq,
+			  unsigned lflags, enum lres result)
+{
+	int64_t left = e->expires - evloop_now(d->loop);
+	int status = e->status;
+	unsigned ttl;
+
+	if (status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY) &&
+	    !(lflags & IDMAPD_LOOKUP_NOBODY))
+		status = e->ans.error < 0 ? e->ans.error : -ENOENT;
+	if (status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
+		result = result == LR_STALE ? LR_STALE : LR_NOBODY;
+	else if (status < 0 && result != LR_NEGATIVE_HIT)
+		result = LR_ERROR;
+	d->st.lookups[result]++;
+	ttl = e->stale ? d->set.stale_ttl
+		       : left > 0 ? (unsigned)((left + USEC_PER_SEC - 1) / USEC_PER_SEC) : 1;
+	if (daemon_log_level() >= LOG_DEBUG)
+		daemon_log(LOG_DEBUG, "lookup %s %s for the kernel (%s): %s (%s)",
+			nfskeys_idmap_kind_to_string(e->kind), e->key,
+			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
+			lres_names[result]);
+	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
+}
+
 /* Answer one caller from an entry's current state. */
 static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_request *req,
-			  unsigned lflags, unsigned extra_flags, enum lres result)
+			  struct kquery *kq, unsigned lflags, unsigned extra_flags,
+			  enum lres result)
 {
 	idmapd_lookup_res res = {};
 	uint8_t sidbuf[NFSKEYS_SID_BINARY_MAX];
 	int64_t now = evloop_now(d->loop);
 
+	if (kq) {
+		answer_kernel(d, e, kq, lflags, result);
+		return;
+	}
 	res.status = e->status;
 	if (res.status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY) &&
 	    !(lflags & IDMAPD_LOOKUP_NOBODY))
@@ -165,6 +196,7 @@ static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh)
 	j->e = e;
 	j->kind = e->kind;
 	e->busy = true;
+	idmapd_cache_pin(d->cache, e); /* until job_done has answered its callers */
 	e->refresh = refresh;
 	e->fetch_start = evloop_now(d->loop);
 	pthread_mutex_lock(&d->lock);
@@ -190,7 +222,7 @@ static void answer_all(struct daemon *d, struct idmapd_entry *e, unsigned extra,
 		struct idmapd_waiter *w = e->waiters;
 
 		e->waiters = w->next;
-		answer_waiter(d, e, w->req, w->flags, extra, result);
+		answer_waiter(d, e, w->req, w->kq, w->flags, extra, result);
 		free(w);
 	}
 }
@@ -247,8 +279,7 @@ static void job_done(struct evloop *loop, void *userdata)
 			e->good_expires = e->expires;
 		answer_all(d, e, 0, LR_MISS);
 	}
-	if (e->orphan)
-		idmapd_entry_free(e);
+	idmapd_cache_unpin(d->cache, e); /* frees it when it was orphaned meanwhile */
 	nfskeys_ctx_unref(j->ctx);
 	free(j->key);
 	free(j);
@@ -256,27 +287,37 @@ static void job_done(struct evloop *loop, void *userdata)
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata);
 
+/* A caller that cannot be served (out of memory). */
+static void fail_caller(struct rpc_request *req, struct kquery *kq)
+{
+	if (kq)
+		kquery_answer(kq, -ENOMEM, NULL, 0);
+	else
+		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+}
+
 static void add_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_request *req,
-		       unsigned flags)
+		       struct kquery *kq, unsigned flags)
 {
 	struct idmapd_waiter *w = calloc(1, sizeof(*w));
 
 	if (!w) {
-		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+		fail_caller(req, kq);
 		return;
 	}
 	w->req = req;
+	w->kq = kq;
 	w->flags = flags;
 	w->next = e->waiters;
 	e->waiters = w;
 }
 
+static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+		       struct rpc_request *req, struct kquery *kq);
+
 void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	idmapd_lookup_args a = {};
-	struct idmapd_entry *e;
-	int64_t now = evloop_now(d->loop);
-	int r;
 
 	/* The key decodes into the daemon's buffer (xdr_string fills a given one, up to
 	 * IDMAPD_KEY_MAX); a failed decode frees it (xdr_free), so it is then made anew.
@@ -299,7 +340,25 @@ void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 		return;
 	}
-	e = idmapd_cache_find(d->cache, a.kind, a.key);
+	lookup_key(d, a.kind, a.key, a.flags, req, NULL);
+	/* nothing to free: the key is d->keybuf */
+}
+
+void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody)
+{
+	lookup_key(userdata, kind, key, nobody ? IDMAPD_LOOKUP_NOBODY : 0, NULL, q);
+}
+
+/* One lookup of kind/key for a socket caller (req) or a kernel query (kq): from the cache
+ * when fresh, else joined to (or starting) a fetch on the worker pool. */
+static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+		       struct rpc_request *req, struct kquery *kq)
+{
+	struct idmapd_entry *e;
+	int64_t now = evloop_now(d->loop);
+	int r;
+
+	e = idmapd_cache_find(d->cache, kind, key);
 	if (e && e->have_answer && (now < e->expires || (e->busy && e->stale))) {
 		/* Fresh (or known stale while a retry runs): answer from memory. */
 		unsigned extra = IDMAPD_ANSWER_CACHED;
@@ -313,20 +372,20 @@ void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 				d->st.lookups[LR_REFRESH_AHEAD]++;
 			}
 		}
-		answer_waiter(d, e, req, a.flags, extra,
+		answer_waiter(d, e, req, kq, flags, extra,
 			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
 		return;
 	}
 	if (!e) {
-		r = idmapd_cache_add(d->cache, a.kind, a.key, &e);
+		r = idmapd_cache_add(d->cache, kind, key, &e);
 		if (r < 0) {
-			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+			fail_caller(req, kq);
 			return;
 		}
 	} else if (e->busy && !e->refresh) {
 		d->st.lookups[LR_COALESCED]++;
 	}
-	add_waiter(d, e, req, a.flags);
+	add_waiter(d, e, req, kq, flags);
 	if (!e->busy && fetch_start(d, e, false) < 0) {
 		answer_all(d, e, 0, LR_ERROR);
 		return;
@@ -336,7 +395,6 @@ void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	if (!e->stale_timer && stale_ok(d, e, now))
 		(void)evloop_add_timer(d->loop, e->fetch_start + d->set.stale_wait_ms * USEC_PER_MSEC,
 				       stale_wait_fired, e, &e->stale_timer);
-	/* nothing to free: the key is d->keybuf */
 }
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata)

@@ -47,7 +47,8 @@ void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
 struct metrics {
 	stats_metric *m;
 	size_t n, cap;
-	char labels[_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4][STATS_METRIC_LABELS_MAX];
+	char labels[_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4 + _KPATH_SRC_MAX * 6]
+		   [STATS_METRIC_LABELS_MAX];
 	size_t nlabels;
 };
 
@@ -126,6 +127,22 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 		madd(ms, "backend_failures_total",
 		     mlabel(ms, "backend", d->st.backends[i].name), STATS_METRIC_COUNTER,
 		     d->st.backends[i].failures, NULL);
+	/* the kernel's paths in: knfsd channels and client pipes */
+	for (int s = 0; d->kpaths && s < _KPATH_SRC_MAX; s++) {
+		const struct kpath_stats *k = kpaths_stats(d->kpaths, s);
+		const char *name = kpath_src_name(s);
+
+		madd(ms, "kernel_requests_total", mlabel(ms, "path", name), STATS_METRIC_COUNTER,
+		     k->requests, NULL);
+		madd(ms, "kernel_malformed_total", mlabel(ms, "path", name),
+		     STATS_METRIC_COUNTER, k->malformed, NULL);
+		madd(ms, "kernel_answers_total",
+		     mlabel(ms, "path", name), STATS_METRIC_COUNTER, k->positive, NULL);
+		madd(ms, "kernel_negative_total", mlabel(ms, "path", name),
+		     STATS_METRIC_COUNTER, k->negative, NULL);
+		madd(ms, "kernel_write_errors_total", mlabel(ms, "path", name),
+		     STATS_METRIC_COUNTER, k->write_errors, NULL);
+	}
 	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, idmapd_cache_count(d->cache), NULL);
 	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, idmapd_cache_capacity(d->cache),
 	     NULL);
@@ -158,6 +175,9 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	for (size_t i = 0; i < d->st.n_backends; i++)
 		madd(ms, "backend_latency", mlabel(ms, "backend", d->st.backends[i].name),
 		     STATS_METRIC_HISTOGRAM, 0, &d->st.backends[i].latency);
+	for (int s = 0; d->kpaths && s < _KPATH_SRC_MAX; s++)
+		madd(ms, "kernel_latency", mlabel(ms, "path", kpath_src_name(s)),
+		     STATS_METRIC_HISTOGRAM, 0, &kpaths_stats(d->kpaths, s)->latency);
 	res.metrics.metrics_len = ms->n;
 	res.metrics.metrics_val = m;
 	reply(d, OP_STATS, req, (xdrproc_t)xdr_stats_res, &res);

@@ -67,7 +67,8 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_uint(ctx, "Max-Clients", 1, 65536, &s.max_clients, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Max-Request", 64, 1 << 20, &s.max_request, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Max-Inflight", 1, 1024, &s.max_inflight, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0)
+	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
+	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	*ret = s;
 	return 0;
@@ -143,8 +144,15 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 
 	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
 		daemon_log(LOG_NOTICE, "Socket and Workers changes take effect at restart");
+	if (s->kernel.server_channels != d->set.kernel.server_channels ||
+	    s->kernel.client_pipe != d->set.kernel.client_pipe ||
+	    !streq(s->kernel.channel_dir, d->set.kernel.channel_dir) ||
+	    !streq(s->kernel.pipefs_dir, d->set.kernel.pipefs_dir))
+		daemon_log(LOG_NOTICE, "[Kernel] path changes take effect at restart (the kernel's "
+				       "channels stay open across a reload)");
 	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);
 	s->workers = d->set.workers;
+	kpaths_update(d->kpaths, &s->kernel);
 	nfskeys_ctx_unref(d->ctx);
 	d->ctx = TAKE_PTR(j->ctx);
 	d->set = *s;
@@ -152,6 +160,7 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 	idmapd_cache_set_capacity(d->cache, s->cache_size);
 	idmapd_cache_flush(d->cache);
 	clear_kernel_keyrings(d);
+	(void)kpaths_flush_server(d->kpaths); /* knfsd's cached answers may have changed too */
 	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
 		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
 }

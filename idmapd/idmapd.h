@@ -11,6 +11,7 @@
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
+#include "kernel-paths.h"
 #include "macros.h"
 #include "nfskeys.h"
 #include "rpc-server.h"
@@ -39,6 +40,7 @@ struct settings {
 	unsigned idle_timeout;   /* s */
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
 	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
+	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
 };
 
 enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, _OP_MAX };
@@ -77,6 +79,7 @@ struct daemon {
 	uint64_t generation;
 	struct settings set;
 	struct idmapd_cache *cache;
+	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths.c) */
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
@@ -105,8 +108,10 @@ struct daemon {
 /* The one daemon of this process, for timer callbacks that carry an entry. */
 extern struct daemon *the_daemon;
 
+/* A caller waiting on a cache entry: a socket request or a kernel query, never both. */
 struct idmapd_waiter {
 	struct rpc_request *req;
+	struct kquery *kq;
 	unsigned flags; /* IDMAPD_LOOKUP_* */
 	struct idmapd_waiter *next;
 };
@@ -149,6 +154,8 @@ struct reload_waiter {
 int pool_start(struct daemon *d, unsigned n);
 void pool_stop(struct daemon *d);
 void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+/* kpaths_lookup_fn: a kernel query through the same cache and engine */
+void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody);
 void do_ping(struct daemon *d, struct rpc_request *req);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */

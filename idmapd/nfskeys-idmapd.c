@@ -134,10 +134,19 @@ int main(int argc, char *argv[])
 		daemon_log(LOG_ERR, "cannot start workers: %s", strerror(-r));
 		goto out;
 	}
+	r = kpaths_new(d.loop, &d.set.kernel, kernel_lookup, daemon_log, &d, &d.kpaths, err,
+		       sizeof(err));
+	if (r < 0) {
+		daemon_log(LOG_ERR, "%s", err);
+		ret = DAEMON_EXIT_CONFIG;
+		goto out;
+	}
 	d.start = mono_usec();
 	d.generation = 1;
-	daemon_log(LOG_INFO, "listening on %s (%u workers, cache %u entries, config %s)",
-		   d.set.socket, d.set.workers, d.set.cache_size, nfskeys_ctx_get_conf_path(d.ctx));
+	kpaths_describe(d.kpaths, err, sizeof(err));
+	daemon_log(LOG_INFO, "listening on %s (%u workers, cache %u entries, config %s); kernel: %s",
+		   d.set.socket, d.set.workers, d.set.cache_size, nfskeys_ctx_get_conf_path(d.ctx),
+		   err);
 	daemon_ready(&d.sh, d.set.runtime_dir, "running");
 	r = evloop_run(d.loop);
 	ret = r < 0 ? DAEMON_EXIT_FAIL : DAEMON_EXIT_OK;
@@ -154,6 +163,7 @@ int main(int argc, char *argv[])
 out:
 	pool_stop(&d);
 	rpc_server_free(d.srv);
+	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_cache_free(d.cache);
 	evloop_free(d.loop);
 	if (lfd >= 0)
