@@ -21,14 +21,14 @@ unsigned clear_kernel_keyrings(struct daemon *d)
 		int r = nfskeys_key_possess_keyring(name, &serial);
 
 		if (r < 0) {
-			log_msg(LOG_DEBUG, "keyring %s: %s", name, strerror(-r));
+			daemon_log(LOG_DEBUG, "keyring %s: %s", name, strerror(-r));
 			continue;
 		}
 		if (keyctl_clear(serial) < 0) {
-			log_msg(LOG_WARNING, "cannot clear keyring %s: %m", name);
+			daemon_log(LOG_WARNING, "cannot clear keyring %s: %m", name);
 			continue;
 		}
-		log_msg(LOG_INFO, "cleared kernel keyring %s", name);
+		daemon_log(LOG_INFO, "cleared kernel keyring %s", name);
 		n++;
 	}
 	d->st.keyrings_cleared += n;
@@ -89,7 +89,7 @@ static unsigned invalidate_kernel_key(struct daemon *d, unsigned kind, const cha
 		}
 		free(list);
 		if (hit) {
-			log_msg(LOG_INFO, "invalidated %s in kernel keyring %s", want, name);
+			daemon_log(LOG_INFO, "invalidated %s in kernel keyring %s", want, name);
 			n++;
 		}
 	}
@@ -111,7 +111,7 @@ void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 		res.dropped = idmapd_cache_flush(d->cache);
 		res.kernel_keyrings_cleared = clear_kernel_keyrings(d);
 		d->st.flushes++;
-		log_msg(LOG_INFO, "cache flushed by uid %u: %u entries", (unsigned)req->peer.uid,
+		daemon_log(LOG_INFO, "cache flushed by uid %u: %u entries", (unsigned)req->peer.uid,
 			res.dropped);
 	} else {
 		struct idmapd_entry *e = NULL;

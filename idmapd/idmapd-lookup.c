@@ -6,6 +6,8 @@
 #include "idmapd.h"
 #include "rpc-args.h"
 
+struct daemon *the_daemon;
+
 /* ---------------------------------------------------------------- lookups */
 
 static bool is_backend_failure(int r, const struct nfskeys_idmap_answer *a)
@@ -58,8 +60,8 @@ static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquer
 	d->st.lookups[result]++;
 	ttl = e->stale ? d->set.stale_ttl
 		       : left > 0 ? (unsigned)((left + USEC_PER_SEC - 1) / USEC_PER_SEC) : 1;
-	if (log_level >= LOG_DEBUG)
-		log_msg(LOG_DEBUG, "lookup %s %s for the kernel (%s): %s (%s)",
+	if (daemon_log_level() >= LOG_DEBUG)
+		daemon_log(LOG_DEBUG, "lookup %s %s for the kernel (%s): %s (%s)",
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
@@ -101,8 +103,8 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 		result = LR_ERROR;
 	}
 	d->st.lookups[result]++;
-	if (log_level >= LOG_DEBUG)
-		log_msg(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",
+	if (daemon_log_level() >= LOG_DEBUG)
+		daemon_log(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",
 			nfskeys_idmap_kind_to_string(e->kind), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
@@ -249,7 +251,7 @@ static void job_done(struct evloop *loop, void *userdata)
 			e->stale = true;
 			e->expires = now + (int64_t)d->set.stale_ttl * USEC_PER_SEC;
 		}
-		log_msg(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
+		daemon_log(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			strerror(-(j->r < 0 ? j->r : j->ans.error)),
 			e->stale ? "stale" : "cached");
@@ -404,7 +406,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 	e->stale_timer = NULL;
 	if (!stale_ok(d, e, evloop_now(loop)))
 		return;
-	log_msg(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
+	daemon_log(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
 		nfskeys_idmap_kind_to_string(e->kind), e->key);
 	answer_all(d, e, IDMAPD_ANSWER_STALE, LR_STALE);
 }

@@ -1,6 +1,22 @@
 /* nfskeys-idmapd statistics: counters and latency histograms per operation and per
  * backend, answered as metrics to `nfskeys idmap stats`. */
+#include <syslog.h>
+
 #include "idmapd.h"
+
+const char *const op_names[_OP_MAX] = { "null", "ping", "lookup", "flush", "stats", "reload" };
+const char *const lres_names[_LR_MAX] = { "hit", "miss", "negative_hit", "stale",
+					  "coalesced", "refresh_ahead", "nobody", "error" };
+
+bool allowed(struct daemon *d, enum op op, struct rpc_request *req)
+{
+	if (req->peer.uid == 0)
+		return true;
+	d->st.denied[op]++;
+	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", op_names[op],
+		(int)req->peer.pid, (unsigned)req->peer.uid);
+	return false;
+}
 
 /* ---------------------------------------------------------------- statistics */
 

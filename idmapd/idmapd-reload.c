@@ -6,24 +6,6 @@
 
 #include "idmapd.h"
 
-/* While load_ctx() runs in a thread, the library's last error there (it names the bad
- * setting or backend), so that the reload's answer can say what is wrong. */
-static __thread char *lib_error;
-static __thread size_t lib_error_size;
-
-/* The library's messages go the same way as ours. */
-static void lib_log(void *userdata, int prio, const char *file, int line, const char *fn,
-		    const char *fmt, va_list ap)
-{
-	if (lib_error && prio <= LOG_ERR) {
-		va_list aq;
-
-		va_copy(aq, ap);
-		vsnprintf(lib_error, lib_error_size, fmt, aq);
-		va_end(aq);
-	}
-	vlog_msg(prio, fmt, ap);
-}
 /* ---------------------------------------------------------------- settings */
 
 static int conf_uint(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
@@ -70,6 +52,8 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 		return -ENAMETOOLONG;
 	}
 	snprintf(s.socket, sizeof(s.socket), "%s", v);
+	v = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
+	snprintf(s.runtime_dir, sizeof(s.runtime_dir), "%s", v && *v ? v : RUNDIR);
 	v = nfskeys_conf_get(ctx, "Idmapd", "Kernel-Keyrings");
 	snprintf(s.keyrings, sizeof(s.keyrings), "%s", v ? v : ".id_resolver .cifs_idmap");
 	if ((r = conf_uint(ctx, "Workers", 1, 64, &s.workers, err, errlen)) < 0 ||
@@ -101,16 +85,15 @@ int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *re
 	char why[256] = "";
 	int r;
 
-	lib_error = why;
-	lib_error_size = sizeof(why);
-	r = nfskeys_ctx_new_full(d->conf_arg, lib_log, NULL, &ctx);
+	daemon_capture_errors(why, sizeof(why));
+	r = nfskeys_ctx_new_full(d->conf_arg, daemon_lib_log, NULL, &ctx);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot load configuration %s: %s%s%s%s",
 			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r),
 			 why[0] ? " (" : "", why, why[0] ? ")" : "");
 		goto out;
 	}
-	nfskeys_ctx_set_log_priority(ctx, d->debug ? LOG_DEBUG : LOG_WARNING);
+	nfskeys_ctx_set_log_priority(ctx, d->lib_priority);
 	r = settings_load(ctx, d->socket_arg, &s, err, errlen);
 	if (r < 0)
 		goto out;
@@ -124,7 +107,7 @@ int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *re
 	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
 out:
-	lib_error = NULL;
+	daemon_capture_errors(NULL, 0);
 	nfskeys_ctx_unref(ctx);
 	return r;
 }
@@ -160,13 +143,13 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 	struct settings *s = &j->set;
 
 	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
-		log_msg(LOG_NOTICE, "Socket and Workers changes take effect at restart");
+		daemon_log(LOG_NOTICE, "Socket and Workers changes take effect at restart");
 	if (s->kernel.server_channels != d->set.kernel.server_channels ||
 	    s->kernel.client_pipe != d->set.kernel.client_pipe ||
 	    !streq(s->kernel.channel_dir, d->set.kernel.channel_dir) ||
 	    !streq(s->kernel.pipefs_dir, d->set.kernel.pipefs_dir))
-		log_msg(LOG_NOTICE, "[Kernel] path changes take effect at restart (the kernel's "
-				    "channels stay open across a reload)");
+		daemon_log(LOG_NOTICE, "[Kernel] path changes take effect at restart (the kernel's "
+				       "channels stay open across a reload)");
 	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);
 	s->workers = d->set.workers;
 	kpaths_update(d->kpaths, &s->kernel);
@@ -180,18 +163,14 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 	(void)kpaths_flush_server(d->kpaths); /* knfsd's cached answers may have changed too */
 	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
 		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
-	log_msg(LOG_INFO, "%s", j->msg);
 }
 
 static void reload_start(struct daemon *d)
 {
 	struct reload_job *j = calloc(1, sizeof(*j));
-	char state[64];
 	int r;
 
-	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
-		 (uint64_t)mono_usec());
-	notify(state);
+	daemon_reload_begin();
 	d->st.reloads++;
 	if (!j) {
 		r = -ENOMEM;
@@ -206,8 +185,7 @@ static void reload_start(struct daemon *d)
 fail:
 	free(j);
 	d->st.reload_failures++;
-	log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", strerror(-r));
-	notify("READY=1\nSTATUS=reload failed; running configuration kept");
+	daemon_reload_end(r, strerror(-r));
 	reload_answer(d, &d->reload_waiting, r, "cannot start the reload");
 }
 
@@ -225,11 +203,10 @@ static void reload_done(struct evloop *loop, void *userdata)
 		j->r = -ESHUTDOWN;
 	} else if (j->r < 0) {
 		d->st.reload_failures++;
-		log_msg(LOG_ERR, "reload failed, keeping the running configuration: %s", j->msg);
-		notify("READY=1\nSTATUS=reload failed; running configuration kept");
+		daemon_reload_end(j->r, j->msg);
 	} else {
 		reload_apply(d, j);
-		notify("READY=1\nSTATUS=running");
+		daemon_reload_end(0, j->msg);
 	}
 	/* A SIGHUP or RELOAD that came while this one ran may have followed a later edit:
 	 * one more reload answers all of them.  It starts before this one's callers are

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon.h"
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
@@ -19,9 +20,6 @@
 #include "unix-socket.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
-
-/* Exit codes (documented in nfskeys-idmapd(8)). */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3, EXIT_SOCKET = 4 };
 
 #define MAX_BACKENDS 16
 
@@ -41,6 +39,7 @@ struct settings {
 	unsigned max_inflight;
 	unsigned idle_timeout;   /* s */
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
+	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
 };
 
@@ -84,7 +83,9 @@ struct daemon {
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
-	bool foreground, debug, stopping;
+	struct daemon_shell sh;
+	int lib_priority; /* the library's log priority at this verbosity */
+	bool stopping;
 
 	/* reload: the new configuration is built in a thread of its own and swapped in on
 	 * the loop thread (reload_done); requests go on being answered meanwhile. */
@@ -148,12 +149,6 @@ struct reload_waiter {
 };
 
 
-/* nfskeys-idmapd.c: logging and the loop */
-extern int log_level;
-void vlog_msg(int prio, const char *fmt, va_list ap);
-void _printf_(2, 3) log_msg(int prio, const char *fmt, ...);
-void notify(const char *state);
-bool allowed(struct daemon *d, enum op op, struct rpc_request *req);
 
 /* idmapd-lookup.c: lookups on the worker pool */
 int pool_start(struct daemon *d, unsigned n);
@@ -179,3 +174,5 @@ struct backend_stats *backend_slot(struct daemon *d, const char *name);
 void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
 	   const void *res);
 void do_stats(struct daemon *d, struct rpc_request *req);
+/* Root only: counts and logs a refusal. */
+bool allowed(struct daemon *d, enum op op, struct rpc_request *req);

@@ -6,7 +6,7 @@
 #include "idmap-desc.h"
 #include "idmap-engine.h"
 
-/* The prefix table is common/idmap-desc.h, shared with the lean nfskeys-upcall. */
+/* The prefix table is idmap-desc.h, shared with the lean nfskeys-upcall. */
 _public_ int nfskeys_idmap_parse_description(const char *type, const char *description,
 					     enum nfskeys_idmap_kind *ret_kind,
 					     const char **ret_key)

@@ -25,6 +25,7 @@
 
 struct lean_conf {
 	char socket[PATH_MAX];
+	char runtime_dir[PATH_MAX - 16]; /* [General] Runtime-Dir: the socket's directory */
 	long helper_timeout; /* -1: not set */
 	bool bad;            /* a value we cannot take: let the full helper say why */
 };
@@ -78,6 +79,11 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 			c->bad = true;
 		else
 			snprintf(c->socket, sizeof(c->socket), "%s", value);
+	} else if (!strcasecmp(section, "General") && !strcasecmp(key, "Runtime-Dir")) {
+		if (strlen(value) + sizeof("/idmapd.sock") > sizeof(c->runtime_dir))
+			c->bad = true;
+		else
+			snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
 	} else if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Helper-Timeout")) {
 		errno = 0;
 		c->helper_timeout = strtol(value, &end, 10);
@@ -248,6 +254,9 @@ int main(int argc, char *argv[])
 
 	args.kind = kind;
 	args.key = (char *)key;
+	/* as idmapd_socket_path(): Socket, else Runtime-Dir/idmapd.sock, else the default */
+	if (!conf.socket[0] && conf.runtime_dir[0])
+		snprintf(conf.socket, sizeof(conf.socket), "%s/idmapd.sock", conf.runtime_dir);
 	r = rpc_client_new(conf.socket[0] ? conf.socket : IDMAPD_SOCKET_DEFAULT,
 			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,
 			   conf.helper_timeout > 0 ? (int)conf.helper_timeout : DAEMON_TIMEOUT_MS,

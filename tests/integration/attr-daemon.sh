@@ -30,7 +30,7 @@ Admin-Group = users
 EOF
 ATTRD_PID=
 start_daemon() {
-	$T_DAEMON_WRAPPER "$ATTRD" -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+	$T_DAEMON_WRAPPER "$ATTRD" -f -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
 	t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
 }
@@ -190,7 +190,7 @@ check "daemon still serves" na stats
 stop_daemon
 # --- a daemon in its own mount namespace (as under systemd's ProtectSystem=) still finds
 # the caller's mount: mount ids are global, and it reads the caller's mountinfo
-unshare -m --propagation slave "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
+unshare -m --propagation slave "$ATTRD" -f -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 10
 check "set with the daemon in another mount namespace" na set "$EXP/d1/d2" acdirmax=30

@@ -45,7 +45,7 @@ eff() { na show "$1" | awk -v k="$2" '$1 == k { print $2, ($NF == "[ldap]" ? "ld
 	END { if (!f) print "unset" }'; }
 ATTRD_PID=
 start_daemon() {
-	"$ATTRD" -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+	"$ATTRD" -f -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
 }
 t_on_exit '[ -n "$ATTRD_PID" ] && kill $ATTRD_PID'

@@ -141,7 +141,7 @@ LDAP-Timeout = 1
 EOF
 na() { "$NFSATTR" -c "$T_TMP/attr.conf" "$@"; }
 t_proxy_mode hang
-$T_DAEMON_WRAPPER "$ATTRD" -c "$T_TMP/attr.conf" -v >"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$T_TMP/attr.conf" -v >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill $APID"
 t_attrd_wait "$T_TMP/attrd.log"

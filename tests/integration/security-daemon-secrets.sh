@@ -88,7 +88,7 @@ LDAP-Bind-Password-File = $W/bindpw
 Sync-Interval = 1
 EOF
 setpriv --reuid=$U --regid=$U --clear-groups \
-	$T_DAEMON_WRAPPER "$top_builddir/attrd/nfskeys-attrd" -c "$T_TMP/attr.conf" -vv \
+	$T_DAEMON_WRAPPER "$top_builddir/attrd/nfskeys-attrd" -f -c "$T_TMP/attr.conf" -vv \
 	>"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"

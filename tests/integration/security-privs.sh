@@ -50,7 +50,7 @@ groupadd_gid=$(getent group users | cut -d: -f3)
 [ -n "$groupadd_gid" ] || groupadd_gid=100
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nAdmin-Group = users\n' \
 	"$T_TMP/attr.db" "$T_TMP/attrd.sock" >"$ACONF"
-$T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" -v >"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$ACONF" -v >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
 t_attrd_wait "$T_TMP/attrd.log"
