@@ -92,18 +92,21 @@ cp "$T_TMP/good.conf" "$IDMAPD_CONF"
 
 # Root only: flush and reload refused for nobody; stats and lookups allowed.
 chmod 755 "$T_TMP"; chmod 644 "$IDMAPD_CONF"
+# (the client nobody runs is the installed copy: the build tree may be out of its reach)
 AS_NOBODY=
 if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
 	AS_NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	t_ou_load; NFSKEYS_OU=$(t_ou nfskeys)
 elif command -v runuser >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
 	AS_NOBODY="runuser -u nobody --"
+	t_ou_load; NFSKEYS_OU=$(t_ou nfskeys)
 fi
 if [ -n "$AS_NOBODY" ]; then
-	out=$($AS_NOBODY "$NFSKEYS" -c "$IDMAPD_CONF" idmapd flush 2>&1)
+	out=$($AS_NOBODY $T_OU_ENV "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd flush 2>&1)
 	check_contains "nobody cannot flush" "permission denied" "$out"
-	out=$($AS_NOBODY "$NFSKEYS" -c "$IDMAPD_CONF" idmapd reload 2>&1)
+	out=$($AS_NOBODY $T_OU_ENV "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd reload 2>&1)
 	check_contains "nobody cannot reload" "permission denied" "$out"
-	out=$($AS_NOBODY "$NFSKEYS" -c "$IDMAPD_CONF" idmap stats 2>&1)
+	out=$($AS_NOBODY $T_OU_ENV "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmap stats 2>&1)
 	check_contains "nobody can read stats (nfskeys idmap stats)" 'denied_total{op="flush"}' "$out"
 else
 	skip "not root: cannot run a client as nobody"
