@@ -13,36 +13,21 @@
 
 #include "idmap-plugin.h"
 #include "libnfskeys-private.h"
-
-static char dir[64];
+#include "test-util.h"
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/nfskeys-test-idmap.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_dir_setup("idmap");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_dir_teardown();
 }
 
 static struct nfskeys_ctx *ctx_with(const char *text)
 {
-	struct nfskeys_ctx *ctx = NULL;
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
-	return ctx;
+	return tu_ctx_conf("%s", text);
 }
 
 static void test_sid_text(void **state)
