@@ -41,6 +41,7 @@ struct rpc_conn {
 	int fd;
 	struct evio *io;
 	struct evtimer *idle;
+	struct evtimer *kick;  /* dispatches buffered calls a reply made room for */
 	struct ucred peer;
 	struct rpc_framer in;
 	uint8_t *out;
@@ -112,6 +113,8 @@ static void conn_close(struct rpc_conn *c)
 	c->io = NULL;
 	evloop_timer_free(c->idle);
 	c->idle = NULL;
+	evloop_timer_free(c->kick);
+	c->kick = NULL;
 	close(c->fd);
 	c->fd = -1;
 	if (srv) {
@@ -257,11 +260,12 @@ static int request_finish(struct rpc_request *req, const struct rpc_reply *rep, 
 		c->inflight--;
 		r = conn_reply(c, rep, res_fn, res);
 		if (!c->closed) {
-			/* Messages may be waiting in the buffer for the in-flight slot. */
+			/* Messages may be waiting in the buffer for the in-flight slot: they are
+			 * dispatched from the loop (conn_kick), never from inside a reply, whose
+			 * caller may be walking its own state (a cache entry's waiters). */
 			if (was_full)
-				conn_process(c);
-			if (!c->closed)
-				conn_update_events(c);
+				evloop_timer_set(c->kick, 0);
+			conn_update_events(c);
 		}
 	} else {
 		c->inflight--;
@@ -425,6 +429,22 @@ static void conn_read(struct rpc_conn *c)
 		conn_update_events(c);
 }
 
+/* The calls that waited for an in-flight slot, on the loop thread (request_finish). */
+static void conn_kick(struct evloop *loop, struct evtimer *t, void *ud)
+{
+	struct rpc_conn *c = ud;
+
+	if (c->closed)
+		return;
+	c->refs++;
+	c->reading = true;
+	conn_process(c);
+	c->reading = false;
+	if (!c->closed && conn_flush(c))
+		conn_update_events(c);
+	conn_unref(c);
+}
+
 static void conn_event(struct evloop *loop, struct evio *io, int fd, uint32_t events, void *ud)
 {
 	struct rpc_conn *c = ud;
@@ -519,13 +539,16 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 		    evloop_add_io(loop, cfd, EPOLLIN, conn_event, c, &c->io) < 0 ||
 		    evloop_add_timer(loop, c->last_activity +
 						   srv->lim.idle_timeout_ms * USEC_PER_MSEC,
-				     conn_idle, c, &c->idle) < 0) {
+				     conn_idle, c, &c->idle) < 0 ||
+		    evloop_add_timer(loop, 0, conn_kick, c, &c->kick) < 0) {
 			evloop_io_free(c->io);
+			evloop_timer_free(c->idle);
 			close(cfd);
 			free(c->out);
 			free(c);
 			continue;
 		}
+		evloop_timer_cancel(c->kick);
 		c->next = srv->conns;
 		if (srv->conns)
 			srv->conns->prev = c;

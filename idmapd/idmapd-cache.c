@@ -1,5 +1,7 @@
 /* nfskeys-idmapd's answer cache: FNV-1a hashed chains that double when full, an
- * intrusive LRU list, a size bound that never evicts busy entries. */
+ * intrusive LRU list, a size bound that never evicts busy entries.  Only idle entries
+ * are on the LRU list: a pinned (or busy) entry leaves it, so eviction takes the cold
+ * end in O(1) and can never free an entry someone is still answering from. */
 #include "idmapd-cache.h"
 #include "macros.h"
 
@@ -50,6 +52,9 @@ void idmapd_entry_free(struct idmapd_entry *e)
 
 static void lru_unlink(struct idmapd_cache *c, struct idmapd_entry *e)
 {
+	if (!e->in_lru)
+		return;
+	e->in_lru = false;
 	if (e->lprev)
 		e->lprev->lnext = e->lnext;
 	else
@@ -63,6 +68,7 @@ static void lru_unlink(struct idmapd_cache *c, struct idmapd_entry *e)
 
 static void lru_push(struct idmapd_cache *c, struct idmapd_entry *e)
 {
+	e->in_lru = true;
 	e->lprev = NULL;
 	e->lnext = c->lru_head;
 	if (c->lru_head)
@@ -88,7 +94,7 @@ void idmapd_cache_drop(struct idmapd_cache *c, struct idmapd_entry *e)
 	hash_unlink(c, e);
 	lru_unlink(c, e);
 	c->count--;
-	if (e->busy)
+	if (e->busy || e->pins)
 		e->orphan = true;
 	else
 		idmapd_entry_free(e);
@@ -100,7 +106,7 @@ struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, co
 
 	for (struct idmapd_entry *e = c->buckets[h & (c->nbuckets - 1)]; e; e = e->hnext) {
 		if (e->hash == h && e->kind == kind && streq(e->key, key)) {
-			if (c->lru_head != e) {
+			if (c->lru_head != e && !e->busy && !e->pins) {
 				lru_unlink(c, e);
 				lru_push(c, e);
 			}
@@ -110,20 +116,44 @@ struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, co
 	return NULL;
 }
 
-/* Drop idle entries from the cold end until within capacity; keep is never dropped. */
+/* Drop idle entries from the cold end until within capacity; keep is never dropped.
+ * An entry found busy there (flag set without idmapd_cache_pin) just leaves the list,
+ * so each entry is looked at once per pin: O(1) amortized per add. */
 static void evict(struct idmapd_cache *c, const struct idmapd_entry *keep)
 {
-	struct idmapd_entry *e = c->lru_tail;
+	while (c->count > c->capacity && c->lru_tail) {
+		struct idmapd_entry *e = c->lru_tail;
 
-	while (c->count > c->capacity && e) {
-		struct idmapd_entry *prev = e->lprev;
-
-		if (!e->busy && e != keep) {
-			idmapd_cache_drop(c, e);
-			c->evictions++;
+		if (e->busy || e->pins) {
+			lru_unlink(c, e);
+			continue;
 		}
-		e = prev;
+		if (e == keep)
+			break;
+		idmapd_cache_drop(c, e);
+		c->evictions++;
 	}
+}
+
+void idmapd_cache_pin(struct idmapd_cache *c, struct idmapd_entry *e)
+{
+	if (e->pins++ == 0 && !e->orphan)
+		lru_unlink(c, e);
+}
+
+bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e)
+{
+	if (--e->pins > 0)
+		return false;
+	if (e->orphan) {
+		idmapd_entry_free(e);
+		return true;
+	}
+	if (!e->busy) {
+		lru_push(c, e);
+		evict(c, e);
+	}
+	return false;
 }
 
 static void grow(struct idmapd_cache *c)
@@ -181,9 +211,12 @@ size_t idmapd_cache_flush(struct idmapd_cache *c)
 {
 	size_t n = 0;
 
-	while (c->lru_head) {
-		idmapd_cache_drop(c, c->lru_head);
-		n++;
+	/* through the table: pinned entries are not on the LRU list */
+	for (size_t b = 0; b < c->nbuckets; b++) {
+		while (c->buckets[b]) {
+			idmapd_cache_drop(c, c->buckets[b]);
+			n++;
+		}
 	}
 	return n;
 }

@@ -36,10 +36,12 @@ struct idmapd_entry {
 	struct idmapd_waiter *waiters;
 	struct evtimer *stale_timer;
 	bool orphan;          /* flushed while busy: not in the cache any more */
+	unsigned pins;        /* idmapd_cache_pin: never evicted, off the LRU list */
 
 	/* private */
 	uint64_t hash;
 	struct idmapd_entry *hnext, *lprev, *lnext;
+	bool in_lru;
 };
 
 struct idmapd_cache;
@@ -57,6 +59,12 @@ int idmapd_cache_add(struct idmapd_cache *c, uint32_t kind, const char *key,
 size_t idmapd_cache_flush(struct idmapd_cache *c);
 /* Drop one entry (freed, or orphaned when busy). */
 void idmapd_cache_drop(struct idmapd_cache *c, struct idmapd_entry *e);
+/* Pin an entry while it has callers waiting or is being answered: a pinned entry is
+ * never evicted (it leaves the LRU list) and a flush or drop only orphans it.  Unpin
+ * frees an orphan whose last pin goes (returns true then: e is gone) and otherwise puts
+ * the entry back as the most recently used. */
+void idmapd_cache_pin(struct idmapd_cache *c, struct idmapd_entry *e);
+bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e);
 /* Free an entry that is no longer in a cache (an orphan whose fetch finished). */
 void idmapd_entry_free(struct idmapd_entry *e);
 /* Change the bound (evicts at once when lowered). */

@@ -10,6 +10,7 @@
 
 const char *idmapd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path)
 {
+	static __thread char buf[4096];
 	const char *p;
 
 	if (explicit_path && *explicit_path)
@@ -18,6 +19,11 @@ const char *idmapd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_pat
 		p = nfskeys_conf_get(ctx, "Idmapd", "Socket");
 		if (p && *p)
 			return p;
+		p = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
+		if (p && *p) {
+			snprintf(buf, sizeof(buf), "%s/idmapd.sock", p);
+			return buf;
+		}
 	}
 	return IDMAPD_SOCKET_DEFAULT;
 }

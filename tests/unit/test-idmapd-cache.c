@@ -95,12 +95,49 @@ static void test_busy(void **state)
 	idmapd_cache_free(c);
 }
 
+/* Issue 21: an entry being answered (pinned) survives any number of adds past the
+ * bound; a flush only orphans it and its last unpin frees it.  Pinned entries are off
+ * the LRU list, so eviction never scans them. */
+static void test_pin(void **state)
+{
+	struct idmapd_cache *c;
+	struct idmapd_entry *a, *b;
+	char key[32];
+
+	assert_int_equal(idmapd_cache_new(2, &c), 0);
+	a = add(c, 1, "a");
+	idmapd_cache_pin(c, a);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		add(c, 1, key);
+		assert_ptr_equal(idmapd_cache_find(c, 1, "a"), a);
+	}
+	/* the bound holds (a counts in it): a and the newest key */
+	assert_int_equal(idmapd_cache_count(c), 2);
+	assert_int_equal(idmapd_cache_evictions(c), 999);
+	/* nested pins; unpin puts it back as most recent, then the bound applies again */
+	idmapd_cache_pin(c, a);
+	assert_false(idmapd_cache_unpin(c, a));
+	assert_false(idmapd_cache_unpin(c, a));
+	assert_int_equal(idmapd_cache_count(c), 2);
+	assert_ptr_equal(idmapd_cache_find(c, 1, "a"), a);
+	/* flushed while pinned: orphaned, freed by the last unpin (ASan checks) */
+	b = add(c, 1, "b");
+	idmapd_cache_pin(c, b);
+	assert_int_equal(idmapd_cache_flush(c), 2);
+	assert_true(b->orphan);
+	assert_null(idmapd_cache_find(c, 1, "b"));
+	assert_true(idmapd_cache_unpin(c, b));
+	idmapd_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_busy),
+		cmocka_unit_test(test_pin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

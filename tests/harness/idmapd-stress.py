@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# Hostile load on nfskeys-idmapd (proto/idmap.x), for the security tests.  Usage:
+# idmapd-stress.py SOCKET MODE [ARGS]; prints key=value lines.
+#   pipeline CONNS BURST ROUNDS   each round, every one of CONNS connections sends BURST
+#                                 lookups of keys new to the cache in one write (more than
+#                                 Max-Inflight: the rest wait in the daemon's buffer), then
+#                                 all replies are read: answered, expected, lost, wrong xid
+#   churn SECONDS KEY             a connect-send-close loop (every connection sends 16
+#                                 lookups of new keys and closes without reading) on
+#                                 4 connections at a time, while one other connection looks
+#                                 up KEY every 20 ms: how many churn connections, the other
+#                                 client's answered/failed lookups and latency percentiles
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+PROG, VERS = 0x20004E01, 1
+PROC_LOOKUP = 2
+NAME_TO_UID, LOOKUP_NOBODY = 1, 1
+path, mode, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+_xid = [int.from_bytes(os.urandom(3), "big")]
+
+
+def xdr_string(s):
+    b = s.encode()
+    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
+
+
+def lookup_msg(key):
+    _xid[0] += 1
+    msg = struct.pack(">IIIIII", _xid[0], 0, 2, PROG, VERS, PROC_LOOKUP)
+    msg += struct.pack(">IIII", 0, 0, 0, 0)
+    msg += struct.pack(">II", NAME_TO_UID, LOOKUP_NOBODY) + xdr_string(key)
+    return _xid[0], struct.pack(">I", 0x80000000 | len(msg)) + msg
+
+
+def conn(timeout=60):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    return s
+
+
+def read_reply(s):
+    """(xid, accept status) of the next reply; raises when the connection ends."""
+    mark = s.recv(4, socket.MSG_WAITALL)
+    if len(mark) < 4:
+        raise EOFError
+    n = struct.unpack(">I", mark)[0] & 0x7FFFFFFF
+    data = s.recv(n, socket.MSG_WAITALL)
+    if len(data) < n:
+        raise EOFError
+    return struct.unpack(">I", data[0:4])[0], (struct.unpack(">I", data[20:24])[0]
+                                               if len(data) >= 24 else -1)
+
+
+def out(**kw):
+    for k, v in kw.items():
+        print("%s=%s" % (k, v))
+    sys.stdout.flush()
+
+
+if mode == "pipeline":
+    nconn, burst, rounds = int(args[0]), int(args[1]), int(args[2])
+    answered = expected = lost = wrong = 0
+    socks = [conn() for _ in range(nconn)]
+    tag = os.getpid()
+    for r in range(rounds):
+        want = []
+        for ci, s in enumerate(socks):
+            xids, buf = [], b""
+            for i in range(burst):
+                # static users (answered fast) and unknown names (nobody): all new keys
+                # to the cache, so every call adds an entry and evicts another
+                key = ("user%d@example.test" % ((r * burst + i) % 200) if i % 2 else
+                       "x%d-%d-%d-%d@example.test" % (tag, r, ci, i))
+                x, m = lookup_msg(key)
+                xids.append(x)
+                buf += m
+            s.sendall(buf)
+            want.append(xids)
+        for s, xids in zip(socks, want):
+            expected += len(xids)
+            got = set()
+            try:
+                for _ in xids:
+                    x, st = read_reply(s)
+                    got.add(x)
+                    answered += 1
+                    wrong += x not in xids or st != 0
+            except (EOFError, OSError):
+                pass
+            lost += len(set(xids) - got)
+        if lost:
+            break
+    out(answered=answered, expected=expected, lost=lost, wrong=wrong)
+elif mode == "churn":
+    seconds, key = float(args[0]), args[1]
+    stop = time.monotonic() + seconds
+    counts = [0]
+    lock = threading.Lock()
+
+    def churner(n):
+        i = 0
+        while time.monotonic() < stop:
+            try:
+                s = conn(5)
+                buf = b""
+                for j in range(16):
+                    buf += lookup_msg("churn%d-%d-%d@example.test" % (n, i, j))[1]
+                s.sendall(buf)
+                s.close()
+            except OSError:
+                time.sleep(0.001)
+            i += 1
+            with lock:
+                counts[0] += 1
+
+    threads = [threading.Thread(target=churner, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    lat, failed = [], 0
+    while time.monotonic() < stop:
+        t0 = time.monotonic()
+        try:
+            s = conn(10)
+            x, m = lookup_msg(key)
+            s.sendall(m)
+            rx, st = read_reply(s)
+            s.close()
+            if rx != x or st != 0:
+                failed += 1
+            else:
+                lat.append(time.monotonic() - t0)
+        except (EOFError, OSError):
+            failed += 1
+        time.sleep(0.02)
+    for t in threads:
+        t.join()
+    lat.sort()
+
+    def pct(p):
+        return "%.1f" % (lat[min(len(lat) - 1, int(len(lat) * p))] * 1000) if lat else "nan"
+
+    out(churn_connections=counts[0], other_answered=len(lat), other_failed=failed,
+        other_p50_ms=pct(0.5), other_p99_ms=pct(0.99), other_max_ms=pct(1.0))
+else:
+    sys.exit("unknown mode " + mode)
