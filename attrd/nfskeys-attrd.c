@@ -221,9 +221,11 @@ static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, stru
 		snprintf(msg, msg_size, "no directory descriptor came with the request");
 		return -EBADF;
 	}
-	if (fstat(fd, st) < 0) {
-		r = negerrno();
-		snprintf(msg, msg_size, "cannot fstat the directory: %s", strerror(-r));
+	/* Cached attributes only (AT_STATX_DONT_SYNC): a FUSE server that never answers
+	 * GETATTR cannot hold the loop; the descriptor is an O_PATH directory (rpc-server). */
+	r = attr_fd_stat(fd, st);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot stat the directory: %s", strerror(-r));
 		return r;
 	}
 	if (!S_ISDIR(st->st_mode)) {
@@ -590,8 +592,9 @@ int main(int argc, char *argv[])
 	};
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct daemon d = { .generation = 1 };
+	/* SET/UNSET take an O_PATH directory descriptor (the server refuses any other) */
 	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .idle_timeout_ms = 30000,
-					    .log = rpc_log };
+					    .log = rpc_log, .accept_fds = true };
 	char msg[512] = "";
 	int verbose = 0, c, r, lfd = -1;
 	int64_t v;
