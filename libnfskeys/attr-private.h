@@ -107,6 +107,9 @@ int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned fla
 			 struct nfskeys_attr_store **ret_store);
 /* The store's index (kept in step with every change through this store). */
 struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
+/* Publish the committed state of a writable store as PATH.snapshot for readers (done
+ * after every commit and at open; readers never open the live database). */
+int attr_store_publish(struct nfskeys_attr_store *st);
 /* For read-only stores: rebuild the index when another connection changed the store.
  * Returns 1 when it was rebuilt. */
 int attr_store_refresh(struct nfskeys_attr_store *store);
