@@ -94,20 +94,49 @@ static int apply_config(struct daemon *d, struct nfskeys_ctx *ctx, char *msg, si
 	return 0;
 }
 
+/* While a reload loads the configuration: the library's messages as usual (standard
+ * error, as its default), and the last error kept so the reload's answer can name the
+ * cause (a file that is not a regular file, the line of a syntax error, ...). */
+struct reload_capture {
+	char last_error[256];
+};
+
+_printf_(6, 0) static void reload_log(void *userdata, int priority, const char *file, int line,
+				      const char *fn, const char *format, va_list args)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "error",
+					     "warning", "notice", "info", "debug" };
+	struct reload_capture *c = userdata;
+
+	if (priority <= LOG_ERR) {
+		va_list aq;
+
+		va_copy(aq, args);
+		vsnprintf(c->last_error, sizeof(c->last_error), format, aq);
+		va_end(aq);
+	}
+	fprintf(stderr, "nfskeys: %s: ", names[priority & 7]);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+}
+
 static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 {
+	struct reload_capture cap = { "" };
 	struct nfskeys_ctx *ctx = NULL;
 	struct nfskeys_attr_store *st = NULL;
 	const char *store_path;
 	int r;
 
 	notify("RELOADING=1");
-	r = nfskeys_ctx_new(d->conf_path, &ctx);
+	r = nfskeys_ctx_new_full(d->conf_path, reload_log, &cap, &ctx);
 	if (r < 0) {
-		snprintf(msg, msg_size, "cannot load configuration: %s (keeping the old one)",
-			 strerror(-r));
+		snprintf(msg, msg_size, "cannot load configuration: %s%s%s%s (keeping the old one)",
+			 strerror(-r), cap.last_error[0] ? " (" : "", cap.last_error,
+			 cap.last_error[0] ? ")" : "");
 		goto out;
 	}
+	nfskeys_ctx_set_log_fn(ctx, NULL, NULL); /* the default from now on */
 	r = apply_config(d, ctx, msg, msg_size);
 	if (r < 0)
 		goto out;
