@@ -1,7 +1,7 @@
 #!/bin/sh
 # Daemon start failures and background mode, with the exit status each man page documents
-# and a message naming the cause: nfskeys-idmapd (3 configuration, 4 socket) and
-# nfskeys-attrd (3 configuration, 1 socket or settings): a malformed configuration, an
+# and a message naming the cause (the same for both daemons: 3 configuration, 4 socket):
+# a malformed configuration, an
 # unloadable backend, a socket path under a file, a socket directory on a read-only
 # filesystem, a socket already in use (the first daemon keeps serving); nfskeys-idmapd in
 # the background reports ready only once it answers, and a bad configuration fails the
@@ -25,7 +25,13 @@ RO="$T_TMP/ro"
 mkdir "$RO"
 ro_ok=no
 if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then ro_ok=yes; fi
-ro_run() { unshare -m --propagation private sh -c 'mount -t tmpfs -o ro nfskeys-ro "$0" && exec "$@"' "$RO" "$@"; }
+# ro-run DIR CMD...: CMD with a read-only filesystem mounted on DIR (a private mount
+# namespace; a script, so that timeout can run it)
+cat >"$T_TMP/ro-run" <<'SH'
+#!/bin/sh
+exec unshare -m --propagation private sh -c 'mount -t tmpfs -o ro nfskeys-ro "$0" && exec "$@"' "$@"
+SH
+chmod +x "$T_TMP/ro-run"
 
 # --- nfskeys-idmapd
 t_idmapd_conf
@@ -34,11 +40,11 @@ start_fails "idmapd, malformed config" 3 "bad.conf:1: section header without clo
 	"$IDMAPD" -f -c "$T_TMP/bad.conf"
 start_fails "idmapd, unloadable backend" 3 "cannot load backend 'no-such-backend'" \
 	"$IDMAPD" -f -c "$T_TMP/backend.conf"
-start_fails "idmapd, socket path under a file" 4 "cannot listen on $T_TMP/afile/i.sock: Not a directory" \
+start_fails "idmapd, socket path under a file" 4 "cannot listen on $T_TMP/afile/i.sock: $T_TMP/afile is not a directory" \
 	"$IDMAPD" -f -c "$IDMAPD_CONF" -s "$T_TMP/afile/i.sock"
 if [ $ro_ok = yes ]; then
 	start_fails "idmapd, socket directory read-only" 4 "cannot listen on $RO/i.sock: Read-only file system" \
-		ro_run "$IDMAPD" -f -c "$IDMAPD_CONF" -s "$RO/i.sock"
+		"$T_TMP/ro-run" "$RO" "$IDMAPD" -f -c "$IDMAPD_CONF" -s "$RO/i.sock"
 else
 	skip "needs root and unshare -m (a read-only mount)"; skip "needs root and unshare -m"
 fi
@@ -70,17 +76,17 @@ printf '[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n' "$T_TMP" 
 sed '$a Admin-Group = no-such-group-nfskeys' "$ATTRD_CONF" >"$T_TMP/group.conf"
 start_fails "attrd, malformed config" 3 "bad.conf:1: section header without closing ']'" \
 	"$ATTRD" -c "$T_TMP/bad.conf"
-start_fails "attrd, unknown Admin-Group" 1 "no group 'no-such-group-nfskeys'" "$ATTRD" -c "$T_TMP/group.conf"
-start_fails "attrd, socket path under a file" 1 "cannot listen on $T_TMP/afile/a.sock: Not a directory" \
+start_fails "attrd, unknown Admin-Group" 3 "no group 'no-such-group-nfskeys'" "$ATTRD" -c "$T_TMP/group.conf"
+start_fails "attrd, socket path under a file" 4 "cannot listen on $T_TMP/afile/a.sock: $T_TMP/afile is not a directory" \
 	"$ATTRD" -c "$ATTRD_CONF" -s "$T_TMP/afile/a.sock"
 if [ $ro_ok = yes ]; then
-	start_fails "attrd, socket directory read-only" 1 "cannot listen on $RO/a.sock: Read-only file system" \
-		ro_run "$ATTRD" -c "$ATTRD_CONF" -s "$RO/a.sock"
+	start_fails "attrd, socket directory read-only" 4 "cannot listen on $RO/a.sock: Read-only file system" \
+		"$T_TMP/ro-run" "$RO" "$ATTRD" -c "$ATTRD_CONF" -s "$RO/a.sock"
 else
 	skip "needs root and unshare -m (a read-only mount)"; skip "needs root and unshare -m"
 fi
 t_attrd_start || { not_ok "first attrd starts"; exit 1; }
-start_fails "attrd, socket in use" 1 "cannot listen on $T_TMP/attrd.sock: Address already in use" \
+start_fails "attrd, socket in use" 4 "cannot listen on $T_TMP/attrd.sock: Address already in use" \
 	"$ATTRD" -c "$ATTRD_CONF"
 check "... the first daemon still answers" t_attrd_alive
 t_attrd_stop; rc=$?
