@@ -47,7 +47,12 @@ kt_nfs_setup() {
 	Positive-TTL = $POS_TTL
 	[Mapping]
 	Nobody-TTL = $NOBODY_TTL
+	[Kernel]
+	Server-Channels = no
+	Client-Pipe = no
 	EOF
+	# (nfskeys-idmapd leaves knfsd's channels to rpc.idmapd in these tests, and the
+	# client's legacy pipe unserved: see the top of this file)
 	[ $# -gt 0 ] && printf '%s\n' "$@" >>"$T_TMP/nfskeys.conf"
 	cp "$T_TMP/nfskeys.conf" "$KT_SYSCONF/nfskeys.conf"
 	shipped="$pkgdatadir/request-key.d/nfskeys.conf"
