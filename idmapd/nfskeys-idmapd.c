@@ -19,6 +19,7 @@
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
+#include "log-escape.h"
 #include "macros.h"
 #include "nfskeys.h"
 #include "rpc-args.h"
@@ -140,15 +141,15 @@ static int log_level = LOG_INFO;
 
 static void vlog_msg(int prio, const char *fmt, va_list ap)
 {
+	char line[LOG_LINE_MAX];
+
 	if (prio > log_level)
 		return;
-	if (log_to_stderr) {
-		fprintf(stderr, "nfskeys-idmapd: ");
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	} else {
-		vsyslog(prio, fmt, ap);
-	}
+	log_vformat(line, sizeof(line), fmt, ap); /* keys and paths are the callers' text */
+	if (log_to_stderr)
+		fprintf(stderr, "nfskeys-idmapd: %s\n", line);
+	else
+		syslog(prio, "%s", line);
 }
 
 static void _printf_(2, 3) log_msg(int prio, const char *fmt, ...)
