@@ -19,6 +19,7 @@
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
+#include "idmapd-quota.h"
 #include "log-escape.h"
 #include "macros.h"
 #include "nfskeys.h"
@@ -50,6 +51,9 @@ struct settings {
 	unsigned max_request;
 	unsigned max_inflight;
 	unsigned idle_timeout;   /* s */
+	unsigned max_clients_user; /* connections per uid (root exempt) */
+	unsigned max_queue;      /* lookups queued or running for the workers, in all */
+	unsigned max_queue_user; /* ... for one uid (root exempt) */
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
 };
 
@@ -76,6 +80,7 @@ struct daemon_stats {
 	struct backend_stats backends[MAX_BACKENDS];
 	size_t n_backends;
 	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
+	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
 };
 
 struct job;
@@ -91,6 +96,7 @@ struct daemon {
 	uint64_t generation;
 	struct settings set;
 	struct idmapd_cache *cache;
+	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	int64_t start;
@@ -127,6 +133,7 @@ struct job {
 	struct daemon *d;
 	struct nfskeys_ctx *ctx;
 	struct idmapd_entry *e;
+	uid_t uid;               /* whose lookup started it (idmapd_quota) */
 	uint32_t kind;
 	char *key;
 	int r;
@@ -229,6 +236,9 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 		.max_request = 4096,
 		.max_inflight = 16,
 		.idle_timeout = 30,
+		.max_clients_user = 64,
+		.max_queue = 4096,
+		.max_queue_user = 64,
 	};
 	const char *v;
 	int r;
@@ -253,7 +263,12 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_uint(ctx, "Max-Clients", 1, 65536, &s.max_clients, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Max-Request", 64, 1 << 20, &s.max_request, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Max-Inflight", 1, 1024, &s.max_inflight, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0)
+	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Clients-Per-User", 1, 65536, &s.max_clients_user, err,
+			   errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue", 1, 1 << 20, &s.max_queue, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue-Per-User", 1, 1 << 20, &s.max_queue_user, err,
+			   errlen)) < 0)
 		return r;
 	*ret = s;
 	return 0;
@@ -557,14 +572,29 @@ static void pool_stop(struct daemon *d)
 	d->n_threads = 0;
 }
 
-static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh)
+/* Work for the pool is bounded in all and per uid (root, the kernel's helpers, exempt
+ * from the latter): past it a lookup is answered -EAGAIN at once. */
+static bool queue_full(struct daemon *d, uid_t uid)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	return d->quota.total >= d->set.max_queue ||
+	       (uid != 0 && idmapd_quota_get(&d->quota, uid) >= d->set.max_queue_user);
+}
 
-	if (!j)
+static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh, uid_t uid)
+{
+	struct job *j;
+
+	if (queue_full(d, uid) || idmapd_quota_inc(&d->quota, uid) < 0)
+		return -EAGAIN;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		idmapd_quota_dec(&d->quota, uid);
 		return -ENOMEM;
+	}
+	j->uid = uid;
 	j->key = strdup(e->key);
 	if (!j->key) {
+		idmapd_quota_dec(&d->quota, uid);
 		free(j);
 		return -ENOMEM;
 	}
@@ -613,6 +643,7 @@ static void job_done(struct evloop *loop, void *userdata)
 	bool failed = is_backend_failure(j->r, &j->ans);
 	struct backend_stats *b;
 
+	idmapd_quota_dec(&d->quota, j->uid);
 	b = backend_slot(d, failed ? "failed" : j->ans.backend[0] ? j->ans.backend : "none");
 	b->requests++;
 	b->failures += failed;
@@ -716,13 +747,21 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		if (e->positive && !e->busy && !e->stale && d->set.refresh_pct > 0 &&
 		    e->hits >= d->set.refresh_hits &&
 		    now >= e->fetched + (e->expires - e->fetched) * d->set.refresh_pct / 100) {
-			if (fetch_start(d, e, true) == 0) {
+			if (fetch_start(d, e, true, req->peer.uid) == 0) {
 				extra |= IDMAPD_ANSWER_REFRESHING;
 				d->st.lookups[LR_REFRESH_AHEAD]++;
 			}
 		}
 		answer_waiter(d, e, req, a.flags, extra,
 			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
+		return;
+	}
+	if ((!e || !e->busy) && queue_full(d, req->peer.uid)) {
+		idmapd_lookup_res res = { .status = -EAGAIN };
+
+		d->st.queue_refused++;
+		d->st.lookups[LR_ERROR]++;
+		reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 		return;
 	}
 	if (!e) {
@@ -735,7 +774,7 @@ static void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		d->st.lookups[LR_COALESCED]++;
 	}
 	add_waiter(d, e, req, a.flags);
-	if (!e->busy && fetch_start(d, e, false) < 0) {
+	if (!e->busy && fetch_start(d, e, false, req->peer.uid) < 0) {
 		answer_all(d, e, 0, LR_ERROR);
 		return;
 	}
@@ -1094,6 +1133,8 @@ static void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER,
 	     idmapd_cache_evictions(d->cache), NULL);
 	madd(ms, "cache_flushes_total", NULL, STATS_METRIC_COUNTER, d->st.flushes, NULL);
+	madd(ms, "queue_jobs", NULL, STATS_METRIC_GAUGE, d->quota.total, NULL);
+	madd(ms, "queue_refused_total", NULL, STATS_METRIC_COUNTER, d->st.queue_refused, NULL);
 	madd(ms, "kernel_keyrings_cleared_total", NULL, STATS_METRIC_COUNTER,
 	     d->st.keyrings_cleared, NULL);
 	madd(ms, "reloads_total", NULL, STATS_METRIC_COUNTER, d->st.reloads, NULL);
@@ -1108,6 +1149,8 @@ static void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "connections_total", NULL, STATS_METRIC_COUNTER, ss.accepted, NULL);
 	madd(ms, "connections", NULL, STATS_METRIC_GAUGE, ss.current, NULL);
 	madd(ms, "connections_refused_total", NULL, STATS_METRIC_COUNTER, ss.refused, NULL);
+	madd(ms, "connections_refused_user_total", NULL, STATS_METRIC_COUNTER, ss.refused_uid,
+	     NULL);
 	madd(ms, "bad_frames_total", NULL, STATS_METRIC_COUNTER, ss.bad_frames, NULL);
 	madd(ms, "bad_headers_total", NULL, STATS_METRIC_COUNTER, ss.bad_headers, NULL);
 	madd(ms, "idle_closed_total", NULL, STATS_METRIC_COUNTER, ss.idle_closed, NULL);
@@ -1297,6 +1340,7 @@ int main(int argc, char *argv[])
 		.max_inflight = d.set.max_inflight,
 		.idle_timeout_ms = d.set.idle_timeout * 1000,
 		.max_clients = d.set.max_clients,
+		.max_clients_per_uid = d.set.max_clients_user,
 		.log = rpc_log,
 	};
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
@@ -1333,6 +1377,7 @@ out:
 	pool_stop(&d);
 	rpc_server_free(d.srv);
 	idmapd_cache_free(d.cache);
+	idmapd_quota_clear(&d.quota);
 	evloop_free(d.loop);
 	if (lfd >= 0)
 		close(lfd);
