@@ -3,18 +3,13 @@
  * accepts SET/UNSET with an open directory descriptor, fstat()s it for identity and
  * ownership, authorizes (root, the admin group, or the directory's owner), commits
  * durably and answers lookups from the in-memory index; optional LDAP fleet sync. */
-#include <getopt.h>
 #include <grp.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
 
 #include "attr-private.h"
 #include "attrd-ldap.h"
-#include "cli.h"
+#include "daemon.h"
 #include "evloop.h"
 #include "rpc-args.h"
 #include "rpc-server.h"
@@ -48,95 +43,156 @@ struct daemon {
 	struct op_stats ops[_OP_MAX];
 	struct attrd_ldap *ldap;
 	struct evtimer *sync_timer;
+	struct daemon_shell sh;
+	char *runtime_dir;
+	unsigned max_clients, idle_timeout; /* as started (they apply at start only) */
 };
-
-static void notify(const char *state)
-{
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, state);
-#else
-	(void)state;
-#endif
-}
 
 /* ---------------------------------------------------------------- configuration */
 
-/* Read the daemon's settings from ctx into d; on error *msg says why and d is unchanged. */
-static int apply_config(struct daemon *d, struct nfskeys_ctx *ctx, char *msg, size_t msg_size)
-{
-	const char *g = nfskeys_conf_get(ctx, "Attrd", "Admin-Group");
-	bool have = false;
-	gid_t gid = 0;
-	char *name = NULL;
+/* Everything a configuration decides, built whole before it replaces the running one. */
+struct attrd_config {
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_attr_store *store;
+	bool have_admin;
+	gid_t admin_gid;
+	char *admin_group;
+	unsigned max_clients;  /* [Attrd] Max-Clients; applies at start */
+	unsigned idle_timeout; /* [Attrd] Idle-Timeout, seconds; applies at start */
+};
 
+static void config_clear(struct attrd_config *c)
+{
+	nfskeys_attr_store_close(c->store);
+	nfskeys_ctx_unref(c->ctx);
+	free(c->admin_group);
+	*c = (struct attrd_config){};
+}
+
+/* A number of [Attrd] key from min to max; a malformed value is an error naming it. */
+static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
+		      unsigned *val, char *msg, size_t msg_size)
+{
+	int64_t v;
+	int r = nfskeys_conf_get_int(ctx, "Attrd", key, min, max, &v);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		snprintf(msg, msg_size, "[Attrd] %s = %s: expected a number from %u to %u", key,
+			 nfskeys_conf_get(ctx, "Attrd", key), min, max);
+		return -EINVAL;
+	}
+	*val = (unsigned)v;
+	return 0;
+}
+
+/* Load the configuration and open the store it names into *c (nothing of the running
+ * daemon is touched); on error *msg says why and the exit code class is returned in
+ * *ret_exit. */
+static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size_t msg_size,
+		       int *ret_exit)
+{
+	const char *g, *store_path;
+	char why[256];
+	int r;
+
+	*c = (struct attrd_config){ .max_clients = 1024, .idle_timeout = 30 };
+	*ret_exit = DAEMON_EXIT_CONFIG;
+	daemon_capture_errors(why, sizeof(why));
+	r = nfskeys_ctx_new_full(d->conf_path, daemon_lib_log, NULL, &c->ctx);
+	daemon_capture_errors(NULL, 0);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot load configuration %s: %s%s%s%s",
+			 d->conf_path ? d->conf_path : SYSCONFDIR "/nfskeys/nfskeys.conf",
+			 strerror(-r), why[0] ? " (" : "", why, why[0] ? ")" : "");
+		goto fail;
+	}
+	nfskeys_ctx_set_log_priority(c->ctx, daemon_lib_priority(&d->sh));
+	g = nfskeys_conf_get(c->ctx, "Attrd", "Admin-Group");
 	if (g && *g) {
 		struct group *gr = getgrnam(g);
 		char *end;
 		unsigned long v = strtoul(g, &end, 10);
 
 		if (gr)
-			gid = gr->gr_gid;
+			c->admin_gid = gr->gr_gid;
 		else if (*end == '\0' && v < (gid_t)-1)
-			gid = (gid_t)v;
+			c->admin_gid = (gid_t)v;
 		else {
 			snprintf(msg, msg_size, "[Attrd] Admin-Group: no group '%s'", g);
-			return -EINVAL;
+			r = -EINVAL;
+			goto fail;
 		}
-		have = true;
-		name = strdup(g);
-		if (!name)
-			return -ENOMEM;
+		c->have_admin = true;
+		c->admin_group = strdup(g);
+		if (!c->admin_group) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
-	free(d->admin_group);
-	d->admin_group = name;
-	d->have_admin = have;
-	d->admin_gid = gid;
+	if ((r = conf_limit(c->ctx, "Max-Clients", 1, 65536, &c->max_clients, msg, msg_size)) < 0 ||
+	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0)
+		goto fail;
+	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
+	/* Opened anew on every reload, even at the same path: the index is rebuilt from what
+	 * is stored, which picks up 'nfsattr import' and 'nfsattr --direct' changes. */
+	r = nfskeys_attr_store_open(c->ctx, store_path, NFSKEYS_ATTR_STORE_WRITE, &c->store);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot open store %s: %s", store_path, strerror(-r));
+		*ret_exit = DAEMON_EXIT_FAIL;
+		goto fail;
+	}
 	return 0;
+fail:
+	config_clear(c);
+	return r;
 }
 
+/* Swap a loaded configuration in, in one step; *c then holds the old one to free. */
+static void config_swap(struct daemon *d, struct attrd_config *c)
+{
+	struct attrd_config old = { .ctx = d->ctx, .store = d->store,
+				    .have_admin = d->have_admin, .admin_gid = d->admin_gid,
+				    .admin_group = d->admin_group };
+
+	d->ctx = c->ctx;
+	d->store = c->store;
+	d->have_admin = c->have_admin;
+	d->admin_gid = c->admin_gid;
+	d->admin_group = c->admin_group;
+	if (d->ldap)
+		attrd_ldap_configure(d->ldap, d->ctx);
+	*c = old;
+}
+
+/* SIGHUP or RELOAD: the new configuration and store, all or nothing. */
 static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 {
-	struct nfskeys_ctx *ctx = NULL;
-	struct nfskeys_attr_store *st = NULL;
-	const char *store_path;
-	int r;
+	struct attrd_config c;
+	int code, r;
 
-	notify("RELOADING=1");
-	r = nfskeys_ctx_new(d->conf_path, &ctx);
-	if (r < 0) {
-		snprintf(msg, msg_size, "cannot load configuration: %s (keeping the old one)",
-			 strerror(-r));
-		goto out;
+	daemon_reload_begin();
+	r = config_load(d, &c, msg, msg_size, &code);
+	if (r == 0) {
+		if (c.max_clients != d->max_clients || c.idle_timeout != d->idle_timeout)
+			daemon_log(LOG_NOTICE,
+				   "Max-Clients and Idle-Timeout changes take effect at restart");
+		config_swap(d, &c);
+		config_clear(&c);
+		d->generation++;
+		snprintf(msg, msg_size, "configuration %s loaded (generation %llu)",
+			 nfskeys_ctx_get_conf_path(d->ctx), (unsigned long long)d->generation);
 	}
-	r = apply_config(d, ctx, msg, msg_size);
-	if (r < 0)
-		goto out;
-	store_path = d->store_override ? d->store_override : attr_default_store_path(ctx);
-	/* Reopen even when the path is the same: the index is rebuilt from what is stored,
-	 * which picks up 'nfsattr import' and 'nfsattr --direct' changes. */
-	r = nfskeys_attr_store_open(ctx, store_path, NFSKEYS_ATTR_STORE_WRITE, &st);
-	if (r < 0) {
-		snprintf(msg, msg_size, "cannot open store %s: %s (keeping %s)", store_path,
-			 strerror(-r), attr_store_path(d->store));
-		goto out;
-	}
-	nfskeys_attr_store_close(d->store);
-	d->store = TAKE_PTR(st);
-	if (d->ldap)
-		attrd_ldap_configure(d->ldap, ctx);
-	nfskeys_ctx_unref(d->ctx);
-	d->ctx = TAKE_PTR(ctx);
-	d->generation++;
-	snprintf(msg, msg_size, "configuration generation %llu", (unsigned long long)d->generation);
-	nfskeys_ctx_log(d->ctx, LOG_NOTICE, __FILE__, __LINE__, __func__, "reloaded: %s", msg);
-	r = 0;
-out:
-	if (r < 0)
-		nfskeys_ctx_log(d->ctx, LOG_ERR, __FILE__, __LINE__, __func__, "reload failed: %s",
-				msg);
-	nfskeys_ctx_unref(ctx);
-	notify("READY=1");
+	daemon_reload_end(r, msg);
 	return r;
+}
+
+static void on_sighup(void *userdata)
+{
+	char msg[512];
+
+	do_reload(userdata, msg, sizeof(msg));
 }
 
 /* ---------------------------------------------------------------- authorization */
@@ -532,21 +588,7 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 	}
 }
 
-/* ---------------------------------------------------------------- signals, sync, main */
-
-static void on_signal(struct evloop *loop, const struct signalfd_siginfo *si, void *userdata)
-{
-	struct daemon *d = userdata;
-	char msg[512];
-
-	if (si->ssi_signo == SIGHUP) {
-		do_reload(d, msg, sizeof(msg));
-		return;
-	}
-	nfskeys_ctx_log(d->ctx, LOG_NOTICE, __FILE__, __LINE__, __func__, "signal %u: stopping",
-			si->ssi_signo);
-	evloop_exit(loop, 0);
-}
+/* ---------------------------------------------------------------- sync, main */
 
 static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata)
 {
@@ -557,95 +599,56 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
-/* The RPC transport's messages (clients refused, out of descriptors). */
-static void rpc_log(void *userdata, int priority, const char *message)
-{
-	struct daemon *d = userdata;
+static const char *socket_arg, *store_arg;
 
-	log_cond(d->ctx, priority, "%s", message);
-}
+static const struct daemon_option options[] = {
+	{ "socket", 's', "PATH", "listen here instead of [Attrd] Socket", &socket_arg },
+	{ "store", 'S', "PATH", "keep the store here instead of [Attr] Store", &store_arg },
+	{}
+};
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: nfskeys-attrd [OPTIONS]\n"
-		"\n"
-		"Keep per-directory cache policy for network filesystems (see nfskeys-attrd(8)).\n"
-		"\n"
-		"Options:\n"
-		"  -c, --config FILE   configuration file (default %s/nfskeys/nfskeys.conf)\n"
-		"  -s, --socket PATH   listen here instead of [Attrd] Socket\n"
-		"  -S, --store PATH    keep the store here instead of [Attr] Store\n"
-		"  -v, --verbose       more messages (repeat for debug)\n"
-		"  -h, --help          show this help\n"
-		"  -V, --version       show the version\n",
-		SYSCONFDIR);
-}
+static const struct daemon_info info = {
+	.name = "nfskeys-attrd",
+	.summary = "Keep per-directory cache policy for network filesystems.",
+	.pid_name = "attrd.pid",
+	.options = options,
+	.footer = "See nfskeys-attrd(8).",
+};
 
 int main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
-		{ "store", required_argument, NULL, 'S' },  { "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },	    { "version", no_argument, NULL, 'V' },
-		{}
-	};
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct daemon d = { .generation = 1 };
+	struct attrd_config c;
 	/* SET/UNSET take an O_PATH directory descriptor (the server refuses any other) */
-	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .idle_timeout_ms = 30000,
-					    .log = rpc_log, .accept_fds = true };
+	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .log = daemon_rpc_log,
+					    .accept_fds = true };
 	char msg[512] = "";
-	int verbose = 0, c, r, lfd = -1;
-	int64_t v;
+	int r, lfd = -1, ret = DAEMON_EXIT_FAIL;
+	const char *runtime_dir;
 
-	while ((c = getopt_long(argc, argv, "c:s:S:vhV", opts, NULL)) >= 0) {
-		switch (c) {
-		case 'c':
-			d.conf_path = optarg;
-			break;
-		case 's':
-			d.socket_override = optarg;
-			break;
-		case 'S':
-			d.store_override = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			return cli_std_option(c, "nfskeys-attrd", usage);
-		}
+	r = daemon_parse_args(&d.sh, &info, argc, argv);
+	if (r >= 0)
+		return r;
+	d.conf_path = d.sh.conf_path;
+	d.socket_override = socket_arg;
+	d.store_override = store_arg;
+	r = daemon_detach(&d.sh);
+	if (r < 0) {
+		daemon_log(LOG_ERR, "cannot detach: %s", strerror(-r));
+		return DAEMON_EXIT_FAIL;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "nfskeys-attrd: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	signal(SIGPIPE, SIG_IGN);
 	d.start_usec = mono_usec();
-	r = nfskeys_ctx_new(d.conf_path, &d.ctx);
+	r = config_load(&d, &c, msg, sizeof(msg), &ret);
 	if (r < 0) {
-		fprintf(stderr, "nfskeys-attrd: cannot load configuration: %s\n", strerror(-r));
-		return 3;
+		daemon_log(LOG_ERR, "%s", msg);
+		return ret;
 	}
-	nfskeys_ctx_set_log_priority(d.ctx, verbose > 1 ? LOG_DEBUG : verbose ? LOG_INFO : LOG_NOTICE);
-	r = apply_config(&d, d.ctx, msg, sizeof(msg));
-	if (r < 0) {
-		fprintf(stderr, "nfskeys-attrd: %s\n", msg);
-		goto out;
-	}
-	if (nfskeys_conf_get_int(d.ctx, "Attrd", "Max-Clients", 1, 65536, &v) == 0)
-		limits.max_clients = (unsigned)v;
-	if (nfskeys_conf_get_int(d.ctx, "Attrd", "Idle-Timeout", 1, 86400, &v) == 0)
-		limits.idle_timeout_ms = (unsigned)v * 1000;
-
-	r = nfskeys_attr_store_open(d.ctx, d.store_override, NFSKEYS_ATTR_STORE_WRITE, &d.store);
-	if (r < 0) {
-		fprintf(stderr, "nfskeys-attrd: cannot open store %s: %s\n",
-			d.store_override ? d.store_override : attr_default_store_path(d.ctx),
-			strerror(-r));
-		goto out;
-	}
+	ret = DAEMON_EXIT_FAIL;
+	d.max_clients = limits.max_clients = c.max_clients;
+	d.idle_timeout = c.idle_timeout;
+	limits.idle_timeout_ms = c.idle_timeout * 1000;
+	config_swap(&d, &c);
+	config_clear(&c); /* what was there before: nothing */
 	d.socket_path = strdup(d.socket_override ? d.socket_override :
 						   attr_default_socket_path(d.ctx));
 	if (!d.socket_path) {
@@ -655,24 +658,36 @@ int main(int argc, char *argv[])
 	r = evloop_new(&d.loop);
 	if (r < 0)
 		goto out;
-	r = evloop_add_signals(d.loop, sigs, ARRAY_SIZE(sigs), on_signal, &d);
+	r = daemon_add_signals(d.loop, on_sighup, &d);
 	if (r < 0)
 		goto out;
-	r = unix_listen(d.socket_path, 0666, 128, &lfd);
+	runtime_dir = nfskeys_conf_get(d.ctx, "General", "Runtime-Dir");
+	d.runtime_dir = strdup(runtime_dir && *runtime_dir ? runtime_dir : RUNDIR);
+	if (!d.runtime_dir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = daemon_socket_dir(d.runtime_dir, d.socket_path);
+	if (r == 0) {
+		r = unix_listen(d.socket_path, 0666, 128, &lfd);
+		if (r < 0)
+			daemon_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));
+	}
 	if (r < 0) {
-		fprintf(stderr, "nfskeys-attrd: cannot listen on %s: %s\n", d.socket_path,
-			strerror(-r));
+		ret = DAEMON_EXIT_SOCKET;
 		goto out;
 	}
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits, dispatch, &d,
 			   &d.srv);
 	if (r < 0) {
+		daemon_log(LOG_ERR, "cannot serve: %s", strerror(-r));
 		close(lfd);
+		lfd = -1;
 		goto out;
 	}
 	r = attrd_ldap_new(d.ctx, &d.ldap);
 	if (r < 0) {
-		fprintf(stderr, "nfskeys-attrd: LDAP sync: %s\n", strerror(-r));
+		daemon_log(LOG_ERR, "LDAP sync: %s", strerror(-r));
 		goto out;
 	}
 	if (d.ldap) {
@@ -680,13 +695,12 @@ int main(int argc, char *argv[])
 		if (r < 0)
 			goto out;
 	}
-	nfskeys_ctx_log(d.ctx, LOG_NOTICE, __FILE__, __LINE__, __func__,
-			"nfskeys-attrd %s: %zu directories with policy in %s, listening on %s",
-			PACKAGE_VERSION, attr_index_count(attr_store_index(d.store)),
-			attr_store_path(d.store), d.socket_path);
-	notify("READY=1\nSTATUS=serving");
+	daemon_log(LOG_NOTICE, "nfskeys-attrd %s: %zu directories with policy in %s, listening on %s",
+		   PACKAGE_VERSION, attr_index_count(attr_store_index(d.store)),
+		   attr_store_path(d.store), d.socket_path);
+	daemon_ready(&d.sh, d.runtime_dir, "serving");
 	r = evloop_run(d.loop);
-	notify("STOPPING=1");
+	ret = r < 0 ? DAEMON_EXIT_FAIL : DAEMON_EXIT_OK;
 out:
 	evloop_timer_free(d.sync_timer);
 	attrd_ldap_free(d.ldap);
@@ -697,6 +711,8 @@ out:
 	nfskeys_attr_store_close(d.store);
 	nfskeys_ctx_unref(d.ctx);
 	free(d.socket_path);
+	free(d.runtime_dir);
 	free(d.admin_group);
-	return r < 0 ? 1 : 0;
+	daemon_shell_done(&d.sh);
+	return ret;
 }

@@ -207,7 +207,7 @@ static pid_t start_daemon(const char *attrd, const char *conf, const char *sock)
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 2);
-		execl(attrd, attrd, "-c", conf, (char *)NULL);
+		execl(attrd, attrd, "-f", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 600; i++) { /* up to 60 s: a 1M-policy store takes a while */

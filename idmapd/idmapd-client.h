@@ -10,7 +10,8 @@
 #define IDMAPD_SOCKET_DEFAULT RUNDIR "/idmapd.sock"
 
 /* The socket to use: explicit (non-NULL), else [Idmapd] Socket from ctx (may be NULL),
- * else IDMAPD_SOCKET_DEFAULT. */
+ * else [General] Runtime-Dir/idmapd.sock, else IDMAPD_SOCKET_DEFAULT.  Returns a pointer
+ * into a thread-local buffer in the Runtime-Dir case. */
 const char *idmapd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path);
 
 /* A client for the daemon at path with a per-call timeout. */

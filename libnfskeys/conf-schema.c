@@ -30,6 +30,13 @@ static const struct conf_key schema[] = {
 	{ "SID", "*" },
 	{ "Idmap", "*" },
 	{ "Idmapd", "*" },
+	/* nfskeys-idmapd's kernel paths (knfsd channels, NFS client pipes) */
+	{ "Kernel", "Server-Channels" },
+	{ "Kernel", "Client-Pipe" },
+	{ "Kernel", "Channel-Dir" },
+	{ "Kernel", "Pipefs-Directory" },
+	{ "Kernel", "Negative-TTL" },
+	{ "Kernel", "Client-Cache-Timeout" },
 
 	/* attr area */
 	{ "Attr", "*" },

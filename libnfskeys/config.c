@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "ini.h"
-#include "libnfskeys-private.h"
+#include "ctx-private.h"
 
 struct conf_entry {
 	char *section;
@@ -323,7 +323,7 @@ _public_ const char *nfskeys_conf_get(const struct nfskeys_ctx *ctx, const char 
 
 	if (!ctx || !section || !key)
 		return NULL;
-	e = conf_find(ctx_get_conf(ctx), section, key);
+	e = conf_find(ctx->conf, section, key);
 	return e ? e->value : NULL;
 }
 
@@ -380,7 +380,7 @@ _public_ int nfskeys_conf_foreach(const struct nfskeys_ctx *ctx, const char *sec
 
 	if (!ctx || !section || !fn)
 		return -EINVAL;
-	conf = ctx_get_conf(ctx);
+	conf = ctx->conf;
 	for (size_t i = 0; conf && i < conf->n; i++) {
 		if (!strcaseeq(conf->entries[i].section, section))
 			continue;

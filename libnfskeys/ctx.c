@@ -1,55 +1,8 @@
-/* The library context: reference counting, the log sink and per-area state. */
+/* The library context: creation from the configuration, reference counting and per-area
+ * state.  The log sink is log.c, the configuration store config.c, plugins plugin.c. */
 #include <stdarg.h>
 
-#include "libnfskeys-private.h"
-#include "log-escape.h"
-
-struct nfskeys_ctx {
-	int refcount;
-	nfskeys_log_fn log_fn;
-	void *log_data;
-	int log_priority;
-	char *conf_path;
-	struct conf *conf;
-	struct plugin_registry *plugins;
-	struct {
-		void *data;
-		void (*free_fn)(void *data);
-	} ext[_CTX_EXT_MAX];
-};
-
-_printf_(6, 0) static void log_stderr(void *userdata, int priority, const char *file, int line,
-		       const char *fn, const char *format, va_list args)
-{
-	static const char *const names[] = { "emerg", "alert", "crit", "error",
-					     "warning", "notice", "info", "debug" };
-
-	fprintf(stderr, "nfskeys: %s: ", names[priority & 7]);
-	vfprintf(stderr, format, args);
-	fputc('\n', stderr);
-}
-
-static int log_priority_parse(const char *s)
-{
-	static const char *const names[] = { "emerg", "alert", "crit", "err",
-					     "warning", "notice", "info", "debug" };
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	v = strtol(s, &end, 10);
-	if (*end == '\0')
-		return (v >= 0 && v <= 7) ? (int)v : -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (strcaseeq(s, names[i]))
-			return (int)i;
-	if (strcaseeq(s, "error"))
-		return LOG_ERR;
-	if (strcaseeq(s, "warn"))
-		return LOG_WARNING;
-	return -EINVAL;
-}
+#include "ctx-private.h"
 
 _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
 				  struct nfskeys_ctx **ret_ctx)
@@ -66,12 +19,12 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 	if (!ctx)
 		return -ENOMEM;
 	ctx->refcount = 1;
-	ctx->log_fn = log_fn ? log_fn : log_stderr;
+	ctx->log_fn = log_fn ? log_fn : ctx_log_stderr;
 	ctx->log_data = log_fn ? userdata : NULL;
 	ctx->log_priority = LOG_ERR;
 	env = secure_getenv("NFSKEYS_LOG");
 	if (env) {
-		r = log_priority_parse(env);
+		r = ctx_log_priority_parse(env);
 		if (r >= 0)
 			ctx->log_priority = r;
 	}
@@ -99,7 +52,7 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 	 * wins (so a tool may set a floor in the environment). */
 	verbosity = nfskeys_conf_get(ctx, "General", "Verbosity");
 	if (verbosity) {
-		r = log_priority_parse(verbosity);
+		r = ctx_log_priority_parse(verbosity);
 		if (r < 0) {
 			log_err(ctx, "%s: [General] Verbosity: invalid value '%s' (use err, "
 				"warning, notice, info, debug or 0-7)", ctx->conf_path, verbosity);
@@ -143,67 +96,9 @@ _public_ struct nfskeys_ctx *nfskeys_ctx_unref(struct nfskeys_ctx *ctx)
 	return NULL;
 }
 
-_public_ void nfskeys_ctx_set_log_fn(struct nfskeys_ctx *ctx, nfskeys_log_fn log_fn,
-				     void *userdata)
-{
-	if (!ctx)
-		return;
-	ctx->log_fn = log_fn ? log_fn : log_stderr;
-	ctx->log_data = log_fn ? userdata : NULL;
-}
-
-_public_ int nfskeys_ctx_get_log_priority(const struct nfskeys_ctx *ctx)
-{
-	return ctx ? ctx->log_priority : LOG_ERR;
-}
-
-_public_ void nfskeys_ctx_set_log_priority(struct nfskeys_ctx *ctx, int priority)
-{
-	if (!ctx)
-		return;
-	ctx->log_priority = MAX(0, MIN(priority, LOG_DEBUG));
-}
-
-_printf_(6, 7) static void call_log_fn(struct nfskeys_ctx *ctx, int priority, const char *file,
-				      int line, const char *fn, const char *format, ...)
-{
-	va_list ap;
-
-	va_start(ap, format);
-	ctx->log_fn(ctx->log_data, priority, file, line, fn, format, ap);
-	va_end(ap);
-}
-
-_public_ void nfskeys_ctx_log(struct nfskeys_ctx *ctx, int priority, const char *file, int line,
-			      const char *fn, const char *format, ...)
-{
-	va_list ap;
-
-	if (!ctx || !format || priority > ctx->log_priority)
-		return;
-	char msg[LOG_LINE_MAX];
-
-	/* Messages carry untrusted text (key descriptions, paths, lookup keys): every log
-	 * sink gets it escaped (log-escape.h), as "%s". */
-	va_start(ap, format);
-	log_vformat(msg, sizeof(msg), format, ap);
-	va_end(ap);
-	call_log_fn(ctx, priority, file, line, fn, "%s", msg);
-}
-
 _public_ const char *nfskeys_ctx_get_conf_path(const struct nfskeys_ctx *ctx)
 {
 	return ctx ? ctx->conf_path : NULL;
-}
-
-const struct conf *ctx_get_conf(const struct nfskeys_ctx *ctx)
-{
-	return ctx ? ctx->conf : NULL;
-}
-
-struct plugin_registry **ctx_plugins(struct nfskeys_ctx *ctx)
-{
-	return &ctx->plugins;
 }
 
 void *ctx_ext_get(const struct nfskeys_ctx *ctx, enum ctx_ext_slot slot)

@@ -38,7 +38,6 @@ void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 struct conf;
 int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path, struct conf **ret);
 struct conf *conf_free(struct conf *conf);
-const struct conf *ctx_get_conf(const struct nfskeys_ctx *ctx);
 
 /* conf-schema.c: is [section] key known?  1 known, 0 unknown key, -1 unknown section. */
 int conf_schema_check(const char *section, const char *key);
@@ -46,4 +45,3 @@ int conf_schema_check(const char *section, const char *key);
 /* plugin.c: see plugin.h for the loader interface. */
 struct plugin_registry;
 struct plugin_registry *plugin_registry_free(struct plugin_registry *reg);
-struct plugin_registry **ctx_plugins(struct nfskeys_ctx *ctx);

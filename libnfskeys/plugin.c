@@ -5,7 +5,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 
-#include "libnfskeys-private.h"
+#include "ctx-private.h"
 #include "plugin.h"
 
 struct plugin_slot {
@@ -96,7 +96,7 @@ int plugin_load(struct nfskeys_ctx *ctx, const char *name, uint32_t kind, uint32
 
 	if (!ctx || !ret)
 		return -EINVAL;
-	regp = ctx_plugins(ctx);
+	regp = &ctx->plugins;
 	if (!plugin_name_valid(name)) {
 		log_err(ctx, "invalid plugin name '%s'", name ? name : "");
 		return -EINVAL;

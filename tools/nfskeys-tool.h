@@ -22,19 +22,16 @@ enum {
 };
 
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* -- credential commands -- */
+/* credential commands */
 int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* -- end credential commands -- */
-/* -- idmap commands -- */
+/* idmap commands */
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* -- end idmap commands -- */
-/* -- idmapd commands -- */
+/* idmapd commands */
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* -- end idmapd commands -- */
 
 /* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
 int tool_error(const char *fmt, ...) _printf_(1, 2);

@@ -1,184 +1,293 @@
-/* nfskeys-upcall-full: the request-key helper for NFS id_resolver and CIFS cifs.idmap keys
- * with the in-process engine; the lean nfskeys-upcall (nfskeys-upcall-lean.c) answers from
- * the daemon itself and execs this for everything else.  It parses the key's description,
- * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
- * kernel payload, or rejects it with a short timeout. */
+/* nfskeys-upcall, the program request-key runs: the fast path only.  It asks nfskeys-idmapd
+ * and instantiates the key from the daemon's answer, linked as a static PIE where the
+ * build allows (no dynamic loader at all; otherwise it loads only libc and libkeyutils;
+ * the RPC code and libtirpc's XDR are always linked in); for anything else (no daemon, a
+ * negative answer, --help, --verbose, a bad command line) it execs nfskeys-upcall-full,
+ * the helper with the in-process engine (libnfskeys), with the same arguments. */
+#include <dirent.h>
 #include <inttypes.h>
-#include <syslog.h>
+#include <keyutils.h>
+#include <limits.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 
+/* macros.h first: <rpc/types.h> brings its own MIN/MAX (see rpc-client.h) */
 #include "macros.h"
-#include "cli.h"
-#include "log-escape.h"
+#include "idmap.h"
+#include "idmap-desc.h"
+#include "idmapd-client.h"
+#include "ini.h"
 #include "nfskeys.h"
-#include "upcall.h"
+#include "rpc-client.h"
 #include "upcall-args.h"
 
-enum {
-	UP_OK = 0,       /* key instantiated */
-	UP_REJECTED = 1, /* no mapping: key rejected with a short timeout */
-	UP_USAGE = 2,    /* bad command line */
-	UP_CONFIG = 3,   /* configuration could not be loaded (key rejected) */
-	UP_KEYERR = 4,   /* the key could not be instantiated or rejected */
+#define DAEMON_TIMEOUT_MS 500 /* as tools/upcall-resolve.c */
+
+struct lean_conf {
+	char socket[PATH_MAX];
+	char runtime_dir[PATH_MAX - 16]; /* [General] Runtime-Dir: the socket's directory */
+	long helper_timeout; /* -1: not set */
+	bool bad;            /* a value we cannot take: let the full helper say why */
 };
 
-#define REJECT_TIMEOUT_DEFAULT 60u
+static char **saved_argv;
 
-static void usage(FILE *f)
+/* Run the full helper in our place; no_daemon: it must not ask the daemon again. */
+static __attribute__((noreturn)) void fallback(bool no_daemon)
 {
-	fprintf(f,
-		"Usage: nfskeys-upcall [OPTIONS] KEY DESCRIPTION\n"
-		"\n"
-		"request-key helper for id_resolver (uid:, gid:, user:, group:) and cifs.idmap\n"
-		"(os:, gs:, oi:, gi:) keys.  Run by request-key as: nfskeys-upcall %%k %%d\n"
-		"\n"
-		"Options:\n"
-		"  -t, --timeout SEC   key timeout for answers (default: the answer's TTL)\n"
-		"  -c, --config FILE   configuration file\n"
-		"  -T, --type TYPE     key type when the key cannot be described\n"
-		"  -v, --verbose       log to syslog at debug level\n"
-		"      --no-daemon     resolve in-process without asking nfskeys-idmapd\n"
-		"  -h, --help          show this help\n"
-		"  -V, --version       show the version\n"
-		"\n"
-		"Exit status: 0 instantiated, 1 rejected (no mapping), 2 usage, 3 configuration,\n"
-		"4 the key could not be instantiated.  See nfskeys-upcall(8).\n");
-}
+	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	char *argv[64];
+	size_t n = 0;
+	ssize_t l;
 
-static void log_syslog(void *userdata, int priority, const char *file, int line,
-		       const char *fn, const char *format, va_list args)
-{
-	log_vsyslog(priority, format, args);
-}
-
-static int reject(int32_t key, unsigned timeout, int error)
-{
-	int r = nfskeys_key_reject(key, timeout, (unsigned)error, 0);
-
-	if (r < 0) {
-		log_syslogf(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
-		return UP_KEYERR;
+	/* Next to this program first (the build tree; never in a setuid run), else the
+	 * installed one. */
+	snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", LIBEXECDIR);
+	if (!getauxval(AT_SECURE)) {
+		l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (l > 0) {
+			self[l] = 0;
+			slash = strrchr(self, '/');
+			if (slash) {
+				*slash = 0;
+				snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", self);
+				if (access(path, X_OK) < 0)
+					snprintf(path, sizeof(path), "%s/nfskeys-upcall-full",
+						 LIBEXECDIR);
+			}
+		}
 	}
-	return UP_REJECTED;
+	argv[n++] = path;
+	if (no_daemon)
+		argv[n++] = (char *)"--no-daemon";
+	for (size_t i = 1; saved_argv[i] && n < ARRAY_SIZE(argv) - 1; i++)
+		argv[n++] = saved_argv[i];
+	argv[n] = NULL;
+	execv(path, argv);
+	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
+	_exit(4); /* the key could not be instantiated (nfskeys-upcall(8)) */
+}
+
+static int on_value(void *userdata, const char *file, unsigned line, const char *section,
+		    const char *key, const char *value)
+{
+	struct lean_conf *c = userdata;
+	char *end;
+
+	if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Socket")) {
+		if (strlen(value) >= sizeof(c->socket))
+			c->bad = true;
+		else
+			snprintf(c->socket, sizeof(c->socket), "%s", value);
+	} else if (!strcasecmp(section, "General") && !strcasecmp(key, "Runtime-Dir")) {
+		if (strlen(value) + sizeof("/idmapd.sock") > sizeof(c->runtime_dir))
+			c->bad = true;
+		else
+			snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
+	} else if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Helper-Timeout")) {
+		errno = 0;
+		c->helper_timeout = strtol(value, &end, 10);
+		if (errno || end == value || *end || c->helper_timeout < 0 ||
+		    c->helper_timeout > 60000)
+			c->bad = true;
+	}
+	return 0;
+}
+
+static int dropin_filter(const struct dirent *de)
+{
+	size_t len = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && len >= 6 && streq(de->d_name + len - 5, ".conf");
+}
+
+/* The two settings the fast path needs, read as libnfskeys reads the configuration (the
+ * file, then conf.d/ drop-ins in lexical order; the last value wins).  false: the full
+ * helper must handle this (an error to report, an untrusted conf.d). */
+static bool read_conf(const char *path, bool explicit_path, struct lean_conf *c)
+{
+	char dir[PATH_MAX], err[256];
+	struct dirent **names = NULL;
+	struct stat st;
+	bool ok = true;
+	int n, r;
+
+	r = ini_parse_file(path, NULL, on_value, c, err, sizeof(err));
+	if (r < 0 && !(r == -ENOENT && !explicit_path))
+		return false;
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return false;
+	{
+		char *slash = strrchr(dir, '/');
+
+		if (slash && slash != dir)
+			*slash = 0;
+		else
+			snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+	}
+	if (strlen(dir) + sizeof("/conf.d") >= sizeof(dir))
+		return false;
+	strcat(dir, "/conf.d");
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	if (!S_ISDIR(st.st_mode))
+		return true;
+	/* libnfskeys skips (with a warning) a conf.d others may write to: leave that case,
+	 * and its warning, to the full helper. */
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	n = scandir(dir, &names, dropin_filter, alphasort);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX];
+
+		if (ok && snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name) < (int)sizeof(p)) {
+			r = ini_parse_file(p, NULL, on_value, c, err, sizeof(err));
+			if (r < 0 && r != -ENOENT)
+				ok = false;
+		} else {
+			ok = false;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return ok && !c->bad;
+}
+
+/* The kernel payload for an answer (as nfskeys_idmap_payload()); < 0: not ours to build. */
+static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t size)
+{
+	size_t len;
+	int n;
+
+	if (w->kind != kind)
+		return -EPROTO;
+	switch (kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		n = snprintf((char *)buf, size, "%" PRIu32, (uint32_t)w->id);
+		return n > 0 && (size_t)n < size ? n + 1 : -ENOBUFS; /* with its NUL */
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		len = w->name ? strlen(w->name) : 0;
+		if (len == 0 || len >= NFSKEYS_IDMAP_NAME_MAX || len > size)
+			return -EINVAL;
+		memcpy(buf, w->name, len); /* no NUL */
+		return (int)len;
+	case NFSKEYS_IDMAP_SID_TO_UID:
+	case NFSKEYS_IDMAP_SID_TO_GID: {
+		uint32_t id = w->id;
+
+		memcpy(buf, &id, sizeof(id)); /* host byte order */
+		return sizeof(id);
+	}
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		/* The binary SID (revision, count, 6-byte authority, count 32-bit
+		 * sub-authorities), padded to the 68 bytes cifs.idmap sends: the daemon
+		 * encodes it with nfskeys_sid_to_binary(), which pads it so. */
+		if (w->sid.sid_len != NFSKEYS_SID_BINARY_MAX || w->sid.sid_len > size ||
+		    8 + 4 * (size_t)(uint8_t)w->sid.sid_val[1] > w->sid.sid_len)
+			return -EINVAL;
+		memcpy(buf, w->sid.sid_val, w->sid.sid_len);
+		return (int)w->sid.sid_len;
+	}
+	return -EINVAL;
 }
 
 int main(int argc, char *argv[])
 {
-	struct nfskeys_ctx *ctx = NULL;
-	struct nfskeys_idmap_answer answer;
-	struct nfskeys_key_info info;
-	enum nfskeys_idmap_kind kind;
+	struct lean_conf conf = { .helper_timeout = -1 };
 	struct upcall_args a;
-	const char *type, *key, *desc;
-	char payload[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
-	unsigned reject_timeout = REJECT_TIMEOUT_DEFAULT, ttl;
-	int32_t serial;
-	int r, len, rc;
+	const char *config, *type, *key = NULL;
+	char kdesc[512], ktype[64]; /* kdesc: "type;uid;gid;perm;" + the longest description */
+	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
+	idmapd_lookup_res res = {};
+	struct rpc_client *client = NULL;
+	uint8_t buf[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
+	unsigned kind = 0;
+	int r, len;
 
-	r = upcall_args_parse(argc, argv, &a);
-	switch (r) {
-	case 0:
-		break;
-	case UPCALL_ARGS_BAD_TIMEOUT:
-		fprintf(stderr, "nfskeys-upcall: bad timeout '%s'\n", a.bad);
-		return UP_USAGE;
-	case UPCALL_ARGS_BAD_SERIAL:
-		fprintf(stderr, "nfskeys-upcall: bad key serial '%s'\n", a.bad);
-		return UP_USAGE;
-	case UPCALL_ARGS_BAD_COUNT:
-		usage(stderr);
-		return UP_USAGE;
-	default:
-		return cli_std_option(r, "nfskeys-upcall", usage);
-	}
-	upcall_no_daemon = a.no_daemon;
-	openlog("nfskeys-upcall", LOG_PID, LOG_AUTHPRIV);
-	serial = a.serial;
-	desc = a.desc;
+	saved_argv = argv;
+	opterr = 0; /* the full helper reports usage errors */
+	/* --verbose, --help, --version, --no-daemon, errors: the full helper's */
+	if (upcall_args_parse(argc, argv, &a) != 0 || a.verbose || a.no_daemon)
+		fallback(false);
 	type = a.type;
-
-	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
-		r = nfskeys_key_describe(serial, &info);
-		if (r < 0) {
-			log_syslogf(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
-			       strerror(-r));
-			return reject(serial, reject_timeout, EKEYREJECTED);
-		}
-		type = info.type;
-		if (!streq(info.description, desc)) {
-			log_syslogf(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
-			       info.description, desc);
-			return reject(serial, reject_timeout, EKEYREJECTED);
-		}
-	}
+		/* "type;uid;gid;perm;description", read in one call (a longer one is not
+		 * an ID-mapping key: the full helper says so) */
+		long n = keyctl_describe(a.serial, kdesc, sizeof(kdesc));
+		char *semi;
 
-	r = nfskeys_ctx_new_full(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx);
-	if (r < 0) {
-		log_syslogf(LOG_ERR, "cannot load configuration: %s", strerror(-r));
-		reject(serial, reject_timeout, EKEYREJECTED);
-		return UP_CONFIG;
+		if (n <= 0 || (size_t)n > sizeof(kdesc) || !(semi = strchr(kdesc, ';')) ||
+		    (size_t)(semi - kdesc) >= sizeof(ktype))
+			fallback(false);
+		memcpy(ktype, kdesc, semi - kdesc);
+		ktype[semi - kdesc] = 0;
+		for (int i = 0; i < 3 && semi; i++)
+			semi = strchr(semi + 1, ';');
+		if (!semi || !streq(semi + 1, a.desc))
+			fallback(false);
+		type = ktype;
 	}
-	nfskeys_ctx_set_log_fn(ctx, log_syslog, NULL);
-	if (a.verbose)
-		nfskeys_ctx_set_log_priority(ctx, LOG_DEBUG);
-	{
-		int64_t v;
+	/* The daemon validates the key; malformed ones are rejected by the full helper. */
+	if (idmap_desc_split(type, a.desc, &kind, &key) < 0)
+		fallback(false);
 
-		if (nfskeys_conf_get_int(ctx, "Mapping", "Nobody-TTL", 0, 86400, &v) == 0 && v > 0)
-			reject_timeout = (unsigned)v;
+	config = a.config;
+	if (!config) {
+		/* secure_getenv(): NULL in a setuid/setgid run, as libnfskeys does */
+		config = secure_getenv("NFSKEYS_CONF");
+		bool explicit_path = config && *config;
+
+		if (!explicit_path)
+			config = SYSCONFDIR "/nfskeys/nfskeys.conf";
+		if (!read_conf(config, explicit_path, &conf))
+			fallback(false);
+	} else if (!read_conf(config, true, &conf)) {
+		fallback(false);
 	}
+	if (conf.helper_timeout == 0)
+		fallback(true); /* the daemon is disabled for the helper */
 
-	r = nfskeys_idmap_parse_description(type, desc, &kind, &key);
-	if (r < 0) {
-		log_syslogf(LOG_WARNING, "%s key %" PRId32 ": bad description '%.200s': %s", type,
-		       serial, desc, r == -EOPNOTSUPP ? "prefix not valid for this key type" :
-							 "malformed");
-		rc = reject(serial, reject_timeout, EINVAL);
-		goto out;
-	}
+	args.kind = kind;
+	args.key = (char *)key;
+	/* as idmapd_socket_path(): Socket, else Runtime-Dir/idmapd.sock, else the default */
+	if (!conf.socket[0] && conf.runtime_dir[0])
+		snprintf(conf.socket, sizeof(conf.socket), "%s/idmapd.sock", conf.runtime_dir);
+	r = rpc_client_new(conf.socket[0] ? conf.socket : IDMAPD_SOCKET_DEFAULT,
+			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,
+			   conf.helper_timeout > 0 ? (int)conf.helper_timeout : DAEMON_TIMEOUT_MS,
+			   256 * 1024, &client);
+	if (r < 0)
+		fallback(false);
+	r = rpc_client_call(client, IDMAPD_LOOKUP, (xdrproc_t)xdr_idmapd_lookup_args, &args,
+			    (xdrproc_t)xdr_idmapd_lookup_res, &res);
+	rpc_client_free(client);
+	if (r < 0)
+		fallback(true); /* daemon unreachable or broken: resolve in-process */
+	if (res.status != 0)
+		fallback(false); /* a verdict against: the full helper rejects and logs */
+	len = payload(&res.idmapd_lookup_res_u.answer, kind, buf, sizeof(buf));
+	if (len < 0)
+		fallback(false);
 
-	r = upcall_resolve(ctx, kind, key, &answer);
-	if (r < 0) {
-		log_syslogf(LOG_INFO, "%s: no mapping: %s", desc, strerror(-r));
-		rc = reject(serial, reject_timeout, r == -ENOENT ? ENOKEY : (unsigned)-r);
-		goto out;
-	}
-	len = nfskeys_idmap_payload(&answer, payload, sizeof(payload));
-	if (len < 0) {
-		log_syslogf(LOG_ERR, "%s: cannot build the payload: %s", desc, strerror(-len));
-		rc = reject(serial, reject_timeout, EINVAL);
-		goto out;
-	}
-
-	ttl = upcall_key_ttl(&a, answer.ttl, answer.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
-
-	/* Possess the type's private keyring so the key stays ours to change after it is
-	 * instantiated (the authorisation to construct it ends then); set the timeout
-	 * while we still hold that authorisation. */
+	/* As the full helper: possess the type's private keyring, set the timeout while we
+	 * hold the authorisation, then instantiate. */
 	if (upcall_private_keyring(type))
-		(void)nfskeys_key_possess_keyring(upcall_private_keyring(type), NULL);
-	if (ttl > 0) {
-		r = nfskeys_key_set_timeout(serial, ttl);
-		if (r < 0)
-			log_syslogf(LOG_WARNING, "%s: cannot set the key timeout: %s", desc,
-			       strerror(-r));
+		(void)keyctl_search(KEY_SPEC_USER_KEYRING, "keyring", upcall_private_keyring(type),
+				    KEY_SPEC_THREAD_KEYRING);
+	{
+		const idmapd_answer *w = &res.idmapd_lookup_res_u.answer;
+		unsigned ttl = upcall_key_ttl(&a, w->ttl, w->flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+
+		if (ttl > 0) /* a key without timeout still works */
+			(void)keyctl_set_timeout(a.serial, ttl);
 	}
-	r = nfskeys_key_instantiate(serial, payload, (size_t)len, 0);
-	if (r < 0) {
-		/* e.g. EDQUOT: the requester's key quota is full.  Reject with the reason
-		 * (rejecting needs no quota) so the caller fails at once and briefly, instead
-		 * of a key negated for the kernel's default 60 s; touch no other key. */
-		log_syslogf(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
-		       strerror(-r));
-		fprintf(stderr, "nfskeys-upcall: %s: cannot instantiate key %" PRId32 ": %s\n",
-			desc, serial, strerror(-r));
-		reject(serial, reject_timeout, -r);
-		rc = UP_KEYERR;
-		goto out;
-	}
-	log_syslogf(LOG_DEBUG, "%s: %s backend, ttl %u", desc, answer.backend, ttl);
-	rc = UP_OK;
-out:
-	nfskeys_ctx_unref(ctx);
-	return rc;
+	if (keyctl_instantiate(a.serial, buf, (size_t)len, 0) < 0)
+		fallback(false); /* reports it (exit 4) */
+	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
+	return 0;
 }

@@ -13,17 +13,14 @@ static const struct nfskeys_cmd commands[] = {
 	{ "help", cmd_help, "Show this help", true },
 	{ "version", cmd_version, "Show the version", true },
 	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings" },
-	/* -- credential commands -- */
+	/* credential commands */
 	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear, clearall, list" },
 	{ "afs", cmd_afs, "AFS tokens: login, list, clear" },
 	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
-	/* -- end credential commands -- */
-	/* -- idmap commands -- */
+	/* idmap commands */
 	{ "idmap", cmd_idmap, "ID mapping: lookup, reverse, sid, explain, flush, import-conf" },
-	/* -- end idmap commands -- */
-	/* -- idmapd commands -- */
+	/* idmapd commands */
 	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
-	/* -- end idmapd commands -- */
 };
 
 int tool_error(const char *fmt, ...)

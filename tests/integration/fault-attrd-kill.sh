@@ -28,7 +28,7 @@ EOF
 ATTRD_PID=
 STARTS=0
 start_daemon() {
-	$T_DAEMON_WRAPPER "$ATTRD" -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
+	$T_DAEMON_WRAPPER "$ATTRD" -f -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 	ATTRD_PID=$!
 	STARTS=$((STARTS + 1))
 	t_attrd_wait "$T_TMP/attrd.log" $STARTS

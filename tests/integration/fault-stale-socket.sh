@@ -73,7 +73,7 @@ ASOCK="$T_TMP/attrd.sock"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\n' "$T_TMP/attr.db" "$ASOCK" >"$ACONF"
 A_PID=
 t_on_exit '[ -n "$A_PID" ] && kill -9 $A_PID'
-"$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
+"$ATTRD" -f -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
 A_PID=$!
 t_attrd_wait "$T_TMP/attrd.log" 1
 kill -KILL "$A_PID"; wait "$A_PID" 2>/dev/null; A_PID=
@@ -82,7 +82,7 @@ mkdir -p "$T_TMP/d"
 "$NFSATTR" -c "$ACONF" set "$T_TMP/d" cache=none >"$T_TMP/out" 2>&1; rc=$?
 check_contains "nfsattr on the stale socket: exit 5, not running (rc $rc)" \
 	"5:nfsattr: nfskeys-attrd is not running (no listener on" "$rc:$(head -n1 "$T_TMP/out")"
-$T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$ACONF" >>"$T_TMP/attrd.log" 2>&1 &
 A_PID=$!
 t_attrd_wait "$T_TMP/attrd.log" 2 || sed 's/^/# /' "$T_TMP/attrd.log"
 check "new attrd over the stale socket: set works" "$NFSATTR" -c "$ACONF" set "$T_TMP/d" cache=none

@@ -85,7 +85,7 @@ ACONF="$T_TMP/attr.conf"
 ASOCK="$T_TMP/attrd.sock"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nMax-Clients = 1010\nIdle-Timeout = 2\n' \
 	"$T_TMP/attr.db" "$ASOCK" >"$ACONF"
-$T_DAEMON_WRAPPER "$ATTRD" -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"
 t_attrd_wait "$T_TMP/attrd.log"

@@ -1,7 +1,8 @@
 /* The ID-mapping engine: loads the backend chain named by [Translation] Method (and
  * GSS-Methods for principals), walks it (-ENOENT passes on), caches answers (except those a
  * pure algorithmic backend computes faster than a cache probe), applies the nobody
- * fallback with its short TTL, and turns answers into kernel upcall payloads. */
+ * fallback with its short TTL.  Its explanations live in idmap-explain.c, the kernel's
+ * upcall formats in idmap-kernel.c. */
 #include <ctype.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -9,36 +10,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 
-#include "idmap-desc.h"
-#include "idmap-plugin.h"
-#include "idmap-private.h"
-
-#define MAX_BACKENDS 8
-#define KEY_MAX 1024
-
-struct backend {
-	char method[24];
-	const struct nfskeys_idmap_ops *ops; /* NULL when it could not be loaded */
-	void *data;
-	int load_error;
-};
-
-struct idmap_state {
-	char domain[256];
-	const char *domain_source;
-	struct backend backends[MAX_BACKENDS]; /* distinct, loaded */
-	size_t n_backends;
-	struct backend *chain[MAX_BACKENDS], *gss_chain[MAX_BACKENDS];
-	size_t n_chain, n_gss_chain;
-	uint32_t nobody_uid, nobody_gid;
-	unsigned pos_ttl, neg_ttl, nobody_ttl;
-	struct idmap_cache *cache;
-	char method_text[128], gss_method_text[128];
-	/* SID->uid, SID->gid: the backend the chain asks first for the kind when it has a
-	 * pure_sid_to_id hook (every backend before it loaded and not mapping the kind), else
-	 * NULL.  Its answers for the kind are computed, never cached. */
-	struct backend *pure_sid[2];
-};
+#include "idmap-engine.h"
 
 /* Serializes the lazy creation of the per-context state (not state itself). */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,63 +46,12 @@ _public_ int nfskeys_idmap_kind_from_string(const char *s, enum nfskeys_idmap_ki
 	return -EINVAL;
 }
 
-static bool kind_valid(unsigned kind)
-{
-	return kind >= 1 && kind < _NFSKEYS_IDMAP_KIND_MAX;
-}
-
-static bool kind_is_name(unsigned kind)
-{
-	return kind == NFSKEYS_IDMAP_NAME_TO_UID || kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
-	       kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
-}
-
-static bool kind_is_id(unsigned kind)
-{
-	return kind == NFSKEYS_IDMAP_UID_TO_NAME || kind == NFSKEYS_IDMAP_GID_TO_GROUP ||
-	       kind == NFSKEYS_IDMAP_UID_TO_SID || kind == NFSKEYS_IDMAP_GID_TO_SID;
-}
-
-static bool kind_is_sid(unsigned kind)
-{
-	return kind == NFSKEYS_IDMAP_SID_TO_UID || kind == NFSKEYS_IDMAP_SID_TO_GID;
-}
-
-/* 0 for SID->uid, 1 for SID->gid (kind_is_sid() kinds only). */
-static unsigned kind_sid_index(unsigned kind)
-{
-	return kind == NFSKEYS_IDMAP_SID_TO_GID;
-}
-
-static bool kind_is_group(unsigned kind)
-{
-	return kind == NFSKEYS_IDMAP_GROUP_TO_GID || kind == NFSKEYS_IDMAP_SID_TO_GID;
-}
-
-/* Parse a decimal id 0..2^32-2 (2^32-1 is (uid_t)-1, never a real id). */
-static int parse_id(const char *s, uint32_t *ret)
-{
-	uint64_t v = 0;
-
-	if (!*s || strlen(s) > 10)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (v >= UINT32_MAX)
-		return -ERANGE;
-	*ret = (uint32_t)v;
-	return 0;
-}
-
 static int resolve_nobody(const char *value, bool group, uint32_t *ret)
 {
 	char buf[4096];
 	uint32_t id;
 
-	if (parse_id(value, &id) == 0) {
+	if (idmap_parse_id(value, &id) == 0) {
 		*ret = id;
 		return 0;
 	}
@@ -351,7 +272,7 @@ fail:
 	return r;
 }
 
-static int state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret)
+int idmap_state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 {
 	struct idmap_state *st;
 	int r = 0;
@@ -375,8 +296,8 @@ static int state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 }
 
 /* Split and validate key into req (name/domain parts in buf). */
-static int request_prepare(struct idmap_state *st, unsigned kind, const char *key, char *buf,
-			   size_t bufsize, struct nfskeys_sid *sid,
+int idmap_request_prepare(struct idmap_state *st, unsigned kind, const char *key, char *buf,
+			  size_t bufsize, struct nfskeys_sid *sid,
 			   struct nfskeys_idmap_request *req)
 {
 	size_t len = strlen(key);
@@ -398,11 +319,13 @@ static int request_prepare(struct idmap_state *st, unsigned kind, const char *ke
 			if (!*req->domain)
 				return -EINVAL;
 		}
-		if (!*buf)
+		/* "@localdomain": an owner with no user part, which nfsidmap maps to nobody;
+		 * no backend is asked (idmap_chain_run) */
+		if (!*buf && !at)
 			return -EINVAL;
 		req->name = buf;
 	} else if (kind_is_id(kind)) {
-		r = parse_id(key, &req->id);
+		r = idmap_parse_id(key, &req->id);
 		if (r < 0)
 			return -EINVAL;
 	} else if (kind_is_sid(kind)) {
@@ -414,17 +337,7 @@ static int request_prepare(struct idmap_state *st, unsigned kind, const char *ke
 	return 0;
 }
 
-/* Walk a chain.  On success ret is complete.  With trace, every backend's verdict is
- * appended to it. */
-struct trace {
-	char *buf;
-	size_t size, len;
-	uint32_t worst_cause;
-	char down_backend[24];
-	char reason[256];
-};
-
-static void _printf_(2, 3) trace_add(struct trace *t, const char *fmt, ...)
+void _printf_(2, 3) idmap_trace_add(struct trace *t, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -438,7 +351,7 @@ static void _printf_(2, 3) trace_add(struct trace *t, const char *fmt, ...)
 		t->len = MIN(t->size - 1, t->len + (size_t)n);
 }
 
-static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
+int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
 		     struct trace *t, struct backend **ret_backend)
 {
@@ -448,6 +361,22 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 	int failure = 0;
 	bool asked = false;
 
+	if (kind_is_sid(req->kind) &&
+	    idmap_builtin_sid(st, req->kind, req->key, req->sid, ret) == 0) {
+		idmap_trace_add(t, "  %-9s answered: a Unix SID names the id itself\n", "builtin");
+		if (ret_backend)
+			*ret_backend = NULL;
+		return 0;
+	}
+	if (kind_is_name(req->kind) && !*req->name) {
+		idmap_trace_add(t, "  %-9s no user part in \"%s\": no backend asked\n", "builtin",
+				req->key);
+		if (t) {
+			t->worst_cause = IDMAP_CAUSE_NO_SUCH;
+			snprintf(t->reason, sizeof(t->reason), "no user part in the name");
+		}
+		return -ENOENT;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct backend *b = chain[i];
 		struct nfskeys_idmap_answer a;
@@ -461,7 +390,7 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			if (t && !t->down_backend[0])
 				snprintf(t->down_backend, sizeof(t->down_backend), "%s",
 					 b->method);
-			trace_add(t, "  %-9s FAILED: backend not available (%s)\n", b->method,
+			idmap_trace_add(t, "  %-9s FAILED: backend not available (%s)\n", b->method,
 				  strerror(-b->load_error));
 			if (t) {
 				t->worst_cause = IDMAP_CAUSE_BACKEND_DOWN;
@@ -471,7 +400,7 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			continue;
 		}
 		if (!(b->ops->kinds & IDMAP_KIND_BIT(req->kind))) {
-			trace_add(t, "  %-9s does not map %s\n", b->method,
+			idmap_trace_add(t, "  %-9s does not map %s\n", b->method,
 				  kind_names[req->kind]);
 			continue;
 		}
@@ -496,7 +425,7 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			_Static_assert(sizeof(b->method) <= sizeof(a.backend), "backend name");
 			memcpy(a.backend, b->method, sizeof(b->method));
 			a.ttl = b->ops->ttl ? b->ops->ttl : st->pos_ttl;
-			trace_add(t, "  %-9s answered\n", b->method);
+			idmap_trace_add(t, "  %-9s answered\n", b->method);
 			*ret = a;
 			if (ret_backend)
 				*ret_backend = b;
@@ -515,7 +444,7 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		} else if (req->cause == IDMAP_CAUSE_NONE) {
 			req->cause = IDMAP_CAUSE_NO_SUCH;
 		}
-		trace_add(t, "  %-9s %s: %s\n", b->method,
+		idmap_trace_add(t, "  %-9s %s: %s\n", b->method,
 			  r == -ENOENT ? "not found" : "FAILED", reason[0] ? reason : strerror(-r));
 		if (t) {
 			/* The most telling cause wins: down > realm > domain > no such. */
@@ -532,9 +461,18 @@ static int chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		}
 	}
 	req->reason = NULL;
-	if (!asked)
-		return -ENOENT;
-	return failure ? failure : -ENOENT;
+	if (failure && asked)
+		return failure;
+	/* nothing found (and no backend down): the meanings fixed outside the backends */
+	if (idmap_builtin_fallback(st, req, ret) == 0) {
+		idmap_trace_add(t, "  %-9s answered: %s\n", "builtin",
+				kind_is_name(req->kind) ? "a numeric or nobody owner"
+							: "the Unix SID of an id no domain has");
+		if (ret_backend)
+			*ret_backend = NULL;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 static void nobody_answer(struct idmap_state *st, unsigned kind, int error,
@@ -550,11 +488,6 @@ static void nobody_answer(struct idmap_state *st, unsigned kind, int error,
 	snprintf(ret->backend, sizeof(ret->backend), "nobody");
 }
 
-static bool kind_has_nobody(unsigned kind)
-{
-	return kind_is_name(kind) || kind_is_sid(kind);
-}
-
 /* Everything after a cache miss (kept out of line so the hit path sets up no request,
  * key buffer or answer on the stack). */
 static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct idmap_state *st,
@@ -568,11 +501,11 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 
 	if (r < 0)
 		goto fail;
-	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
+	r = idmap_request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
-	/* chain_run() writes ret only on success (no second copy of the answer here) */
-	r = chain_run(ctx, st, &req, ret, NULL, &by);
+	/* idmap_chain_run() writes ret only on success (no second copy of the answer here) */
+	r = idmap_chain_run(ctx, st, &req, ret, NULL, &by);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		/* a pure backend's answer is recomputed next time (lookup_pure_sid) */
 		if (r == 0 && !(kind_is_sid(kind) && by == st->pure_sid[kind_sid_index(kind)]))
@@ -592,7 +525,7 @@ fail:
 
 /* SID->uid/gid answered by a pure backend's computation: no cache (neither read nor
  * filled, so ANSWER_CACHED stays clear), the same answer, TTL and backend name as
- * chain_run() would give.  -EAGAIN when the backend needs its full lookup. */
+ * idmap_chain_run() would give.  -EAGAIN when the backend needs its full lookup. */
 static int lookup_pure_sid(struct idmap_state *st, unsigned kind, const char *key,
 			   struct nfskeys_idmap_answer *ret)
 {
@@ -620,10 +553,11 @@ static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, co
 
 	if (!ctx || !key || !ret || !kind_valid(kind))
 		return -EINVAL;
-	r = state_get(ctx, &st);
+	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
-	if (kind_is_sid(kind) && lookup_pure_sid(st, kind, key, ret) == 0)
+	if (kind_is_sid(kind) && (idmap_builtin_sid(st, kind, key, NULL, ret) == 0 ||
+				  lookup_pure_sid(st, kind, key, ret) == 0))
 		return 0;
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		/* the hot path: a hit is copied straight into ret (and only then written);
@@ -807,7 +741,7 @@ _public_ int nfskeys_idmap_flush(struct nfskeys_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	r = state_get(ctx, &st);
+	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
 	idmap_cache_clear(st->cache);
@@ -822,7 +756,7 @@ _public_ int nfskeys_idmap_flush_key(struct nfskeys_ctx *ctx, enum nfskeys_idmap
 
 	if (!ctx || !key || !kind_valid(kind))
 		return -EINVAL;
-	r = state_get(ctx, &st);
+	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
 	return idmap_cache_drop(st->cache, kind, key);
@@ -836,7 +770,7 @@ _public_ int nfskeys_idmap_cache_stats(struct nfskeys_ctx *ctx,
 
 	if (!ctx || !ret)
 		return -EINVAL;
-	r = state_get(ctx, &st);
+	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
 	idmap_cache_get_stats(st->cache, ret);
@@ -851,193 +785,11 @@ _public_ int nfskeys_idmap_get_domain(struct nfskeys_ctx *ctx, const char **ret_
 
 	if (!ctx || !ret_domain)
 		return -EINVAL;
-	r = state_get(ctx, &st);
+	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
 	*ret_domain = st->domain;
 	if (ret_source)
 		*ret_source = st->domain_source;
 	return 0;
-}
-
-/* The configuration advice for a cause. */
-static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request *req,
-			   struct trace *t)
-{
-	const char *what = kind_is_group(req->kind) ? "group" : "user";
-	bool gss = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
-	const char *chain = gss ? st->gss_method_text : st->method_text;
-	const char *chain_key = gss ? "GSS-Methods" : "Method";
-
-	switch (t->worst_cause) {
-	case IDMAP_CAUSE_BACKEND_DOWN:
-		trace_add(t,
-			  "cause: backend down: '%s' could not be asked (%s)\n"
-			  "fix:   bring its server back, or change the chain in\n"
-			  "       [Translation] %s = %s\n",
-			  t->down_backend, t->reason[0] ? t->reason : "failure", chain_key, chain);
-		break;
-	case IDMAP_CAUSE_REALM:
-		trace_add(t,
-			  "cause: realm not in Local-Realms: %s\n"
-			  "fix:   add the realm to [General] Local-Realms = %s%s%s\n",
-			  t->reason, req->domain ? req->domain : "",
-			  req->domain ? " (plus your existing realms)" : "", "");
-		break;
-	case IDMAP_CAUSE_DOMAIN_MISMATCH:
-		if (!req->domain) { /* a bare name */
-			trace_add(t,
-				  "cause: '%s' has no @domain, so it is not known to be in the "
-				  "NFSv4 domain '%s'\n"
-				  "fix:   set [Translation] No-Strip = both to look bare names up "
-				  "as they are,\n"
-				  "       or map it explicitly in [Static] %s = <local %s>\n",
-				  req->key, st->domain, req->key, what);
-			break;
-		}
-		trace_add(t,
-			  "cause: domain mismatch: '%s' is not the NFSv4 domain '%s' (from %s)\n"
-			  "fix:   set [General] Domain = %s on this host (it must match the "
-			  "server's),\n"
-			  "       or map the name explicitly in [Static] %s@%s = <local %s>\n",
-			  req->domain ? req->domain : "", st->domain, st->domain_source,
-			  req->domain ? req->domain : "", req->name ? req->name : req->key,
-			  req->domain ? req->domain : "", what);
-		break;
-	case IDMAP_CAUSE_NO_SUCH:
-	case IDMAP_CAUSE_NOT_HANDLED:
-	default:
-		trace_add(t,
-			  "cause: no such %s in any backend (%s)\n"
-			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
-			  "       or add a backend that knows it to [Translation] %s = %s\n",
-			  what, chain, what, req->key, what, chain_key, chain);
-		break;
-	}
-}
-
-_public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
-				   const char *key, char **ret_text)
-{
-	struct nfskeys_idmap_request req = { 0 };
-	struct nfskeys_idmap_answer a;
-	struct nfskeys_sid sid;
-	struct idmap_state *st;
-	struct trace t = { .size = 4096 };
-	char buf[KEY_MAX];
-	int r;
-
-	if (!ctx || !key || !ret_text || !kind_valid(kind))
-		return -EINVAL;
-	r = state_get(ctx, &st);
-	if (r < 0)
-		return r;
-	t.buf = calloc(1, t.size);
-	if (!t.buf)
-		return -ENOMEM;
-	trace_add(&t, "%s %s\n", kind_names[kind], key);
-	trace_add(&t, "NFSv4 domain: %s (from %s)\n", st->domain, st->domain_source);
-	trace_add(&t, "chain: %s\n",
-		  kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_method_text : st->method_text);
-	r = request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
-	if (r < 0) {
-		trace_add(&t, "result: malformed key (%s)\n",
-			  kind_is_sid(kind)	 ? "not a SID such as S-1-5-21-1-2-3-1000" :
-			  kind_is_id(kind) ? "not a decimal id" :
-					     "empty name or domain, or too long");
-		*ret_text = t.buf;
-		return 0;
-	}
-	r = chain_run(ctx, st, &req, &a, &t, NULL);
-	if (r == 0) {
-		if (kind_is_id(kind) && a.name[0])
-			trace_add(&t, "result: %s (backend %s, ttl %us)\n", a.name, a.backend,
-				  a.ttl);
-		else
-			trace_add(&t, "result: %" PRIu32 " (backend %s, ttl %us)\n", a.id,
-				  a.backend, a.ttl);
-	} else {
-		if (kind_has_nobody(kind))
-			trace_add(&t, "result: nobody (%" PRIu32 ", ttl %us): %s\n",
-				  kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
-				  st->nobody_ttl, strerror(-r));
-		else
-			trace_add(&t, "result: no mapping (the request fails): %s\n",
-				  strerror(-r));
-		explain_advice(st, &req, &t);
-	}
-	*ret_text = t.buf;
-	return 0;
-}
-
-/* ---------------------------------------------------------------- kernel formats */
-
-/* The prefix table is common/idmap-desc.h, shared with the lean nfskeys-upcall. */
-_public_ int nfskeys_idmap_parse_description(const char *type, const char *description,
-					     enum nfskeys_idmap_kind *ret_kind,
-					     const char **ret_key)
-{
-	const char *key;
-	unsigned kind;
-	uint32_t id;
-	struct nfskeys_sid sid;
-	int r;
-
-	if (!type || !description || !ret_kind || !ret_key)
-		return -EINVAL;
-	r = idmap_desc_split(type, description, &kind, &key);
-	if (r < 0)
-		return r;
-	/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
-	 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
-	 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
-	if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
-		return -EINVAL;
-	if (kind_is_id(kind) && parse_id(key, &id) < 0)
-		return -EINVAL;
-	if (kind_is_sid(kind) && nfskeys_sid_from_string(key, &sid) < 0)
-		return -EINVAL;
-	*ret_kind = (enum nfskeys_idmap_kind)kind;
-	*ret_key = key;
-	return 0;
-}
-
-_public_ int nfskeys_idmap_payload(const struct nfskeys_idmap_answer *a, void *buf, size_t size)
-{
-	size_t len;
-	int n;
-
-	if (!a || !buf)
-		return -EINVAL;
-	switch (a->kind) {
-	case NFSKEYS_IDMAP_NAME_TO_UID:
-	case NFSKEYS_IDMAP_GROUP_TO_GID:
-		/* decimal id with its NUL */
-		n = snprintf(buf, size, "%" PRIu32, a->id);
-		if (n < 0 || (size_t)n >= size)
-			return -ENOBUFS;
-		return n + 1;
-	case NFSKEYS_IDMAP_UID_TO_NAME:
-	case NFSKEYS_IDMAP_GID_TO_GROUP:
-		len = strnlen(a->name, sizeof(a->name));
-		if (len == 0 || len == sizeof(a->name))
-			return -EINVAL;
-		if (len > size)
-			return -ENOBUFS;
-		memcpy(buf, a->name, len); /* no NUL */
-		return (int)len;
-	case NFSKEYS_IDMAP_SID_TO_UID:
-	case NFSKEYS_IDMAP_SID_TO_GID:
-		if (size < sizeof(uint32_t))
-			return -ENOBUFS;
-		memcpy(buf, &a->id, sizeof(uint32_t)); /* host byte order */
-		return sizeof(uint32_t);
-	case NFSKEYS_IDMAP_UID_TO_SID:
-	case NFSKEYS_IDMAP_GID_TO_SID:
-		if (size < NFSKEYS_SID_BINARY_MAX)
-			return -ENOBUFS;
-		return nfskeys_sid_to_binary(&a->sid, buf, size);
-	default:
-		return -EINVAL;
-	}
 }

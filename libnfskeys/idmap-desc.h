@@ -1,7 +1,9 @@
 /* The descriptions of the kernel's ID-mapping keys (id_resolver "uid:alice@dom", "user:1000",
  * ...; cifs.idmap "os:S-1-5-...", "oi:1000", ...): one prefix table for libnfskeys
  * (nfskeys_idmap_parse_description) and the lean nfskeys-upcall, which links neither
- * libnfskeys nor anything but libc and libkeyutils.  Header only: no link dependency. */
+ * libnfskeys nor anything but libc and libkeyutils.  Header only: no link dependency.  It
+ * lives in libnfskeys/ because it is written in the library's kinds (nfskeys-idmap.h);
+ * common/ is below the library and includes nothing of it. */
 #pragma once
 
 #include <errno.h>

@@ -1,0 +1,292 @@
+/* nfskeys-idmapd configuration: [Idmapd] settings, the load of a new context, and reloads
+ * built off the loop thread and swapped in on it (the old configuration kept on error). */
+#include <inttypes.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "idmapd.h"
+
+/* ---------------------------------------------------------------- settings */
+
+static int conf_uint(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
+		     unsigned *val, char *err, size_t errlen)
+{
+	int64_t v;
+	int r = nfskeys_conf_get_int(ctx, "Idmapd", key, min, max, &v);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		snprintf(err, errlen, "[Idmapd] %s: expected a number from %u to %u", key, min,
+			 max);
+		return -EINVAL;
+	}
+	*val = (unsigned)v;
+	return 0;
+}
+
+static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct settings *ret,
+			 char *err, size_t errlen)
+{
+	struct settings s = {
+		.workers = 4,
+		.cache_size = 65536,
+		.negative_ttl = 60,
+		.refresh_pct = 80,
+		.refresh_hits = 2,
+		.stale_limit = 3600,
+		.stale_ttl = 30,
+		.stale_wait_ms = 500,
+		.max_clients = 1024,
+		.max_request = 4096,
+		.max_inflight = 16,
+		.idle_timeout = 30,
+		.max_clients_user = 64,
+		.max_queue = 4096,
+		.max_queue_user = 64,
+	};
+	const char *v;
+	int r;
+
+	v = idmapd_socket_path(ctx, socket_arg);
+	if (strlen(v) > UNIX_PATH_MAX_LEN) {
+		snprintf(err, errlen, "socket path too long (%zu > %d bytes): %s", strlen(v),
+			 UNIX_PATH_MAX_LEN, v);
+		return -ENAMETOOLONG;
+	}
+	snprintf(s.socket, sizeof(s.socket), "%s", v);
+	v = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
+	snprintf(s.runtime_dir, sizeof(s.runtime_dir), "%s", v && *v ? v : RUNDIR);
+	v = nfskeys_conf_get(ctx, "Idmapd", "Kernel-Keyrings");
+	snprintf(s.keyrings, sizeof(s.keyrings), "%s", v ? v : ".id_resolver .cifs_idmap");
+	if ((r = conf_uint(ctx, "Workers", 1, 64, &s.workers, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Cache-Size", 1, 1 << 24, &s.cache_size, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Negative-TTL", 0, 86400, &s.negative_ttl, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Refresh-Ahead", 0, 99, &s.refresh_pct, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Refresh-Hits", 1, 1 << 30, &s.refresh_hits, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Stale-Limit", 0, 7 * 86400, &s.stale_limit, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Stale-TTL", 1, 86400, &s.stale_ttl, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Stale-Wait", 0, 60000, &s.stale_wait_ms, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Clients", 1, 65536, &s.max_clients, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Request", 64, 1 << 20, &s.max_request, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Inflight", 1, 1024, &s.max_inflight, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Clients-Per-User", 1, 65536, &s.max_clients_user, err,
+			   errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue", 1, 1 << 20, &s.max_queue, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue-Per-User", 1, 1 << 20, &s.max_queue_user, err,
+			   errlen)) < 0 ||
+	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
+		return r;
+	*ret = s;
+	return 0;
+}
+
+/* A new context from the configuration, with the engine initialized (backends loaded,
+ * domain found) so that a broken configuration fails here and not on first use. */
+int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *ret_set,
+		    char *err, size_t errlen)
+{
+	struct nfskeys_ctx *ctx = NULL;
+	struct settings s;
+	const char *domain;
+	char why[256] = "";
+	int r;
+
+	daemon_capture_errors(why, sizeof(why));
+	r = nfskeys_ctx_new_full(d->conf_arg, daemon_lib_log, NULL, &ctx);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot load configuration %s: %s%s%s%s",
+			 d->conf_arg ? d->conf_arg : "(default)", strerror(-r),
+			 why[0] ? " (" : "", why, why[0] ? ")" : "");
+		goto out;
+	}
+	nfskeys_ctx_set_log_priority(ctx, d->lib_priority);
+	r = settings_load(ctx, d->socket_arg, &s, err, errlen);
+	if (r < 0)
+		goto out;
+	r = nfskeys_idmap_get_domain(ctx, &domain, NULL);
+	if (r < 0) {
+		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s%s%s%s",
+			 nfskeys_ctx_get_conf_path(ctx), strerror(-r), why[0] ? " (" : "", why,
+			 why[0] ? ")" : "");
+		goto out;
+	}
+	/* The library logs a backend it cannot load (or init) and goes on without it; a
+	 * daemon must not start, or reload into, a translation chain missing a part. */
+	if (why[0]) {
+		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s",
+			 nfskeys_ctx_get_conf_path(ctx), why);
+		r = -EINVAL;
+		goto out;
+	}
+	*ret_ctx = TAKE_PTR(ctx);
+	*ret_set = s;
+out:
+	daemon_capture_errors(NULL, 0);
+	nfskeys_ctx_unref(ctx);
+	return r;
+}
+static void reload_done(struct evloop *loop, void *userdata);
+
+static void *reload_main(void *arg)
+{
+	struct reload_job *j = arg;
+
+	j->r = load_ctx(j->d, &j->ctx, &j->set, j->msg, sizeof(j->msg));
+	while (evloop_post(j->d->loop, reload_done, j) < 0)
+		usleep(1000); /* out of memory: retry rather than lose the callers */
+	return NULL;
+}
+
+static void reload_answer(struct daemon *d, struct reload_waiter **list, int status,
+			  const char *msg)
+{
+	while (*list) {
+		struct reload_waiter *w = *list;
+		idmapd_reload_res res = { .status = status, .message = (char *)msg,
+					  .generation = d->generation };
+
+		*list = w->next;
+		reply(d, OP_RELOAD, w->req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		free(w);
+	}
+}
+
+/* Swap in the configuration a reload thread built (on the loop thread). */
+static void reload_apply(struct daemon *d, struct reload_job *j)
+{
+	struct settings *s = &j->set;
+
+	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
+		daemon_log(LOG_NOTICE, "Socket and Workers changes take effect at restart");
+	if (s->kernel.server_channels != d->set.kernel.server_channels ||
+	    s->kernel.client_pipe != d->set.kernel.client_pipe ||
+	    !streq(s->kernel.channel_dir, d->set.kernel.channel_dir) ||
+	    !streq(s->kernel.pipefs_dir, d->set.kernel.pipefs_dir))
+		daemon_log(LOG_NOTICE, "[Kernel] path changes take effect at restart (the kernel's "
+				       "channels stay open across a reload)");
+	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);
+	s->workers = d->set.workers;
+	kpaths_update(d->kpaths, &s->kernel);
+	nfskeys_ctx_unref(d->ctx);
+	d->ctx = TAKE_PTR(j->ctx);
+	d->set = *s;
+	d->generation++;
+	idmapd_cache_set_capacity(d->cache, s->cache_size);
+	idmapd_cache_flush(d->cache);
+	clear_kernel_keyrings(d);
+	(void)kpaths_flush_server(d->kpaths); /* knfsd's cached answers may have changed too */
+	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
+		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
+}
+
+static void reload_start(struct daemon *d)
+{
+	struct reload_job *j = calloc(1, sizeof(*j));
+	int r;
+
+	daemon_reload_begin();
+	d->st.reloads++;
+	if (!j) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	j->d = d;
+	r = -pthread_create(&j->thread, NULL, reload_main, j);
+	if (r < 0)
+		goto fail;
+	d->reload = j;
+	return;
+fail:
+	free(j);
+	d->st.reload_failures++;
+	daemon_reload_end(r, strerror(-r));
+	reload_answer(d, &d->reload_waiting, r, "cannot start the reload");
+}
+
+static void reload_done(struct evloop *loop, void *userdata)
+{
+	struct reload_job *j = userdata;
+	struct daemon *d = j->d;
+	struct reload_waiter *callers;
+
+	if (!j->joined)
+		pthread_join(j->thread, NULL);
+	d->reload = NULL;
+	if (d->stopping) {
+		snprintf(j->msg, sizeof(j->msg), "the daemon is stopping");
+		j->r = -ESHUTDOWN;
+	} else if (j->r < 0) {
+		d->st.reload_failures++;
+		daemon_reload_end(j->r, j->msg);
+	} else {
+		reload_apply(d, j);
+		daemon_reload_end(0, j->msg);
+	}
+	/* A SIGHUP or RELOAD that came while this one ran may have followed a later edit:
+	 * one more reload answers all of them.  It starts before this one's callers are
+	 * answered, since answering may dispatch a RELOAD queued behind them. */
+	callers = TAKE_PTR(d->reload_waiting);
+	if (d->reload_again && !d->stopping) {
+		d->reload_again = false;
+		d->reload_waiting = TAKE_PTR(d->reload_next);
+		reload_start(d);
+	}
+	reload_answer(d, &callers, j->r, j->msg);
+	if (d->stopping)
+		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
+	nfskeys_ctx_unref(j->ctx);
+	free(j);
+}
+
+/* Ask for a reload; req (NULL for SIGHUP) is answered when it is done. */
+void reload_request(struct daemon *d, struct rpc_request *req)
+{
+	struct reload_waiter *w = NULL;
+
+	if (req) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
+			return;
+		}
+		w->req = req;
+	}
+	if (d->reload) {
+		d->reload_again = true;
+		if (w) {
+			w->next = d->reload_next;
+			d->reload_next = w;
+		}
+		return;
+	}
+	if (w) {
+		w->next = d->reload_waiting;
+		d->reload_waiting = w;
+	}
+	reload_start(d);
+}
+
+/* At shutdown: wait for a running reload thread (its result is then discarded by
+ * reload_done, which the final loop iteration runs). */
+void reload_wait(struct daemon *d)
+{
+	if (d->reload && !d->reload->joined) {
+		pthread_join(d->reload->thread, NULL);
+		d->reload->joined = true;
+	}
+}
+
+void do_reload(struct daemon *d, struct rpc_request *req)
+{
+	if (!allowed(d, OP_RELOAD, req)) {
+		idmapd_reload_res res = { .status = -EPERM,
+					  .message = (char *)"reload is reserved to root",
+					  .generation = d->generation };
+
+		reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		return;
+	}
+	reload_request(d, req);
+}

@@ -1,0 +1,185 @@
+/* nfskeys-idmapd's private header: the one daemon object and what its parts (main loop,
+ * lookups, flushes, reloads, metrics) call of each other. */
+#pragma once
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "evloop.h"
+#include "idmapd-cache.h"
+#include "idmapd-client.h"
+#include "idmapd-quota.h"
+#include "kernel-paths.h"
+#include "macros.h"
+#include "nfskeys.h"
+#include "rpc-server.h"
+#include "stats.h"
+#include "time-util.h"
+#include "unix-socket.h"
+/* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
+#include "idmap.h"
+
+#define MAX_BACKENDS 16
+
+/* [Idmapd] settings; see nfskeys-idmapd(8). */
+struct settings {
+	char socket[UNIX_PATH_MAX_LEN + 1];
+	unsigned workers;
+	unsigned cache_size;
+	unsigned negative_ttl;   /* s, cached errors of id -> name lookups */
+	unsigned refresh_pct;    /* refresh-ahead after this % of the TTL; 0 = off */
+	unsigned refresh_hits;   /* ... for entries hit at least this often */
+	unsigned stale_limit;    /* s past expiry a positive answer may be served; 0 = off */
+	unsigned stale_ttl;      /* s, TTL of stale answers and retry period while failing */
+	unsigned stale_wait_ms;  /* wait this long for a refetch before answering stale */
+	unsigned max_clients;
+	unsigned max_request;
+	unsigned max_inflight;
+	unsigned idle_timeout;   /* s */
+	unsigned max_clients_user; /* connections per uid (root exempt) */
+	unsigned max_queue;      /* lookups queued or running for the workers, in all */
+	unsigned max_queue_user; /* ... for one uid (root exempt) */
+	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
+	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
+	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
+};
+
+enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, _OP_MAX };
+extern const char *const op_names[_OP_MAX];
+
+enum lres { LR_HIT, LR_MISS, LR_NEGATIVE_HIT, LR_STALE, LR_COALESCED, LR_REFRESH_AHEAD,
+	    LR_NOBODY, LR_ERROR, _LR_MAX };
+extern const char *const lres_names[_LR_MAX];
+
+struct backend_stats {
+	char name[NFSKEYS_IDMAP_BACKEND_MAX];
+	uint64_t requests, failures;
+	struct stats_hist latency;
+};
+
+struct daemon_stats {
+	uint64_t requests[_OP_MAX];
+	struct stats_hist latency[_OP_MAX];
+	uint64_t denied[_OP_MAX];
+	uint64_t lookups[_LR_MAX];
+	struct backend_stats backends[MAX_BACKENDS];
+	size_t n_backends;
+	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
+	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
+};
+
+struct job;
+struct reload_job;
+struct reload_waiter;
+
+struct daemon {
+	struct evloop *loop;
+	struct rpc_server *srv;
+	struct nfskeys_ctx *ctx; /* current configuration; jobs hold their own reference */
+	const char *conf_arg;
+	const char *socket_arg;
+	uint64_t generation;
+	struct settings set;
+	struct idmapd_cache *cache;
+	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
+	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths.c) */
+	struct daemon_stats st;
+	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
+	int64_t start;
+	struct daemon_shell sh;
+	int lib_priority; /* the library's log priority at this verbosity */
+	bool stopping;
+
+	/* reload: the new configuration is built in a thread of its own and swapped in on
+	 * the loop thread (reload_done); requests go on being answered meanwhile. */
+	struct reload_job *reload;             /* the one running, NULL when none */
+	bool reload_again;                     /* asked for while running: once more after */
+	struct reload_waiter *reload_waiting;  /* RELOAD callers of the running one */
+	struct reload_waiter *reload_next;     /* RELOAD callers of the one after */
+
+	/* worker pool */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct job *queue_head, **queue_tail;
+	size_t queued;
+	bool pool_stop;
+	pthread_t *threads;
+	size_t n_threads;
+};
+
+
+/* The one daemon of this process, for timer callbacks that carry an entry. */
+extern struct daemon *the_daemon;
+
+/* A caller waiting on a cache entry: a socket request or a kernel query, never both. */
+struct idmapd_waiter {
+	struct rpc_request *req;
+	struct kquery *kq;
+	unsigned flags; /* IDMAPD_LOOKUP_* */
+	struct idmapd_waiter *next;
+};
+
+struct job {
+	struct job *next;
+	struct daemon *d;
+	struct nfskeys_ctx *ctx;
+	struct idmapd_entry *e;
+	uid_t uid;               /* whose lookup started it (idmapd_quota) */
+	uint32_t kind;
+	char *key;
+	int r;
+	struct nfskeys_idmap_answer ans;
+	uint64_t latency_ns;
+};
+
+/* A reload: load_ctx() in its own thread (a large [Static] section or a slow backend
+ * init would otherwise stall the loop), then reload_done() on the loop thread swaps the
+ * configuration in or keeps the old one.  Requests are answered entirely by the old
+ * configuration until the swap and entirely by the new one after it; lookups in flight
+ * on the worker pool keep the old context alive through their own reference. */
+struct reload_job {
+	struct daemon *d;
+	pthread_t thread;
+	bool joined;
+	int r;
+	struct nfskeys_ctx *ctx;
+	struct settings set;
+	char msg[IDMAPD_MESSAGE_MAX];
+};
+
+struct reload_waiter {
+	struct rpc_request *req;
+	struct reload_waiter *next;
+};
+
+
+
+/* idmapd-lookup.c: lookups on the worker pool */
+int pool_start(struct daemon *d, unsigned n);
+void pool_stop(struct daemon *d);
+void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+/* kpaths_lookup_fn: a kernel query through the same cache and engine */
+void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody);
+void do_ping(struct daemon *d, struct rpc_request *req);
+
+/* idmapd-flush.c: cache flushes and the kernel's keyrings */
+unsigned clear_kernel_keyrings(struct daemon *d);
+void do_flush(struct daemon *d, struct rpc_request *req, XDR *args);
+
+/* idmapd-reload.c: configuration load and reload */
+int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *ret_set,
+	     char *err, size_t errlen);
+void reload_request(struct daemon *d, struct rpc_request *req);
+void reload_wait(struct daemon *d);
+void do_reload(struct daemon *d, struct rpc_request *req);
+
+/* idmapd-metrics.c: statistics */
+struct backend_stats *backend_slot(struct daemon *d, const char *name);
+void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
+	   const void *res);
+void do_stats(struct daemon *d, struct rpc_request *req);
+/* Root only: counts and logs a refusal. */
+bool allowed(struct daemon *d, enum op op, struct rpc_request *req);

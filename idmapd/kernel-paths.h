@@ -1,0 +1,73 @@
+/* The kernel's own ways into nfskeys-idmapd (DESIGN.md §5, KERNEL-INTERFACES.md §1-2):
+ * knfsd's nfs4.idtoname / nfs4.nametoid cache channels on a server, and the NFS client's
+ * rpc_pipefs clnt*\/idmap pipes.  This file owns the descriptors and the protocol; the
+ * daemon resolves each query through the same engine and cache as its socket callers. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evloop.h"
+#include "nfskeys.h"
+#include "stats.h"
+
+enum kpath_mode { KPATH_NO, KPATH_YES, KPATH_AUTO };
+
+#define KPATH_DIR_MAX 256 /* configured directories and files */
+
+enum kpath_src { KPATH_NFSD_IDTONAME, KPATH_NFSD_NAMETOID, KPATH_PIPE, _KPATH_SRC_MAX };
+
+struct kpaths_config {
+	enum kpath_mode server_channels; /* [Kernel] Server-Channels */
+	enum kpath_mode client_pipe;     /* [Kernel] Client-Pipe */
+	char channel_dir[KPATH_DIR_MAX];      /* where nfs4.idtoname/ and nfs4.nametoid/ are */
+	char pipefs_dir[KPATH_DIR_MAX];       /* rpc_pipefs mount; "" = find it */
+	char nfs_conf[KPATH_DIR_MAX];         /* nfs.conf read for pipefs-directory */
+	unsigned negative_ttl;           /* s, knfsd negative entries */
+	unsigned client_cache_timeout;   /* s written to idmap_cache_timeout; 0 = leave it */
+	char sysctl_path[KPATH_DIR_MAX];      /* /proc/sys/fs/nfs/idmap_cache_timeout */
+	bool check_rpc_idmapd;           /* refuse (yes) or skip (auto) a path rpc.idmapd runs */
+};
+
+/* Default configuration: auto, /proc/net/rpc, discovery, 60 s. */
+void kpaths_config_default(struct kpaths_config *cfg);
+/* Read [Kernel] from ctx into cfg (defaults first).  -EINVAL with err naming key and value. */
+int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char *err,
+		       size_t errlen);
+
+struct kpaths;
+struct kquery;
+
+typedef void (*kpaths_log_fn)(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Resolve kind/key for q; the daemon then calls kquery_answer() once (maybe at once).
+ * nobody: a name the backends do not know answers the nobody id (client pipe). */
+typedef void (*kpaths_lookup_fn)(void *userdata, struct kquery *q, uint32_t kind,
+				 const char *key, bool nobody);
+
+/* Open the paths cfg asks for.  With KPATH_YES a path that cannot be served is an error
+ * (-errno, err says which and why); with KPATH_AUTO it is logged and left out. */
+int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_lookup_fn lookup,
+	       kpaths_log_fn log, void *userdata, struct kpaths **ret, char *err, size_t errlen);
+/* Close everything; queries still out are answered into nothing. */
+void kpaths_free(struct kpaths *kp);
+/* Apply a new configuration's TTLs (the descriptors stay open: closing knfsd's channels
+ * for 30 s makes nfsd say idmapd died). */
+void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg);
+/* Make knfsd forget every cached mapping (after start and after a reload). */
+int kpaths_flush_server(struct kpaths *kp);
+/* One line saying what is served, e.g. "knfsd channels, client pipes (3 open) in /run/rpc_pipefs". */
+void kpaths_describe(const struct kpaths *kp, char *buf, size_t size);
+
+/* The answer for q: status 0 with ans, or -errno (unknown / failed).  ttl in seconds for a
+ * positive answer.  Frees q. */
+void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
+		   unsigned ttl);
+enum kpath_src kquery_source(const struct kquery *q);
+
+struct kpath_stats {
+	uint64_t requests, malformed, positive, negative, write_errors;
+	struct stats_hist latency;
+};
+const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src);
+const char *kpath_src_name(enum kpath_src src);

@@ -1,0 +1,281 @@
+/* knfsd cache-channel lines and rpc_pipefs idmap messages: parsing and formatting, no I/O
+ * (KERNEL-INTERFACES.md §1-2).  The kernel is trusted to be the kernel, but a channel or a
+ * pipe can be written by any root process, so nothing here assumes a well-formed input. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel-proto.h"
+
+_Static_assert(sizeof(struct idmap_msg) == IDMAP_MSG_SIZE, "struct idmap_msg is 140 bytes");
+
+/* Take the next space-separated field of line[*pos..len) into buf, undoing the kernel's
+ * \ooo escapes (qword_add escapes '\\', ' ', '\n' and '\t'; qword_get accepts any \ooo
+ * with a first digit 0-3).  A NUL, raw control byte or bad escape is refused: the fields
+ * are C strings on both sides. */
+static int field_take(const char *line, size_t len, size_t *pos, char *buf, size_t size,
+		      const char **ret_why)
+{
+	size_t i = *pos, n = 0;
+
+	while (i < len && line[i] == ' ')
+		i++;
+	if (i >= len || line[i] == '\n') {
+		*ret_why = "missing field";
+		return -EINVAL;
+	}
+	for (; i < len && line[i] != ' ' && line[i] != '\n'; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if (c == '\\') {
+			if (i + 3 >= len || line[i + 1] < '0' || line[i + 1] > '3' ||
+			    line[i + 2] < '0' || line[i + 2] > '7' || line[i + 3] < '0' ||
+			    line[i + 3] > '7') {
+				*ret_why = "bad escape (not \\ooo)";
+				return -EINVAL;
+			}
+			c = (unsigned char)(((line[i + 1] - '0') << 6) | ((line[i + 2] - '0') << 3) |
+					    (line[i + 3] - '0'));
+			i += 3;
+		}
+		if (c == '\0' || c < 0x20 || c == 0x7f) {
+			*ret_why = "control byte in field";
+			return -EINVAL;
+		}
+		if (n + 1 >= size) {
+			*ret_why = "field too long";
+			return -EINVAL;
+		}
+		buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	*pos = i;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	/* decimal as the kernel prints "%u": no sign, no leading zero but for "0" */
+	if (!*s || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > UINT32_MAX)
+			return -EINVAL;
+	}
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int knfsd_parse_request(enum knfsd_channel channel, const char *line, size_t len,
+			struct knfsd_request *ret, const char **ret_why)
+{
+	struct knfsd_request r = { .channel = channel };
+	char type[8], last[KNFSD_FIELD_MAX];
+	size_t pos = 0;
+	int e;
+
+	*ret_why = NULL;
+	if (len == 0 || line[len - 1] != '\n') {
+		*ret_why = "not one whole line";
+		return -EINVAL;
+	}
+	if (memchr(line, '\n', len) != line + len - 1) {
+		*ret_why = "more than one line";
+		return -EINVAL;
+	}
+	e = field_take(line, len, &pos, r.authname, sizeof(r.authname), ret_why);
+	if (e)
+		return e;
+	e = field_take(line, len, &pos, type, sizeof(type), ret_why);
+	if (e) {
+		if (!strcmp(*ret_why, "field too long"))
+			*ret_why = "type is neither user nor group";
+		return e;
+	}
+	if (!strcmp(type, "group"))
+		r.group = true;
+	else if (strcmp(type, "user")) {
+		*ret_why = "type is neither user nor group";
+		return -EINVAL;
+	}
+	e = field_take(line, len, &pos, last, sizeof(last), ret_why);
+	if (e)
+		return e;
+	while (pos < len && line[pos] == ' ')
+		pos++;
+	if (line[pos] != '\n') {
+		*ret_why = "extra field after the request";
+		return -EINVAL;
+	}
+	if (channel == KNFSD_IDTONAME) {
+		if (parse_u32(last, &r.id)) {
+			*ret_why = "id is not a decimal 32-bit number";
+			return -EINVAL;
+		}
+	} else {
+		memcpy(r.name, last, sizeof(r.name));
+	}
+	*ret = r;
+	return 0;
+}
+
+int knfsd_escape_field(const char *field, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)field; *p; p++) {
+		bool esc = *p == '\\' || *p == ' ' || *p < 0x20 || *p == 0x7f;
+		size_t need = esc ? 4 : 1;
+
+		if (n + need >= size)
+			return -ENOBUFS;
+		if (esc) {
+			snprintf(buf + n, 5, "\\%03o", *p);
+		} else {
+			buf[n] = (char)*p;
+		}
+		n += need;
+	}
+	if (n >= size)
+		return -ENOBUFS;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Append field (escaped) and a space to buf at *n. */
+static int put_field(const char *field, char *buf, size_t size, size_t *n)
+{
+	int r;
+
+	if (*n >= size)
+		return -ENOBUFS;
+	r = knfsd_escape_field(field, buf + *n, size - *n);
+	if (r < 0)
+		return r;
+	*n += (size_t)r;
+	if (*n + 1 >= size)
+		return -ENOBUFS;
+	buf[(*n)++] = ' ';
+	buf[*n] = '\0';
+	return 0;
+}
+
+int knfsd_format_reply(const struct knfsd_request *req, int64_t expiry, bool negative,
+		       const char *name, uint32_t id, char *buf, size_t size)
+{
+	char num[24], exp[24];
+	size_t n = 0;
+	int r;
+
+	if (expiry <= 0)
+		return -EINVAL; /* the kernel's get_expiry refuses 0 and negative values */
+	if (!negative && req->channel == KNFSD_IDTONAME &&
+	    (!name || !*name || strlen(name) >= KNFSD_FIELD_MAX))
+		return -EINVAL;
+	snprintf(exp, sizeof(exp), "%" PRId64, expiry);
+	r = put_field(req->authname, buf, size, &n);
+	if (!r)
+		r = put_field(req->group ? "group" : "user", buf, size, &n);
+	if (!r && req->channel == KNFSD_IDTONAME) {
+		snprintf(num, sizeof(num), "%" PRIu32, req->id);
+		r = put_field(num, buf, size, &n);
+	} else if (!r) {
+		r = put_field(req->name, buf, size, &n);
+	}
+	if (!r)
+		r = put_field(exp, buf, size, &n);
+	if (!r && !negative) {
+		if (req->channel == KNFSD_IDTONAME) {
+			r = put_field(name, buf, size, &n);
+		} else {
+			snprintf(num, sizeof(num), "%" PRIu32, id);
+			r = put_field(num, buf, size, &n);
+		}
+	}
+	if (r)
+		return r;
+	buf[n - 1] = '\n'; /* the last field's space */
+	return (int)n;
+}
+
+int pipe_parse_request(const void *msg, size_t len, struct pipe_request *ret,
+		       const char **ret_why)
+{
+	struct idmap_msg im;
+	struct pipe_request r = { 0 };
+	size_t nlen;
+
+	*ret_why = NULL;
+	if (len != sizeof(im)) {
+		*ret_why = "message is not 140 bytes";
+		return -EINVAL;
+	}
+	memcpy(&im, msg, sizeof(im));
+	if (im.im_type != IDMAP_TYPE_USER && im.im_type != IDMAP_TYPE_GROUP) {
+		*ret_why = "im_type is neither user nor group";
+		return -EINVAL;
+	}
+	if (im.im_conv != IDMAP_CONV_IDTONAME && im.im_conv != IDMAP_CONV_NAMETOID) {
+		*ret_why = "im_conv is neither idtoname nor nametoid";
+		return -EINVAL;
+	}
+	r.group = im.im_type == IDMAP_TYPE_GROUP;
+	r.name_to_id = im.im_conv == IDMAP_CONV_NAMETOID;
+	if (r.name_to_id) {
+		nlen = strnlen(im.im_name, sizeof(im.im_name));
+		if (nlen == sizeof(im.im_name)) {
+			*ret_why = "im_name is not NUL-terminated";
+			return -EINVAL;
+		}
+		if (nlen == 0) {
+			*ret_why = "im_name is empty";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < nlen; i++) {
+			unsigned char c = (unsigned char)im.im_name[i];
+
+			if (c < 0x20 || c == 0x7f) {
+				*ret_why = "control byte in im_name";
+				return -EINVAL;
+			}
+		}
+		memcpy(r.name, im.im_name, nlen + 1);
+	} else {
+		r.id = im.im_id;
+	}
+	*ret = r;
+	return 0;
+}
+
+int pipe_format_reply(const struct pipe_request *req, bool ok, const char *name, uint32_t id,
+		      struct idmap_msg *ret)
+{
+	struct idmap_msg im;
+
+	memset(&im, 0, sizeof(im));
+	im.im_type = req->group ? IDMAP_TYPE_GROUP : IDMAP_TYPE_USER;
+	im.im_conv = req->name_to_id ? IDMAP_CONV_NAMETOID : IDMAP_CONV_IDTONAME;
+	if (req->name_to_id) {
+		/* the kernel matches the name it sent (strcmp) and stores the id */
+		memcpy(im.im_name, req->name, strnlen(req->name, sizeof(req->name) - 1));
+		im.im_id = id;
+	} else {
+		size_t nlen = name ? strlen(name) : 0;
+
+		/* the kernel matches the id and needs a name of 1..127 bytes */
+		if (ok && (nlen == 0 || nlen >= sizeof(im.im_name)))
+			return -EINVAL;
+		if (ok)
+			memcpy(im.im_name, name, nlen);
+		im.im_id = req->id;
+	}
+	im.im_status = ok ? IDMAP_STATUS_SUCCESS : IDMAP_STATUS_LOOKUPFAIL;
+	*ret = im;
+	return 0;
+}

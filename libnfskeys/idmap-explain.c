@@ -1,0 +1,115 @@
+/* `nfskeys idmap explain`: one lookup walked with a trace of every backend's verdict,
+ * then the cause and the configuration change that fixes it. */
+#include <inttypes.h>
+
+#include "idmap-engine.h"
+
+/* The configuration advice for a cause. */
+static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request *req,
+			   struct trace *t)
+{
+	const char *what = kind_is_group(req->kind) ? "group" : "user";
+	bool gss = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+	const char *chain = gss ? st->gss_method_text : st->method_text;
+	const char *chain_key = gss ? "GSS-Methods" : "Method";
+
+	switch (t->worst_cause) {
+	case IDMAP_CAUSE_BACKEND_DOWN:
+		idmap_trace_add(t,
+			  "cause: backend down: '%s' could not be asked (%s)\n"
+			  "fix:   bring its server back, or change the chain in\n"
+			  "       [Translation] %s = %s\n",
+			  t->down_backend, t->reason[0] ? t->reason : "failure", chain_key, chain);
+		break;
+	case IDMAP_CAUSE_REALM:
+		idmap_trace_add(t,
+			  "cause: realm not in Local-Realms: %s\n"
+			  "fix:   add the realm to [General] Local-Realms = %s%s%s\n",
+			  t->reason, req->domain ? req->domain : "",
+			  req->domain ? " (plus your existing realms)" : "", "");
+		break;
+	case IDMAP_CAUSE_DOMAIN_MISMATCH:
+		if (!req->domain) { /* a bare name */
+			idmap_trace_add(t,
+				  "cause: '%s' has no @domain, so it is not known to be in the "
+				  "NFSv4 domain '%s'\n"
+				  "fix:   set [Translation] No-Strip = both to look bare names up "
+				  "as they are,\n"
+				  "       or map it explicitly in [Static] %s = <local %s>\n",
+				  req->key, st->domain, req->key, what);
+			break;
+		}
+		idmap_trace_add(t,
+			  "cause: domain mismatch: '%s' is not the NFSv4 domain '%s' (from %s)\n"
+			  "fix:   set [General] Domain = %s on this host (it must match the "
+			  "server's),\n"
+			  "       or map the name explicitly in [Static] %s@%s = <local %s>\n",
+			  req->domain ? req->domain : "", st->domain, st->domain_source,
+			  req->domain ? req->domain : "", req->name ? req->name : req->key,
+			  req->domain ? req->domain : "", what);
+		break;
+	case IDMAP_CAUSE_NO_SUCH:
+	case IDMAP_CAUSE_NOT_HANDLED:
+	default:
+		idmap_trace_add(t,
+			  "cause: no such %s in any backend (%s)\n"
+			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
+			  "       or add a backend that knows it to [Translation] %s = %s\n",
+			  what, chain, what, req->key, what, chain_key, chain);
+		break;
+	}
+}
+
+_public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				   const char *key, char **ret_text)
+{
+	struct nfskeys_idmap_request req = { 0 };
+	struct nfskeys_idmap_answer a;
+	struct nfskeys_sid sid;
+	struct idmap_state *st;
+	struct trace t = { .size = 4096 };
+	char buf[KEY_MAX];
+	int r;
+
+	if (!ctx || !key || !ret_text || !kind_valid(kind))
+		return -EINVAL;
+	r = idmap_state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	t.buf = calloc(1, t.size);
+	if (!t.buf)
+		return -ENOMEM;
+	idmap_trace_add(&t, "%s %s\n", nfskeys_idmap_kind_to_string(kind), key);
+	idmap_trace_add(&t, "NFSv4 domain: %s (from %s)\n", st->domain, st->domain_source);
+	idmap_trace_add(&t, "chain: %s\n",
+		  kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_method_text : st->method_text);
+	r = idmap_request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
+	if (r < 0) {
+		idmap_trace_add(&t, "result: malformed key (%s)\n",
+			  kind_is_sid(kind)	 ? "not a SID such as S-1-5-21-1-2-3-1000" :
+			  kind_is_id(kind) ? "not a decimal id" :
+					     "empty name or domain, or too long");
+		*ret_text = t.buf;
+		return 0;
+	}
+	r = idmap_chain_run(ctx, st, &req, &a, &t, NULL);
+	if (r == 0) {
+		if (kind_is_id(kind) && a.name[0])
+			idmap_trace_add(&t, "result: %s (backend %s, ttl %us)\n", a.name, a.backend,
+				  a.ttl);
+		else
+			idmap_trace_add(&t, "result: %" PRIu32 " (backend %s, ttl %us)\n", a.id,
+				  a.backend, a.ttl);
+	} else {
+		if (kind_has_nobody(kind))
+			idmap_trace_add(&t, "result: nobody (%" PRIu32 ", ttl %us): %s\n",
+				  kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
+				  st->nobody_ttl, strerror(-r));
+		else
+			idmap_trace_add(&t, "result: no mapping (the request fails): %s\n",
+				  strerror(-r));
+		explain_advice(st, &req, &t);
+	}
+	*ret_text = t.buf;
+	return 0;
+}

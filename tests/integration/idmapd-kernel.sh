@@ -1,0 +1,114 @@
+#!/bin/sh
+# nfskeys-idmapd's kernel paths without a kernel NFS: knfsd's nfs4.idtoname/nametoid cache
+# channels and an NFS client's rpc_pipefs idmap pipe, played by tests/harness/fake-kernel.py
+# on pseudo-terminals (one line per read, as the kernel's channels).  The expected lines are
+# the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/idmapd.sh"
+plan 27
+
+RPC="$T_TMP/rpc"
+PIPEFS="$T_TMP/pipefs"
+mkdir -p "$RPC" "$PIPEFS"
+t_idmapd_conf '[Idmap]' 'Positive-TTL = 900' '[Kernel]' 'Server-Channels = yes' \
+	'Client-Pipe = yes' "Channel-Dir = $RPC" "Pipefs-Directory = $PIPEFS" 'Negative-TTL = 45'
+
+cat >"$T_TMP/script" <<'S'
+# 1-2: name and id through the server channels
+chan idtoname * user 2001\n
+chan nametoid * user alice@example.test\n
+# 3: a group, with a GSS authname echoed back
+chan nametoid gss/krb5 group staff@example.test\n
+# 4-5: unknown name and id: negative entries (BADOWNER / the number)
+chan nametoid * user nosuch@example.test\n
+chan idtoname * group 3999999\n
+# 6-7: malformed (bad escape, bad type): no answer, and the daemon goes on
+chanraw nametoid * user a\\x41\n
+chanraw idtoname * owner 1\n
+chan idtoname * user 10007\n
+# 9: an authname with a space comes back escaped as it was sent
+chan nametoid a\\040b user user3@example.test\n
+flush
+# client pipe made after the daemon started
+pipe 0
+msg 0 user name2id alice@example.test 0
+msg 0 group id2name - 3001
+msg 0 user name2id nosuch@example.test 0
+msg 0 user id2name - 3999999
+rawmsg 0 0001
+msgint 0 9 0 a 0
+msg 0 user name2id user5@example.test 0
+rmpipe 0
+pipe 1
+msg 1 user id2name - 2001
+S
+
+python3 "$top_srcdir/tests/harness/fake-kernel.py" "$RPC" "$PIPEFS" "$T_TMP/script" \
+	>"$T_TMP/out" 2>"$T_TMP/fk.err" &
+FK=$!
+t_on_exit "kill $FK"
+t_wait_for "test -e '$RPC/ready'" 10 || { diag "fake kernel did not start"; cat "$T_TMP/fk.err"; }
+check "daemon starts serving the fake channels and pipefs" t_idmapd_start
+check_contains "start-up line names both kernel paths" \
+	"kernel: knfsd idmap channels in $RPC, NFS client idmap pipes in $PIPEFS" \
+	"$(cat "$T_TMP/idmapd.log")"
+now=$(date +%s)
+touch "$RPC/go"
+wait $FK
+sed 's/^/# /' "$T_TMP/out"
+
+line() { awk -v n="$1" '$1 == n { sub(/^[0-9]+ /, ""); print; exit }' "$T_TMP/out"; }
+# "'a b c EXP rest\n'" -> the expiry's offset from now, bucketed: ok when within 5 s of $2
+exp_ok() {
+	e=$(line "$1" | awk -v f="$2" '{ sub(/[^0-9].*$/, "", $f); print $f }')
+	[ -n "$e" ] && [ $((e - now - $3)) -ge -5 ] && [ $((e - now - $3)) -le 5 ]
+}
+strip_exp() { line "$1" | awk -v f="$2" '{ sub(/^[0-9]+/, "EXP", $f); print }'; }
+
+check_eq "idtoname: uid 2001 -> alice@example.test" "'* user 2001 EXP alice@example.test\n'" "$(strip_exp 2 4)"
+check "idtoname: absolute expiry = now + Positive-TTL (900 s)" exp_ok 2 4 900
+check_eq "nametoid: alice@example.test -> 2001" "'* user alice@example.test EXP 2001\n'" "$(strip_exp 3 4)"
+check_eq "nametoid group, gss/krb5 authname echoed" \
+	"'gss/krb5 group staff@example.test EXP 3001\n'" "$(strip_exp 5 4)"
+check_eq "unknown name: negative entry (no id field)" "'* user nosuch@example.test EXP\n'" \
+	"$(strip_exp 7 4)"
+check "negative entry expires after [Kernel] Negative-TTL (45 s)" exp_ok 7 4 45
+check_eq "unknown gid: negative entry (nfsd then sends the number)" "'* group 3999999 EXP\n'" \
+	"$(strip_exp 8 4)"
+check_eq "malformed escape: no answer" "noreply" "$(line 10)"
+check_eq "unknown type: no answer" "noreply" "$(line 11)"
+check_eq "daemon goes on after malformed lines" "'* user 10007 EXP user7@example.test\n'" "$(strip_exp 12 4)"
+log=$(cat "$T_TMP/idmapd.log")
+check_contains "malformed line logged with its reason" "malformed request (bad escape" "$log"
+check_eq "authname with a space echoed escaped" "'a\\\\040b user user3@example.test EXP 10003\n'" \
+	"$(strip_exp 14 4)"
+fl=$(line 15)
+check "both flush files written at start (wall-clock seconds)" \
+	sh -c "set -- $fl; [ \$# -eq 2 ] && [ \$1 -ge $((now - 30)) ] && [ \$2 -ge $((now - 30)) ]"
+check_eq "pipe name->id" "type=0 conv=1 name=alice@example.test id=2001 status=0x8" "$(line 18)"
+check_eq "pipe gid->name" "type=1 conv=0 name=staff@example.test id=3001 status=0x8" "$(line 19)"
+nobody_uid=$(getent passwd nobody | cut -d: -f3)
+check_eq "pipe unknown name -> the nobody uid, success (as rpc.idmapd)" \
+	"type=0 conv=1 name=nosuch@example.test id=$nobody_uid status=0x8" "$(line 20)"
+check_eq "pipe unknown uid -> a failure (the kernel sends the number)" \
+	"type=0 conv=0 name= id=3999999 status=0x4" "$(line 21)"
+check_contains "short message: no answer" "noreply" "$(line 22)"
+check_eq "bad im_type: answered INVALIDMSG at once" \
+	"type=9 conv=0 name=a id=0 status=0x1" "$(line 23)"
+check_eq "pipe goes on after malformed messages" \
+	"type=0 conv=1 name=user5@example.test id=10005 status=0x8" "$(line 24)"
+check_eq "a new client's pipe (clnt1) is found and served" \
+	"type=0 conv=0 name=alice@example.test id=2001 status=0x8" "$(line 27)"
+check_contains "malformed message logged" "malformed message (im_type" "$log"
+stats=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats --prometheus 2>&1)
+printf '%s\n' "$stats" | grep '^nfskeys_idmapd_kernel_[a-z_]*total' | sed 's/^/# /'
+kst() { printf '%s\n' "$stats" | awk -v m="nfskeys_idmapd_kernel_$1_total{path=\"$2\"}" '$1 == m { print $2 }'; }
+got=""
+for p in nfsd_idtoname nfsd_nametoid client_pipe; do
+	got="$got $p:$(kst requests $p)/$(kst malformed $p)/$(kst answers $p)/$(kst negative $p)"
+done
+# what the script sent: requests/malformed/answers/negative per path
+check_eq "per-path stats count what the script sent" \
+	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:5/1/3/1 client_pipe:8/2/5/1" "$got"
+check "daemon still answers its socket" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
+check "daemon stops cleanly (exit 0)" t_idmapd_stop
