@@ -41,6 +41,9 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 		.max_request = 4096,
 		.max_inflight = 16,
 		.idle_timeout = 30,
+		.max_clients_user = 64,
+		.max_queue = 4096,
+		.max_queue_user = 64,
 	};
 	const char *v;
 	int r;
@@ -68,6 +71,11 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_uint(ctx, "Max-Request", 64, 1 << 20, &s.max_request, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Max-Inflight", 1, 1024, &s.max_inflight, err, errlen)) < 0 ||
 	    (r = conf_uint(ctx, "Idle-Timeout", 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Clients-Per-User", 1, 65536, &s.max_clients_user, err,
+			   errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue", 1, 1 << 20, &s.max_queue, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue-Per-User", 1, 1 << 20, &s.max_queue_user, err,
+			   errlen)) < 0 ||
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	*ret = s;
