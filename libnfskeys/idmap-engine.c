@@ -323,7 +323,9 @@ int idmap_request_prepare(struct idmap_state *st, unsigned kind, const char *key
 			if (!*req->domain)
 				return -EINVAL;
 		}
-		if (!*buf)
+		/* "@localdomain": an owner with no user part, which nfsidmap maps to nobody;
+		 * no backend is asked (idmap_chain_run) */
+		if (!*buf && !at)
 			return -EINVAL;
 		req->name = buf;
 	} else if (kind_is_id(kind)) {
@@ -363,6 +365,22 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 	int failure = 0;
 	bool asked = false;
 
+	if (kind_is_sid(req->kind) &&
+	    idmap_builtin_sid(st, req->kind, req->key, req->sid, ret) == 0) {
+		idmap_trace_add(t, "  %-9s answered: a Unix SID names the id itself\n", "builtin");
+		if (ret_backend)
+			*ret_backend = NULL;
+		return 0;
+	}
+	if (kind_is_name(req->kind) && !*req->name) {
+		idmap_trace_add(t, "  %-9s no user part in \"%s\": no backend asked\n", "builtin",
+				req->key);
+		if (t) {
+			t->worst_cause = IDMAP_CAUSE_NO_SUCH;
+			snprintf(t->reason, sizeof(t->reason), "no user part in the name");
+		}
+		return -ENOENT;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct backend *b = chain[i];
 		struct nfskeys_idmap_answer a;
@@ -447,9 +465,18 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		}
 	}
 	req->reason = NULL;
-	if (!asked)
-		return -ENOENT;
-	return failure ? failure : -ENOENT;
+	if (failure && asked)
+		return failure;
+	/* nothing found (and no backend down): the meanings fixed outside the backends */
+	if (idmap_builtin_fallback(st, req, ret) == 0) {
+		idmap_trace_add(t, "  %-9s answered: %s\n", "builtin",
+				kind_is_name(req->kind) ? "a numeric or nobody owner"
+							: "the Unix SID of an id no domain has");
+		if (ret_backend)
+			*ret_backend = NULL;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 static void nobody_answer(struct idmap_state *st, unsigned kind, int error,
@@ -533,7 +560,8 @@ static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, co
 	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;
-	if (kind_is_sid(kind) && lookup_pure_sid(st, kind, key, ret) == 0)
+	if (kind_is_sid(kind) && (idmap_builtin_sid(st, kind, key, NULL, ret) == 0 ||
+				  lookup_pure_sid(st, kind, key, ret) == 0))
 		return 0;
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		/* the hot path: a hit is copied straight into ret (and only then written);

@@ -111,6 +111,15 @@ int idmap_state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret);
 int idmap_request_prepare(struct idmap_state *st, unsigned kind, const char *key, char *buf,
 			  size_t bufsize, struct nfskeys_sid *sid,
 			  struct nfskeys_idmap_request *req);
+/* idmap-builtin.c: Samba's Unix SIDs (S-1-22-{1,2}-N, S-1-5-88-{1,2}-N) as the ids they
+ * name, before any backend (parsed may be NULL: text is parsed then).  0 with ret filled;
+ * -ENOENT for any other SID. */
+int idmap_builtin_sid(const struct idmap_state *st, unsigned kind, const char *text,
+		      const struct nfskeys_sid *parsed, struct nfskeys_idmap_answer *ret);
+/* After a chain that found nothing: a bare decimal owner, the kernel's nobody names, an
+ * id's S-1-22 SID.  0 with ret filled; -ENOENT. */
+int idmap_builtin_fallback(const struct idmap_state *st, const struct nfskeys_idmap_request *req,
+			   struct nfskeys_idmap_answer *ret);
 /* Walk a chain.  On success ret is complete.  With trace, every backend's verdict is
  * appended to it. */
 int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,

@@ -24,8 +24,9 @@ _public_ int nfskeys_idmap_parse_description(const char *type, const char *descr
 		return r;
 	/* "uid:alice" (no domain) is a name like any other, as nfsidmap takes it: the
 	 * backends decide (nsswitch maps it only with No-Strip, so the upcall answers
-	 * nobody); an empty name or domain part ("uid:@x", "uid:alice@") is malformed */
-	if (kind_is_name(kind) && (key[0] == '@' || key[strlen(key) - 1] == '@'))
+	 * nobody); "uid:@localdomain" (no user part) maps to nobody as nfsidmap does; an
+	 * empty domain part ("uid:alice@", "uid:@") is malformed */
+	if (kind_is_name(kind) && key[strlen(key) - 1] == '@')
 		return -EINVAL;
 	if (kind_is_id(kind) && idmap_parse_id(key, &id) < 0)
 		return -EINVAL;

@@ -58,8 +58,5 @@ SH
 	chmod 755 "$1" && : >>"$T_TMP/helper.err"
 }
 
-# t_attrd_wait LOG [N]: wait until nfskeys-attrd has said "listening on" N times (default
-# 1) in LOG ("nfsattr stats" answers from the store even without a daemon).
-t_attrd_wait() {
-	t_wait_for "[ \$(grep -c 'listening on' '$1' 2>/dev/null) -ge ${2:-1} ]" "$T_DAEMON_WAIT"
-}
+# t_attrd_wait LOG [N] and the rest of the attrd helpers: tests/harness/attrd.sh
+. "$top_srcdir/tests/harness/attrd.sh"

@@ -20,7 +20,7 @@ t_exit_handler() {
 	printf '%s\n' "$T_CLEANUPS" | while IFS= read -r c; do
 		[ -n "$c" ] && eval "$c" >/dev/null 2>&1
 	done
-	[ -n "$T_DAEMON_WRAPPER" ] && ! t_daemon_valgrind_verdict && rc=1
+	[ -n "$T_DAEMON_VALGRIND" ] && ! t_daemon_valgrind_verdict && rc=1
 	rm -rf "$T_TMP"
 	if [ -z "$TAP_PLANNED" ]; then echo "1..$TAP_N"; fi
 	exit $rc
@@ -34,6 +34,10 @@ not_ok() { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $T
 skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
 skip_all() { echo "1..0 # SKIP $*"; TAP_PLANNED=0; exit 0; }
 diag() { printf '# %s\n' "$@"; }
+# fail_all REASON: the test cannot go on because of the project's own failure (a shipped
+# file a real server rejects, ...), not the machine's: a failed check, then exit 1.  Never a
+# skip: a skip says "not testable here", and this is testable and broken.
+fail_all() { not_ok "$*"; exit 1; }
 
 # check DESCRIPTION COMMAND...: ok when COMMAND exits 0
 check() {
@@ -85,34 +89,87 @@ fi
 
 # Daemons started by the harness and the daemon-facing tests run as
 # "$T_DAEMON_WRAPPER daemon args": NFSKEYS_DAEMON_WRAPPER when set (any prefix command),
-# else under make check-valgrind valgrind with a log per process in $T_TMP; at exit a
-# test fails when such a log reports an error or a definite leak (the daemon must be
-# stopped with SIGTERM for its leak check to run).
+# else under make check-valgrind valgrind with a log per process in $T_TMP.  At exit such a
+# test fails when a log reports an error or a definite leak, when a log has no final
+# summary (the daemon was killed, or never stopped: its leak check never ran), and when no
+# daemon ran under valgrind at all (nothing was checked).  Stop daemons with SIGTERM; a
+# test that kills one on purpose (SIGKILL) says so with t_daemon_killed PID after waiting.
 # --fair-sched=yes: valgrind runs one thread at a time, and its default lock lets a busy
 # thread (a reload building its configuration) starve the event loop for seconds.
+# (No -q: the "ERROR SUMMARY" line at the end is how a finished leak check is recognised.)
 T_DAEMON_WRAPPER=${NFSKEYS_DAEMON_WRAPPER:-}
+T_DAEMON_VALGRIND=
 T_DAEMON_WAIT=10 # seconds a daemon may take to start answering (30 when wrapped)
 if [ -z "$T_DAEMON_WRAPPER" ] && [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
-	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} -q \
+	T_DAEMON_VALGRIND=1
+	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} \
 --error-exitcode=99 --fair-sched=yes --leak-check=full --show-leak-kinds=definite \
 --errors-for-leak-kinds=definite --suppressions=$top_srcdir/tests/harness/valgrind.supp \
 --log-file=$T_TMP/valgrind-daemon.%p.log"
 fi
 [ -n "$T_DAEMON_WRAPPER" ] && T_DAEMON_WAIT=30
 
+# t_daemon_killed PID: the daemon PID was killed on purpose (after wait): its valgrind log
+# has no leak check to judge.
+t_daemon_killed() {
+	[ -f "$T_TMP/valgrind-daemon.$1.log" ] &&
+		mv "$T_TMP/valgrind-daemon.$1.log" "$T_TMP/valgrind-killed.$1.log"
+	return 0
+}
+
 t_daemon_valgrind_verdict() {
 	_n=0
 	for _l in "$T_TMP"/valgrind-daemon.*.log; do
-		[ -f "$_l" ] && _n=$((_n + 1))
-		[ -s "$_l" ] || continue
-		# -q: a clean run writes nothing but the odd warning
-		grep -v -E '^==[0-9]+== *(Warning|$)' "$_l" | grep -q . || continue
+		[ -f "$_l" ] || continue
+		_n=$((_n + 1))
+		if ! grep -q 'ERROR SUMMARY: ' "$_l"; then
+			not_ok "valgrind: $(basename "$_l") has no summary: the daemon was killed or never stopped, its leak check never ran"
+			tail -5 "$_l" | sed 's/^/# /'
+			return 1
+		fi
+		grep -q 'ERROR SUMMARY: 0 errors' "$_l" && continue
 		not_ok "valgrind: errors or definite leaks in a daemon ($(basename "$_l"))"
-		sed 's/^/# /' "$_l" | head -80
+		grep -v -E '^==[0-9]+== *(Warning|$)' "$_l" | sed 's/^/# /' | head -80
 		return 1
 	done
-	diag "valgrind: $_n daemon run(s), no errors or definite leaks"
+	if [ "$_n" = 0 ]; then
+		not_ok "valgrind: no daemon ran under valgrind (nothing was checked)"
+		return 1
+	fi
+	diag "valgrind: $_n daemon run(s), each stopped cleanly, no errors or definite leaks"
 	return 0
 }
 
 NFSKEYS="$top_builddir/tools/nfskeys"
+
+# Programs run as another uid.  The build tree may sit under a directory that uid cannot
+# enter (a clone in root's home or in a mktemp -d is 0700), so such programs come from the
+# install that make check makes once per run into a 0755 directory (check-other-uid-install
+# in tests/Makemodule.am).  t_ou_load reads where it is and sets T_OU_ENV, the prefix that
+# points the dynamic loader and the plugin loader there:
+#   setpriv --reuid=U ... $T_OU_ENV "$(t_ou nfsattr)" ARGS
+# A test that drops privileges fails (not skips) when the install is missing.
+T_OU_ENV=
+t_ou_load() {
+	_e="$top_builddir/tests/other-uid.env"
+	if [ ! -f "$_e" ]; then
+		not_ok "programs for other uids: $_e missing (run through make check, which installs them)"
+		exit 1
+	fi
+	. "$_e"
+	if [ ! -d "$T_OU_ROOT" ]; then
+		not_ok "programs for other uids: $T_OU_ROOT is gone (run make check again)"
+		exit 1
+	fi
+	T_OU_ENV="env LD_LIBRARY_PATH=$T_OU_LIBDIR NFSKEYS_PLUGIN_DIR=$T_OU_PLUGINDIR"
+}
+# t_ou NAME: the installed copy of the program NAME (bin, sbin or libexec)
+t_ou() {
+	[ -n "$T_OU_ENV" ] || t_ou_load
+	for _d in "$T_OU_BINDIR" "$T_OU_SBINDIR" "$T_OU_LIBEXECDIR"; do
+		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
+	done
+	echo "t_ou: $1 not installed under $T_OU_ROOT" >&2
+	echo "/nonexistent/$1"
+	return 1
+}

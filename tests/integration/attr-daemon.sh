@@ -5,6 +5,7 @@
 # and the admin group allowed, others refused with the reason, restart and SIGHUP,
 # export/import, mount options, and malformed protocol input.
 . "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
 
 # A private mount namespace so the bind mounts vanish with the test.
 if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/dev/null &&
@@ -13,10 +14,8 @@ if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/d
 fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (bind mounts, running as other users)"
 
-plan 53
+plan 57
 
-ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
 MOUNT="$top_builddir/tools/nfskeys-mount"
 chmod 755 "$T_TMP"
 CONF="$T_TMP/nfskeys.conf"
@@ -28,16 +27,14 @@ Store = $T_TMP/attr.db
 Socket = $SOCK
 Admin-Group = users
 EOF
-ATTRD_PID=
-start_daemon() {
-	$T_DAEMON_WRAPPER "$ATTRD" -f -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
-	ATTRD_PID=$!
-	t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
-}
-stop_daemon() { kill "$ATTRD_PID" 2>/dev/null; wait "$ATTRD_PID" 2>/dev/null; ATTRD_PID=; }
-t_on_exit '[ -n "$ATTRD_PID" ] && kill $ATTRD_PID'
+ATTRD_CONF=$CONF
+# the daemon must stop cleanly (exit 0) every time
+stop_daemon() { t_attrd_stop; check_eq "daemon stops cleanly: exit 0" 0 "$?"; }
 na() { "$NFSATTR" -c "$CONF" "$@"; }
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# what uid 65534 runs is the installed copy (the build tree may be out of its reach)
+t_ou_load
+NFSATTR_OU=$(t_ou nfsattr)
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups $T_OU_ENV "$@"; }
 # show PATH KEY -> "value from source"
 eff() { na show "$1" | awk -v k="$2" '$1 == k { print $2, "from", $4; f = 1 }
 	END { if (!f) print "unset" }'; }
@@ -56,7 +53,7 @@ na set "$EXP" cache=none >"$T_TMP/out" 2>&1; rc=$?
 check_eq "set without daemon: exit 5" 5 "$rc"
 check_contains "... and says the daemon is not running" "not running" "$(cat "$T_TMP/out")"
 
-start_daemon && ok "daemon started" || { not_ok "daemon started"; cat "$T_TMP/attrd.log"; exit 1; }
+t_attrd_start -v && ok "daemon started" || { not_ok "daemon started"; cat "$T_TMP/attrd.log"; exit 1; }
 
 # --- validation errors are named
 na set "$EXP" cahce=none >"$T_TMP/out" 2>&1; rc=$?
@@ -104,25 +101,25 @@ fi
 OWN="$EXP/alice"
 mkdir -p "$OWN"
 chown 65534:65534 "$OWN"
-check "owner sets on own directory" as_nobody "$NFSATTR" -c "$CONF" set "$OWN" fscache=on
-as_nobody "$NFSATTR" -c "$CONF" set "$EXP" fscache=on >"$T_TMP/out" 2>&1; rc=$?
+check "owner sets on own directory" as_nobody "$NFSATTR_OU" -c "$CONF" set "$OWN" fscache=on
+as_nobody "$NFSATTR_OU" -c "$CONF" set "$EXP" fscache=on >"$T_TMP/out" 2>&1; rc=$?
 check_eq "non-owner refused: exit 4" 4 "$rc"
 check_contains "refusal says why" "belongs to uid 0, and only its owner, root or members of group 'users' may" \
 	"$(cat "$T_TMP/out")"
-check "admin group member may" setpriv --reuid=65534 --regid=65534 --groups=100 \
-	"$NFSATTR" -c "$CONF" set "$EXP/d1" writeback=throttled
-check_eq "everyone reads" "on from $ID/alice" "$(as_nobody sh -c "'$NFSATTR' -c '$CONF' show --json '$OWN'" |
+check "admin group member may" setpriv --reuid=65534 --regid=65534 --groups=100 $T_OU_ENV \
+	"$NFSATTR_OU" -c "$CONF" set "$EXP/d1" writeback=throttled
+check_eq "everyone reads" "on from $ID/alice" "$(as_nobody sh -c "'$NFSATTR_OU' -c '$CONF' show --json '$OWN'" |
 	python3 -c 'import json,sys; print([a["value"]+" from "+a["source"] for a in json.load(sys.stdin)["attributes"] if a["key"]=="fscache"][0])')"
 
 # --- restart keeps everything; SIGHUP keeps serving (and keeps the old config on error)
 before=$(na list)
 stop_daemon
-start_daemon
+check "daemon restarts" t_attrd_start -v
 check_eq "restart keeps every policy" "$before" "$(na list)"
 sed -i 's/^Admin-Group = users/Admin-Group = no-such-group-nfskeys/' "$CONF"
 kill -HUP "$ATTRD_PID"
-sleep 0.3
-check "daemon survives a bad reload" na stats
+t_wait_for "grep -q \"no group 'no-such-group-nfskeys'\" '$T_TMP/attrd.log'" 10
+check "daemon survives a bad reload (pid alive, answers over its socket)" t_attrd_alive
 check_contains "bad reload logged" "no group 'no-such-group-nfskeys'" "$(cat "$T_TMP/attrd.log")"
 sed -i 's/^Admin-Group = no-such-group-nfskeys/Admin-Group = users/' "$CONF"
 
@@ -185,14 +182,15 @@ check_contains "huge record: dropped" "huge None" "$out"
 check_contains "garbage arguments: GARBAGE_ARGS" "garbage 4" "$out"
 check_contains "SET without a descriptor: -EBADF" "nofd -9" "$out"
 check_contains "unknown procedure: PROC_UNAVAIL" "proc 3" "$out"
-check "daemon still serves" na stats
+check "daemon still serves (pid alive, answers over its socket)" t_attrd_alive
 
 stop_daemon
 # --- a daemon in its own mount namespace (as under systemd's ProtectSystem=) still finds
 # the caller's mount: mount ids are global, and it reads the caller's mountinfo
 unshare -m --propagation slave "$ATTRD" -f -c "$CONF" >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
-t_wait_for "'$NFSATTR' -c '$CONF' stats >/dev/null" 10
+t_on_exit "kill -9 $ATTRD_PID"
+t_wait_for "t_attrd_alive" 10
 check "set with the daemon in another mount namespace" na set "$EXP/d1/d2" acdirmax=30
 check_eq "stored under the same identity" "30 from $ID/d1/d2" "$(eff "$EXP/d1/d2/d3" acdirmax)"
 stop_daemon

@@ -17,14 +17,17 @@ t_route_upcalls() {
 # t_route_like_enable_upcalls HELPER: route as `nfskeys idmap enable-upcalls` would (its
 # own lines, prefix by prefix), retargeted to user keys with callout $T_CALLOUT; plus a
 # competing catch-all "*" route in another file that negates, as a distribution's
-# id_resolver.conf would be: the prefix lines must win.
+# id_resolver.conf would be: the prefix lines must win.  The catch-all negates for
+# T_CATCHALL_TTL (47 s) with ENOKEY, a timeout no helper answer uses, so a test can tell its
+# negative keys from the helper's rejections.
+T_CATCHALL_TTL=47
 t_route_like_enable_upcalls() {
 	t_route_upcalls /bin/false || return 1
 	"$NFSKEYS" idmap enable-upcalls --print --helper "$1" | grep '^create' |
 		sed -e "s/^create\t[^\t]*\t\([^\t]*\)\t\*\t/create\tuser\t\1\t$T_CALLOUT\t/" \
 		>"$T_ROUTE" || return 1
 	grep -q "^create	user	uid:\*	$T_CALLOUT	$1 %k %d" "$T_ROUTE" || return 1
-	printf 'create\tuser\t*\t%s\t/bin/keyctl negate %%k 30 %%S\n' "$T_CALLOUT" \
+	printf 'create\tuser\t*\t%s\t/bin/keyctl negate %%k %s %%S\n' "$T_CALLOUT" "$T_CATCHALL_TTL" \
 		>"/etc/request-key.d/$T_CALLOUT-catchall.conf"
 	t_on_exit "rm -f '/etc/request-key.d/$T_CALLOUT-catchall.conf'"
 }
@@ -42,11 +45,14 @@ t_upcall() {
 }
 
 # t_upcall_rejected DESCRIPTION: request a key that must be rejected; prints the timeout
-# column of the negative key left in the session keyring; fails when the request succeeds.
+# column of the negative key left in the session keyring, then the request's error as
+# keyctl words it (e.g. "Invalid argument" for a rejection with EINVAL); fails when the
+# request succeeds.
 t_upcall_rejected() {
 	keyctl session - sh -c '
-		if keyctl request2 user "$1" "$2" @s >/dev/null 2>&1; then exit 1; fi
-		awk -v d="$1" "\$8 == \"user\" && \$9 == d { print \$4 }" /proc/keys
+		if err=$(keyctl request2 user "$1" "$2" @s 2>&1); then exit 1; fi
+		exp=$(awk -v d="$1" "\$8 == \"user\" && \$9 == d { print \$4 }" /proc/keys)
+		echo "$exp ${err##*: }"
 	' sh "$1" "$T_CALLOUT"
 }
 

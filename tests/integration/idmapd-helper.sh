@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
-plan 10
+plan 11
 
 # The lean helper (no libtool library, never a wrapper script).
 helper_bin="$top_builddir/tools/nfskeys-upcall"
@@ -79,8 +79,13 @@ check "and does not wait for it (Helper-Timeout 300 ms; took $ms ms)" \
 	test "$ms" -lt "$([ -n "$T_DAEMON_WRAPPER" ] && echo 6000 || echo 2500)"
 kill -CONT "$IDMAPD_PID"
 
+# A clean stop first (under make check-valgrind this run's leak check is the one judged),
+# then a second run to kill.
+t_idmapd_stop; rc=$?
+check_eq "the daemon stops cleanly on SIGTERM (exit 0)" 0 "$rc"
+t_idmapd_start || { not_ok "the daemon starts again"; sed 's/^/# /' "$T_TMP/idmapd.log"; exit 1; }
 # Killed mid-run (socket left behind, nobody listening): fall back.
-kill -9 "$IDMAPD_PID"; wait "$IDMAPD_PID" 2>/dev/null; IDMAPD_PID=
+kill -9 "$IDMAPD_PID"; wait "$IDMAPD_PID" 2>/dev/null; t_daemon_killed "$IDMAPD_PID"; IDMAPD_PID=
 check "the stale socket is still there" test -S "$IDMAPD_SOCK"
 check_eq "daemon killed: helper falls back and answers correctly" "$(t_hex 2005)00" \
 	"$(payload uid:alice@example.test)"

@@ -12,7 +12,8 @@
 t_slapd_start "dc=nfskeys,dc=test" || skip_all "slapd cannot run here"
 t_slapd_stop
 sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$SLAPD_DIR/slapd.conf"
-t_slapd_restart || skip_all "slapd does not accept data/nfskeys-attr.schema"
+t_slapd_restart || { sed 's/^/# /' "$SLAPD_DIR/slapd.log" | tail -20
+	fail_all "slapd rejects the shipped data/nfskeys-attr.schema"; }
 S=$SLAPD_SUFFIX
 {
 	t_ldif_ou people
@@ -20,10 +21,11 @@ S=$SLAPD_SUFFIX
 	t_ldif_ou nfskeys
 	printf 'dn: cn=home,ou=nfskeys,%s\nobjectClass: nfskeysDirectoryPolicy\ncn: home\nnfskeysDomain: nfs://fleet\nnfskeysPath: /export/home\nnfskeysAttribute: actimeo=60\n' "$S"
 } >"$T_TMP/data.ldif"
-t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
+t_slapd_load "$T_TMP/data.ldif" || fail_all "ldapadd of entries using data/nfskeys-attr.schema failed"
 plan 12
 
 U=65534
+t_ou_load # the daemons run as uid $U: from the installed copy
 chmod 755 "$T_TMP"
 W="$T_TMP/run"
 mkdir -p "$W" && chown $U:$U "$W"
@@ -55,8 +57,8 @@ Bind-Password-File = $W/bindpw
 Socket = $W/idmapd.sock
 Kernel-Keyrings = nfskeys-test-none-$$
 CONF
-setpriv --reuid=$U --regid=$U --clear-groups \
-	$T_DAEMON_WRAPPER "$top_builddir/idmapd/nfskeys-idmapd" --foreground --debug \
+setpriv --reuid=$U --regid=$U --clear-groups $T_OU_ENV \
+	$T_DAEMON_WRAPPER "$(t_ou nfskeys-idmapd)" --foreground --debug \
 	--config "$T_TMP/idmapd.conf" >"$T_TMP/idmapd.log" 2>&1 &
 IPID=$!
 t_on_exit "kill -9 $IPID"
@@ -87,8 +89,8 @@ LDAP-Bind-DN = $SLAPD_ROOTDN
 LDAP-Bind-Password-File = $W/bindpw
 Sync-Interval = 1
 EOF
-setpriv --reuid=$U --regid=$U --clear-groups \
-	$T_DAEMON_WRAPPER "$top_builddir/attrd/nfskeys-attrd" -f -c "$T_TMP/attr.conf" -vv \
+setpriv --reuid=$U --regid=$U --clear-groups $T_OU_ENV \
+	$T_DAEMON_WRAPPER "$(t_ou nfskeys-attrd)" -f -c "$T_TMP/attr.conf" -vv \
 	>"$T_TMP/attrd.log" 2>&1 &
 APID=$!
 t_on_exit "kill -9 $APID"

@@ -15,7 +15,11 @@ command -v setpriv >/dev/null || skip_all "setpriv not installed (util-linux)"
 plan 28
 chmod 755 "$T_TMP"
 U1=65534 U2=65533          # two unprivileged uids, neither in any group
-as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+# what the other uids run is the installed copy (the build tree may be out of their reach)
+t_ou_load
+as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups $T_OU_ENV "$@"; }
+NFSKEYS_OU=$(t_ou nfskeys)
+NFSATTR_OU=$(t_ou nfsattr)
 
 # --- nfskeys-idmapd: flush and reload are root's
 t_idmapd_conf
@@ -25,12 +29,12 @@ entries0=$(t_idmapd_stat cache_entries)
 flushes0=$(t_idmapd_stat cache_flushes_total)
 reloads0=$(t_idmapd_stat reloads_total)
 gen0=$(t_idmapd_stat config_generation)
-out=$(as $U1 "$NFSKEYS" -c "$IDMAPD_CONF" idmapd flush 2>&1); rc=$?
+out=$(as $U1 "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd flush 2>&1); rc=$?
 check_eq "idmapd flush as uid $U1: exit 1" 1 "$rc"
 check_contains "... permission denied (root only)" "permission denied (root only)" "$out"
-out=$(as $U1 "$NFSKEYS" -c "$IDMAPD_CONF" idmapd flush name-to-uid alice@example.test 2>&1); rc=$?
+out=$(as $U1 "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd flush name-to-uid alice@example.test 2>&1); rc=$?
 check_eq "idmapd flush of one entry as uid $U1: exit 1" 1 "$rc"
-out=$(as $U1 "$NFSKEYS" -c "$IDMAPD_CONF" idmapd reload 2>&1); rc=$?
+out=$(as $U1 "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd reload 2>&1); rc=$?
 check_eq "idmapd reload as uid $U1: exit 1" 1 "$rc"
 check_contains "... permission denied (root only)" "permission denied (root only)" "$out"
 check_eq "cache entries, flushes, reloads and generation unchanged" \
@@ -57,29 +61,29 @@ t_attrd_wait "$T_TMP/attrd.log"
 na() { "$NFSATTR" -c "$ACONF" "$@"; }
 D1="$T_TMP/u1dir"
 mkdir -p "$D1" && chown $U1:$U1 "$D1"
-check "owner (uid $U1) sets on its directory" as $U1 "$NFSATTR" -c "$ACONF" set "$D1" cache=none
-out=$(as $U2 "$NFSATTR" -c "$ACONF" set "$D1" cache=full 2>&1); rc=$?
+check "owner (uid $U1) sets on its directory" as $U1 "$NFSATTR_OU" -c "$ACONF" set "$D1" cache=none
+out=$(as $U2 "$NFSATTR_OU" -c "$ACONF" set "$D1" cache=full 2>&1); rc=$?
 check_eq "another uid ($U2) sets on it: exit 4 (refused)" 4 "$rc"
 check_contains "... with the reason" "belongs to uid $U1, and only its owner" "$out"
-out=$(as $U2 "$NFSATTR" -c "$ACONF" unset "$D1" cache 2>&1); rc=$?
+out=$(as $U2 "$NFSATTR_OU" -c "$ACONF" unset "$D1" cache 2>&1); rc=$?
 check_eq "another uid unsets on it: exit 4 (refused)" 4 "$rc"
 check_contains "... with the reason" "belongs to uid $U1, and only its owner" "$out"
 check_eq "the owner's value is untouched" "none" \
 	"$(na show "$D1" | awk '$1 == "cache" { print $2 }')"
-out=$(as $U1 "$NFSATTR" -c "$ACONF" set "$T_TMP" cache=full 2>&1); rc=$?
+out=$(as $U1 "$NFSATTR_OU" -c "$ACONF" set "$T_TMP" cache=full 2>&1); rc=$?
 check_eq "uid $U1 on root's directory: exit 4 (refused)" 4 "$rc"
 check "an Admin-Group member ('users') may set on root's directory" \
-	setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" "$NFSATTR" -c "$ACONF" set "$T_TMP" cto=on
+	setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" set "$T_TMP" cto=on
 check "... and unset on uid $U1's directory" \
-	setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" "$NFSATTR" -c "$ACONF" unset "$D1" cache
+	setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" unset "$D1" cache
 check_contains "refusals logged by the daemon, with the caller" "refused for pid" "$(cat "$T_TMP/attrd.log")"
 before=$(na list)
 printf '{"policies":[{"domain":"nfs://srv","path":"/x","attributes":{"cache":"none"}}]}' >"$T_TMP/imp.json"
 chmod 644 "$T_TMP/imp.json"
-out=$(as $U1 "$NFSATTR" -c "$ACONF" import "$T_TMP/imp.json" 2>&1); rc=$?
+out=$(as $U1 "$NFSATTR_OU" -c "$ACONF" import "$T_TMP/imp.json" 2>&1); rc=$?
 check "nfsattr import as uid $U1 fails (exit $rc)" test "$rc" != 0
 check_contains "... saying why" "for root only" "$out"
-out=$(setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" "$NFSATTR" -c "$ACONF" import "$T_TMP/imp.json" 2>&1); rc=$?
+out=$(setpriv --reuid=$U2 --regid=$U2 --groups="$groupadd_gid" $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" import "$T_TMP/imp.json" 2>&1); rc=$?
 check "... also for an Admin-Group member: import is root's (exit $rc)" test "$rc" != 0
 check_eq "the store is unchanged" "$before" "$(na list)"
 kill "$APID"; wait "$APID"
@@ -94,7 +98,7 @@ dumpable_check() { # NAME ARGS...: run nfskeys ARGS as $U1 blocked on its passwo
 	name=$1; shift
 	rm -f "$T_TMP/pw"; mkfifo "$T_TMP/pw"; chmod 666 "$T_TMP/pw"
 	# setpriv itself in the background (not the function "as": $! would be a subshell)
-	setpriv --reuid=$U1 --regid=$U1 --clear-groups "$NFSKEYS" "$@" <"$T_TMP/pw" >/dev/null 2>&1 &
+	setpriv --reuid=$U1 --regid=$U1 --clear-groups $T_OU_ENV "$NFSKEYS_OU" "$@" <"$T_TMP/pw" >/dev/null 2>&1 &
 	p=$!
 	exec 4>"$T_TMP/pw"       # the command now runs and waits for the password
 	wait_exec $p nfskeys

@@ -39,8 +39,11 @@ check_eq "CSV has a row per 10 ms (12 s + header)" "1202" "$n"
 
 # metric: field N of the row for scenario $1, policy $2 in table $3
 field() { awk -v s="$1" -v p="$2" -v f="$3" '$1 == s && $2 == p { print $f }' "$4"; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# le A B / ge A B: both must be numbers (a missing row gives "", which awk would compare
+# as a string and let pass every bound)
+num='^-?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+le() { awk -v a="$1" -v b="$2" -v n="$num" 'BEGIN { exit !(a ~ n && b ~ n && a + 0 <= b + 0) }'; }
+ge() { awk -v a="$1" -v b="$2" -v n="$num" 'BEGIN { exit !(a ~ n && b ~ n && a + 0 >= b + 0) }'; }
 
 "$WBSIM" --quick --check >"$T_TMP/q.txt"; rc=$?
 sed 's/^/# /' "$T_TMP/q.txt"

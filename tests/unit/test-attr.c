@@ -16,40 +16,23 @@
 #include <sys/stat.h>
 
 #include "attr-private.h"
-
-static char dir[64];
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
+#include "test-util.h"
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/nfskeys-test-attr.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_dir_setup("attr");
 }
 
 static int teardown(void **state)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
+	return tu_dir_teardown();
 }
 
 /* A context whose store lives in the test directory. */
 static struct nfskeys_ctx *test_ctx(void)
 {
-	struct nfskeys_ctx *ctx = NULL;
-	char conf[128];
-	FILE *f;
-
-	snprintf(conf, sizeof(conf), "%s/nfskeys.conf", dir);
-	f = fopen(conf, "we");
-	assert_non_null(f);
-	fprintf(f, "[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n", dir, dir);
-	fclose(f);
-	assert_int_equal(nfskeys_ctx_new(conf, &ctx), 0);
-	return ctx;
+	return tu_ctx_conf("[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n", tu_dir,
+			   tu_dir);
 }
 
 /* ---------------------------------------------------------------- vocabulary */
@@ -193,7 +176,7 @@ static struct libmnt_table *sample_table(void)
 	FILE *f;
 	struct libmnt_table *tb;
 
-	snprintf(path, sizeof(path), "%s/mountinfo", dir);
+	snprintf(path, sizeof(path), "%s/mountinfo", tu_dir);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fputs(mountinfo_sample, f);
@@ -308,8 +291,8 @@ static void test_id_live(void **state)
 	struct nfskeys_attr_id *a = NULL, *b = NULL;
 	char src[128], dst[128], sub[160], viadst[160];
 
-	snprintf(src, sizeof(src), "%s/export", dir);
-	snprintf(dst, sizeof(dst), "%s/mnt", dir);
+	snprintf(src, sizeof(src), "%s/export", tu_dir);
+	snprintf(dst, sizeof(dst), "%s/mnt", tu_dir);
 	snprintf(sub, sizeof(sub), "%s/sub", src);
 	snprintf(viadst, sizeof(viadst), "%s/sub", dst);
 	assert_int_equal(mkdir(src, 0755), 0);
@@ -920,7 +903,7 @@ static void test_store_restart(void **state)
 	struct nfskeys_attr_entry e;
 	char err[256], path[128];
 
-	snprintf(path, sizeof(path), "%s/attr.db", dir);
+	snprintf(path, sizeof(path), "%s/attr.db", tu_dir);
 	/* reading a store nobody created yet: empty, not an error */
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, 0, &st), 0);
 	assert_int_equal(nfskeys_attr_store_version(st), 0);
@@ -1020,7 +1003,7 @@ static void test_store_migration(void **state)
 	char path[128];
 
 	/* a store as schema version 1 wrote it */
-	snprintf(path, sizeof(path), "%s/attr.db", dir);
+	snprintf(path, sizeof(path), "%s/attr.db", tu_dir);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	sql(db, "CREATE TABLE attrs (domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL,"
 		" value TEXT NOT NULL, set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
@@ -1051,6 +1034,10 @@ static void test_store_migration(void **state)
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	sql(db, "PRAGMA user_version = 99");
 	sqlite3_close(db);
+	/* readers read the snapshot the last writer published (issue 21): without one
+	 * they fall back to the database itself (which only root may read) */
+	snprintf(path, sizeof(path), "%s/attr.db.snapshot", dir);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st),
 			 -EPROTONOSUPPORT);
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, 0, &st), -EPROTONOSUPPORT);
@@ -1085,10 +1072,10 @@ static void test_wb_apply(void **state)
 	int mode = -1;
 	FILE *f;
 
-	snprintf(conf, sizeof(conf), "%s/wb.conf", dir);
+	snprintf(conf, sizeof(conf), "%s/wb.conf", tu_dir);
 	f = fopen(conf, "we");
 	assert_non_null(f);
-	fprintf(f, "[Attr]\nStore = %s/wb.db\n[Writeback]\nPolicy = kara2011\nDirty-Limit = 128M\n", dir);
+	fprintf(f, "[Attr]\nStore = %s/wb.db\n[Writeback]\nPolicy = kara2011\nDirty-Limit = 128M\n", tu_dir);
 	fclose(f);
 	assert_int_equal(nfskeys_ctx_new(conf, &ctx), 0);
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);

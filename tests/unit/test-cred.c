@@ -9,22 +9,11 @@
 
 #include "cred-plugin.h"
 #include "libnfskeys-private.h"
-
-static char last_log[1024];
-
-static void capture(void *u, int p, const char *f, int l, const char *fn, const char *fmt,
-		    va_list ap)
-{
-	vsnprintf(last_log, sizeof(last_log), fmt, ap);
-}
+#include "test-util.h"
 
 static struct nfskeys_ctx *new_ctx(void)
 {
-	struct nfskeys_ctx *ctx = NULL;
-
-	assert_int_equal(nfskeys_ctx_new_full("/dev/null", capture, NULL, &ctx), 0);
-	last_log[0] = '\0';
-	return ctx;
+	return tu_ctx_empty(tu_log_capture);
 }
 
 static struct nfskeys_secret *secret(const char *s)
@@ -78,7 +67,7 @@ static void test_bad_fs(void **state)
 	struct nfskeys_cred_params p = { .target = "127.0.0.1" };
 
 	assert_int_equal(nfskeys_cred_add(ctx, "nosuch", &p), -EPROTONOSUPPORT);
-	assert_non_null(strstr(last_log, "no credential plugin"));
+	assert_non_null(strstr(tu_last_log, "no credential plugin"));
 	assert_int_equal(nfskeys_cred_add(ctx, "../cifs", &p), -EINVAL);
 	assert_int_equal(nfskeys_cred_add(ctx, "", &p), -EINVAL);
 	assert_int_equal(nfskeys_cred_add(ctx, NULL, &p), -EINVAL);
@@ -99,7 +88,7 @@ static void test_cifs_cycle(void **state)
 	assert_int_equal(nfskeys_cred_find(ctx, "cifs", &p, &info), -ENOKEY);
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), 1);
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EEXIST);
-	assert_non_null(strstr(last_log, "already exist"));
+	assert_non_null(strstr(tu_last_log, "already exist"));
 	assert_int_equal(nfskeys_cred_find(ctx, "cifs", &p, &info), 0);
 	assert_string_equal(info.fs, "cifs");
 	assert_string_equal(info.type, "logon");
@@ -188,25 +177,25 @@ static void test_cifs_validation(void **state)
 	struct nfskeys_secret *payload = NULL;
 
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "empty user name"));
+	assert_non_null(strstr(tu_last_log, "empty user name"));
 	p.user = NULL;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
 	memset(user, 'u', 257);
 	user[257] = '\0';
 	p.user = user;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "257 bytes"));
+	assert_non_null(strstr(tu_last_log, "257 bytes"));
 	user[256] = '\0'; /* exactly 256 is fine */
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), 1);
 	assert_int_equal(nfskeys_cred_clear(ctx, "cifs", &p), 1);
 	p.user = "dom:user";
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "':'"));
+	assert_non_null(strstr(tu_last_log, "':'"));
 
 	p.user = "alice";
 	p.password = NULL;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "empty password"));
+	assert_non_null(strstr(tu_last_log, "empty password"));
 	assert_int_equal(nfskeys_secret_new(8, &empty), 0);
 	p.password = empty;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
@@ -215,7 +204,7 @@ static void test_cifs_validation(void **state)
 	assert_int_equal(nfskeys_secret_set_len(big, 513), 0);
 	p.password = big;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "513 bytes"));
+	assert_non_null(strstr(tu_last_log, "513 bytes"));
 	assert_int_equal(nfskeys_secret_set_len(big, 512), 0);
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), 1);
 	assert_int_equal(nfskeys_cred_clear(ctx, "cifs", &p), 1);
@@ -223,13 +212,13 @@ static void test_cifs_validation(void **state)
 	p.password = pw;
 	p.target = "no-such-host.invalid";
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EHOSTUNREACH);
-	assert_non_null(strstr(last_log, "cannot resolve host 'no-such-host.invalid'"));
+	assert_non_null(strstr(tu_last_log, "cannot resolve host 'no-such-host.invalid'"));
 	p.target = "";
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
 	p.target = "bad/domain";
 	p.flags = NFSKEYS_CRED_DOMAIN;
 	assert_int_equal(nfskeys_cred_add(ctx, "cifs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "domain name"));
+	assert_non_null(strstr(tu_last_log, "domain name"));
 
 	p.target = "127.0.0.1";
 	p.flags = 0;
@@ -256,18 +245,18 @@ static void test_afs_errors(void **state)
 	setenv("KRB5_CONFIG", "/dev/null", 1);
 	setenv("KRB5CCNAME", "FILE:/nonexistent/nfskeys-test-ccache", 1);
 	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -ENOKEY);
-	assert_non_null(strstr(last_log, "no Kerberos credentials"));
+	assert_non_null(strstr(tu_last_log, "no Kerberos credentials"));
 	assert_int_equal(nfskeys_cred_add(ctx, "afs", &p), -ENOKEY);
 	assert_int_equal(nfskeys_cred_find(ctx, "afs", &p, &info), -ENOKEY);
 	assert_int_equal(nfskeys_cred_clear(ctx, "afs", &p), -ENOKEY);
 	assert_int_equal(nfskeys_cred_renew(ctx, "afs", &p, &info), -EOPNOTSUPP);
 	p.target = "bad/cell";
 	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -EINVAL);
-	assert_non_null(strstr(last_log, "contains '/'"));
+	assert_non_null(strstr(tu_last_log, "contains '/'"));
 	assert_int_equal(nfskeys_cred_find(ctx, "afs", &p, &info), -EINVAL);
 	p.target = NULL; /* no cell and no default realm */
 	assert_int_equal(nfskeys_cred_build(ctx, "afs", &p, &payload, &info), -EINVAL);
-	assert_non_null(strstr(last_log, "no default Kerberos realm"));
+	assert_non_null(strstr(tu_last_log, "no default Kerberos realm"));
 	assert_null(payload);
 	unsetenv("KRB5_CONFIG");
 	unsetenv("KRB5CCNAME");
@@ -286,12 +275,12 @@ static void test_nfs_errors(void **state)
 	assert_int_equal(nfskeys_cred_find(ctx, "nfs", &p, &info), -ENOKEY);
 	assert_int_equal(nfskeys_cred_clear(ctx, "nfs", &p), -ENOKEY);
 	assert_int_equal(nfskeys_cred_renew(ctx, "nfs", &p, &info), -ENOKEY);
-	assert_non_null(strstr(last_log, "no credentials"));
+	assert_non_null(strstr(tu_last_log, "no credentials"));
 	assert_int_equal(nfskeys_cred_add(ctx, "nfs", &p), -EINVAL);
-	assert_non_null(strstr(last_log, "no password and no keytab"));
+	assert_non_null(strstr(tu_last_log, "no password and no keytab"));
 	p.keytab = "/nonexistent/nfskeys-test.keytab";
 	assert_int_equal(nfskeys_cred_add(ctx, "nfs", &p), -ENOENT);
-	assert_non_null(strstr(last_log, "cannot read keytab"));
+	assert_non_null(strstr(tu_last_log, "cannot read keytab"));
 	assert_int_equal(nfskeys_cred_build(ctx, "nfs", &p, &payload, &info), -EOPNOTSUPP);
 	p.ccache = "NOSUCHTYPE:x";
 	assert_true(nfskeys_cred_find(ctx, "nfs", &p, &info) < 0);

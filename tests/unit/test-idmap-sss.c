@@ -14,28 +14,19 @@
 
 #include "macros.h"
 #include "nfskeys.h"
+#include "test-util.h"
 
 #define N_DOMAINS 6
 #define SIDS_PER_DOMAIN 700
 
-static char dir[64];
-
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/nfskeys-test-sss.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_dir_setup("sss");
 }
 
 static int teardown(void **state)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/slices", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
-	unlink(path);
-	rmdir(dir);
-	return 0;
+	return tu_dir_teardown();
 }
 
 /* A deterministic generator so a failure can be reproduced. */
@@ -71,11 +62,11 @@ static void test_sid_matches_sss(void **state)
 		strcat(domlist, domains[d]);
 	}
 
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", tu_dir);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fprintf(f, "[Translation]\nMethod = sid\n[Idmap]\nCache-Size = 64\n[SID]\nState-File = %s/slices\nDomains = %s\n",
-		dir, domlist);
+		tu_dir, domlist);
 	fclose(f);
 	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
 
@@ -146,17 +137,7 @@ static void test_sid_matches_sss(void **state)
 
 static struct nfskeys_ctx *ctx_conf(const char *body)
 {
-	struct nfskeys_ctx *ctx = NULL;
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fprintf(f, "%s[SID]\nState-File = %s/slices\n", body, dir);
-	fclose(f);
-	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
-	return ctx;
+	return tu_ctx_conf("%s[SID]\nState-File = %s/slices\n", body, tu_dir);
 }
 
 /* What the backend chain itself answers (explain never takes the fast path): the id, or

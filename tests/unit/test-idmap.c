@@ -13,36 +13,21 @@
 
 #include "idmap-plugin.h"
 #include "libnfskeys-private.h"
-
-static char dir[64];
+#include "test-util.h"
 
 static int setup(void **state)
 {
-	strcpy(dir, "/tmp/nfskeys-test-idmap.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tu_dir_setup("idmap");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_dir_teardown();
 }
 
 static struct nfskeys_ctx *ctx_with(const char *text)
 {
-	struct nfskeys_ctx *ctx = NULL;
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	assert_int_equal(nfskeys_ctx_new(path, &ctx), 0);
-	return ctx;
+	return tu_ctx_conf("%s", text);
 }
 
 static void test_sid_text(void **state)
@@ -156,10 +141,13 @@ static void test_descriptions(void **state)
 	assert_int_equal(nfskeys_idmap_parse_description("id_resolver", "uid:alice", &k, &key), 0);
 	assert_int_equal(k, NFSKEYS_IDMAP_NAME_TO_UID);
 	assert_string_equal(key, "alice");
-	static const char *const bad[] = { "uid:", "uid:@x", "gid:alice@", "user:abc", "user:-1",
+	/* no user part: nobody, as nfsidmap (KERNEL-INTERFACES.md §3), not malformed */
+	assert_int_equal(nfskeys_idmap_parse_description("id_resolver", "uid:@x", &k, &key), 0);
+	assert_string_equal(key, "@x");
+	static const char *const bad[] = { "uid:", "gid:alice@", "user:abc", "user:-1",
 					   "user:4294967295", "os:S-1-x", "gi:", "foo:bar", "",
 					   /* found by fuzz-upcall: lookups refuse these keys */
-					   "uid:@example.org", "uid:alice@", "gid:@", "uid:a@b@" };
+					   "uid:alice@", "gid:@", "uid:a@b@" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (nfskeys_idmap_parse_description("user", bad[i], &k, &key) != -EINVAL)
 			fail_msg("accepted '%s'", bad[i]);
@@ -491,6 +479,84 @@ static void test_bad_config(void **state)
 }
 
 /* Every idmap plugin built loads, is of the idmap kind and has a lookup hook. */
+/* Answers fixed outside the backends: Samba's Unix SIDs and the MS-NFS SIDs are the ids
+ * they name; ids no domain has get their S-1-22 SID; a bare decimal owner is that id; the
+ * kernel's "nobody"/"nogroup" are the configured nobody ids; no user part is nobody. */
+static void test_builtin(void **state)
+{
+	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\n"
+					   "[Translation]\nMethod = static\n"
+					   "[Static]\nalice@example.org = 5001\n"
+					   "[Mapping]\nNobody-User = 65000\nNobody-Group = 65001\n");
+	static const struct {
+		unsigned kind;
+		const char *key;
+		uint32_t id;
+	} yes[] = {
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-22-1-4242", 4242 },
+		{ NFSKEYS_IDMAP_SID_TO_GID, "S-1-22-2-4343", 4343 },
+		{ NFSKEYS_IDMAP_SID_TO_UID, "s-1-22-1-0", 0 },
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-5-88-1-77", 77 },
+		{ NFSKEYS_IDMAP_SID_TO_GID, "S-1-5-88-2-78", 78 },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "4242", 4242 },
+		{ NFSKEYS_IDMAP_GROUP_TO_GID, "0", 0 },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "nobody", 65000 },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "nobody@Example.ORG", 65000 },
+		{ NFSKEYS_IDMAP_GROUP_TO_GID, "nogroup", 65001 },
+		{ NFSKEYS_IDMAP_GROUP_TO_GID, "nobody@example.org", 65001 },
+	};
+	static const struct {
+		unsigned kind;
+		const char *key;
+	} no[] = {
+		{ NFSKEYS_IDMAP_SID_TO_GID, "S-1-22-1-4242" },   /* a user's SID as a group */
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-22-2-4242" },
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-22-1-4242-1" }, /* not Samba's form */
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-22-3-4242" },
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-5-88-3-420" },  /* a mode, not an id */
+		{ NFSKEYS_IDMAP_SID_TO_UID, "S-1-5-21-1-2-3-1000" },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "4242@example.org" }, /* not nfsidmap's strtol quirk */
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "4294967295" },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "nobody@other.example" },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "nogroup" },
+		{ NFSKEYS_IDMAP_NAME_TO_UID, "@example.org" },
+	};
+	struct nfskeys_idmap_answer a;
+	struct nfskeys_sid sid;
+	char text[NFSKEYS_SID_STRING_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		memset(&a, 0, sizeof(a));
+		if (nfskeys_idmap_lookup(ctx, yes[i].kind, yes[i].key, &a) != 0)
+			fail_msg("%s: no answer", yes[i].key);
+		if (a.id != yes[i].id || strcmp(a.backend, "builtin") || a.flags)
+			fail_msg("%s: %u from %s (flags %u), expected %u from builtin", yes[i].key,
+				 a.id, a.backend, a.flags, yes[i].id);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
+		if (nfskeys_idmap_lookup(ctx, no[i].kind, no[i].key, &a) != -ENOENT)
+			fail_msg("%s: answered %u by %s", no[i].key, a.id, a.backend);
+	/* the backends still come first for names */
+	assert_int_equal(nfskeys_idmap_lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "alice@example.org", &a), 0);
+	assert_string_equal(a.backend, "static");
+	/* no user part: nobody, flagged, when the caller asks for nobody answers */
+	assert_int_equal(nfskeys_idmap_lookup_full(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "@example.org",
+						   NFSKEYS_IDMAP_LOOKUP_NOBODY, &a), 0);
+	assert_int_equal(a.id, 65000);
+	assert_true(a.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+	/* an id no domain has: its Unix SID, S-1-22-1-<uid> / S-1-22-2-<gid> */
+	assert_int_equal(nfskeys_idmap_uid_to_sid(ctx, 5001, &sid, &a), 0);
+	assert_int_equal(nfskeys_sid_to_string(&sid, text, sizeof(text)), 13);
+	assert_string_equal(text, "S-1-22-1-5001");
+	assert_string_equal(a.name, "S-1-22-1-5001");
+	assert_int_equal(nfskeys_idmap_gid_to_sid(ctx, 4343, &sid, &a), 0);
+	assert_int_equal(sid.num_subauth, 2);
+	assert_int_equal(sid.subauth[0], 2);
+	assert_int_equal(sid.subauth[1], 4343);
+	assert_int_equal(sid.authority[5], 22);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_plugins_load(void **state)
 {
 	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\n");
@@ -535,6 +601,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plugins_load, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

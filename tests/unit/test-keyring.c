@@ -8,13 +8,14 @@
 
 #include "macros.h"
 #include "nfskeys.h"
+#include "test-util.h"
 
 static int32_t session;
 
 static int setup(void **state)
 {
 	/* a fresh anonymous session keyring for each test */
-	session = keyctl_join_session_keyring(NULL);
+	session = tu_session_keyring();
 	return session < 0 ? -1 : 0;
 }
 

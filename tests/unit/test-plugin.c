@@ -7,24 +7,17 @@
 
 #include "libnfskeys-private.h"
 #include "plugin.h"
+#include "test-util.h"
 
 struct testplug_ops {
 	uint32_t size;
 	int (*answer)(void);
 };
 
-static void quiet(void *u, int p, const char *f, int l, const char *fn, const char *fmt,
-		  va_list ap)
-{
-}
-
 static struct nfskeys_ctx *new_ctx(void)
 {
-	struct nfskeys_ctx *ctx = NULL;
-
 	setenv("NFSKEYS_PLUGIN_DIR", TEST_PLUGIN_DIR, 1);
-	assert_int_equal(nfskeys_ctx_new_full("/dev/null", quiet, NULL, &ctx), 0);
-	return ctx;
+	return tu_ctx_empty(tu_log_quiet);
 }
 
 static void test_good(void **state)
