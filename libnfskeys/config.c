@@ -316,7 +316,10 @@ int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
 	if (!st.conf)
 		return -ENOMEM;
 
+	/* the main file must parse even in a partial load: only a drop-in may be skipped */
+	st.skipped = NULL;
 	r = conf_parse_one(&st, path);
+	st.skipped = ret_skipped;
 	if (r == -ENOENT && explicit_path)
 		log_err(ctx, "%s: configuration file not found", path);
 	if (r < 0 && !(r == -ENOENT && !explicit_path))

@@ -36,8 +36,9 @@ void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 
 /* config.c */
 struct conf;
-/* ret_skipped NULL: any file with an error fails the load; else such files are counted
- * there and the load goes on (nfskeys_ctx_new_partial). */
+/* ret_skipped NULL: any file with an error fails the load; else drop-ins with errors are
+ * counted there and the load goes on (nfskeys_ctx_new_partial); the main file must
+ * parse either way. */
 int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
 	      unsigned *ret_skipped, struct conf **ret);
 struct conf *conf_free(struct conf *conf);

@@ -36,10 +36,11 @@ int nfskeys_ctx_new(const char *conf_path, struct nfskeys_ctx **ret_ctx);
 int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
 			 struct nfskeys_ctx **ret_ctx);
 
-/* As nfskeys_ctx_new_full(), for a client that must go on when the configuration has an
- * error (the request-key helper, `nfskeys idmapd ping`): a file (the main one or a
- * drop-in) that cannot be parsed is not fatal; its error is logged, the lines before it
- * count and the rest of it does not.  *ret_skipped: how many files had errors. */
+/* As nfskeys_ctx_new_full(), for a client that must go on when one conf.d drop-in has an
+ * error (the request-key helper, `nfskeys idmapd ping`): a drop-in that cannot be parsed
+ * is not fatal; its error is logged, the lines before it count and the rest of it does
+ * not.  The main file must parse (-EINVAL otherwise, as nfskeys_ctx_new_full()).
+ * *ret_skipped: how many drop-ins had errors. */
 int nfskeys_ctx_new_partial(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
 			    struct nfskeys_ctx **ret_ctx, unsigned *ret_skipped);
 
