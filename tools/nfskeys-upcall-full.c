@@ -112,7 +112,17 @@ int main(int argc, char *argv[])
 		}
 	}
 
-	r = nfskeys_ctx_new_full(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx);
+	/* A file with an error (a broken drop-in) must not stop the upcalls: the rest of the
+	 * configuration still names the daemon, which runs on the one it loaded. */
+	{
+		unsigned skipped = 0;
+
+		r = nfskeys_ctx_new_partial(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx,
+					    &skipped);
+		if (r == 0 && skipped)
+			syslog(LOG_WARNING, "going on without the configuration lines the "
+					    "errors above spoil");
+	}
 	if (r < 0) {
 		log_syslogf(LOG_ERR, "cannot load configuration: %s", strerror(-r));
 		reject(serial, reject_timeout, EKEYREJECTED);

@@ -19,6 +19,7 @@
 #include "ini.h"
 #include "nfskeys.h"
 #include "rpc-client.h"
+#include "units.h"
 #include "upcall-args.h"
 #include "upcall-wire.h"
 
@@ -73,7 +74,6 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		    const char *key, const char *value)
 {
 	struct lean_conf *c = userdata;
-	char *end;
 
 	if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Socket")) {
 		if (strlen(value) >= sizeof(c->socket))
@@ -86,11 +86,13 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		else
 			snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
 	} else if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Helper-Timeout")) {
-		errno = 0;
-		c->helper_timeout = strtol(value, &end, 10);
-		if (errno || end == value || *end || c->helper_timeout < 0 ||
-		    c->helper_timeout > 60000)
+		uint64_t ms;
+
+		/* the one duration syntax (common/units.h); a bad value: the full helper says so */
+		if (units_parse_duration(value, 1, &ms, NULL) < 0 || ms > 60000)
 			c->bad = true;
+		else
+			c->helper_timeout = (long)ms;
 	}
 	return 0;
 }
