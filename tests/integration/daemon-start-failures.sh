@@ -38,7 +38,7 @@ t_idmapd_conf
 sed 's/^Method = .*/Method = static,no-such-backend/' "$IDMAPD_CONF" >"$T_TMP/backend.conf"
 start_fails "idmapd, malformed config" 3 "bad.conf:1: section header without closing ']'" \
 	"$IDMAPD" -f -c "$T_TMP/bad.conf"
-start_fails "idmapd, unloadable backend" 3 "cannot load backend 'no-such-backend'" \
+start_fails "idmapd, unloadable backend" 3 "unknown backend 'no-such-backend'" \
 	"$IDMAPD" -f -c "$T_TMP/backend.conf"
 start_fails "idmapd, socket path under a file" 4 "cannot listen on $T_TMP/afile/i.sock: $T_TMP/afile is not a directory" \
 	"$IDMAPD" -f -c "$IDMAPD_CONF" -s "$T_TMP/afile/i.sock"
