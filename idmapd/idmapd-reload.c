@@ -83,6 +83,9 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 		.max_request = 4096,
 		.max_inflight = 16,
 		.idle_timeout = 30,
+		.max_clients_user = 64,
+		.max_queue = 4096,
+		.max_queue_user = 64,
 	};
 	const char *v;
 	int r;
@@ -112,6 +115,11 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_duration(ctx, "Idle-Timeout", 1000, 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
 	    /* read by nfskeys-upcall, checked here so that a typo is refused, not ignored */
 	    (r = conf_duration(ctx, "Helper-Timeout", 1, 0, 60000, NULL, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Clients-Per-User", 1, 65536, &s.max_clients_user, err,
+			   errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue", 1, 1 << 20, &s.max_queue, err, errlen)) < 0 ||
+	    (r = conf_uint(ctx, "Max-Queue-Per-User", 1, 1 << 20, &s.max_queue_user, err,
+			   errlen)) < 0 ||
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	*ret = s;

@@ -8,6 +8,7 @@
 
 #include "macros.h"
 #include "cli.h"
+#include "log-escape.h"
 #include "nfskeys.h"
 #include "upcall.h"
 #include "upcall-args.h"
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 static void log_syslog(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
-	vsyslog(priority, format, args);
+	log_vsyslog(priority, format, args);
 }
 
 static int reject(int32_t key, unsigned timeout, int error)
@@ -54,7 +55,7 @@ static int reject(int32_t key, unsigned timeout, int error)
 	int r = nfskeys_key_reject(key, timeout, (unsigned)error, 0);
 
 	if (r < 0) {
-		syslog(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
+		log_syslogf(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
 		return UP_KEYERR;
 	}
 	return UP_REJECTED;
@@ -99,13 +100,13 @@ int main(int argc, char *argv[])
 	if (!type) {
 		r = nfskeys_key_describe(serial, &info);
 		if (r < 0) {
-			syslog(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
+			log_syslogf(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
 			       strerror(-r));
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 		type = info.type;
 		if (!streq(info.description, desc)) {
-			syslog(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
+			log_syslogf(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
 			       info.description, desc);
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
@@ -123,7 +124,7 @@ int main(int argc, char *argv[])
 					    "errors above spoil");
 	}
 	if (r < 0) {
-		syslog(LOG_ERR, "cannot load configuration: %s", strerror(-r));
+		log_syslogf(LOG_ERR, "cannot load configuration: %s", strerror(-r));
 		reject(serial, reject_timeout, EKEYREJECTED);
 		return UP_CONFIG;
 	}
@@ -139,7 +140,7 @@ int main(int argc, char *argv[])
 
 	r = nfskeys_idmap_parse_description(type, desc, &kind, &key);
 	if (r < 0) {
-		syslog(LOG_WARNING, "%s key %" PRId32 ": bad description '%.200s': %s", type,
+		log_syslogf(LOG_WARNING, "%s key %" PRId32 ": bad description '%.200s': %s", type,
 		       serial, desc, r == -EOPNOTSUPP ? "prefix not valid for this key type" :
 							 "malformed");
 		rc = reject(serial, reject_timeout, EINVAL);
@@ -148,13 +149,13 @@ int main(int argc, char *argv[])
 
 	r = upcall_resolve(ctx, kind, key, &answer);
 	if (r < 0) {
-		syslog(LOG_INFO, "%s: no mapping: %s", desc, strerror(-r));
+		log_syslogf(LOG_INFO, "%s: no mapping: %s", desc, strerror(-r));
 		rc = reject(serial, reject_timeout, r == -ENOENT ? ENOKEY : (unsigned)-r);
 		goto out;
 	}
 	len = nfskeys_idmap_payload(&answer, payload, sizeof(payload));
 	if (len < 0) {
-		syslog(LOG_ERR, "%s: cannot build the payload: %s", desc, strerror(-len));
+		log_syslogf(LOG_ERR, "%s: cannot build the payload: %s", desc, strerror(-len));
 		rc = reject(serial, reject_timeout, EINVAL);
 		goto out;
 	}
@@ -169,7 +170,7 @@ int main(int argc, char *argv[])
 	if (ttl > 0) {
 		r = nfskeys_key_set_timeout(serial, ttl);
 		if (r < 0)
-			syslog(LOG_WARNING, "%s: cannot set the key timeout: %s", desc,
+			log_syslogf(LOG_WARNING, "%s: cannot set the key timeout: %s", desc,
 			       strerror(-r));
 	}
 	r = nfskeys_key_instantiate(serial, payload, (size_t)len, 0);
@@ -177,7 +178,7 @@ int main(int argc, char *argv[])
 		/* e.g. EDQUOT: the requester's key quota is full.  Reject with the reason
 		 * (rejecting needs no quota) so the caller fails at once and briefly, instead
 		 * of a key negated for the kernel's default 60 s; touch no other key. */
-		syslog(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
+		log_syslogf(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
 		       strerror(-r));
 		fprintf(stderr, "nfskeys-upcall: %s: cannot instantiate key %" PRId32 ": %s\n",
 			desc, serial, strerror(-r));
@@ -185,7 +186,7 @@ int main(int argc, char *argv[])
 		rc = UP_KEYERR;
 		goto out;
 	}
-	syslog(LOG_DEBUG, "%s: %s backend, ttl %u", desc, answer.backend, ttl);
+	log_syslogf(LOG_DEBUG, "%s: %s backend, ttl %u", desc, answer.backend, ttl);
 	rc = UP_OK;
 out:
 	nfskeys_ctx_unref(ctx);
