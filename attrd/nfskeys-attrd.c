@@ -185,8 +185,8 @@ static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 		config_swap(d, &c);
 		config_clear(&c);
 		d->generation++;
-		snprintf(msg, msg_size, "configuration generation %llu",
-			 (unsigned long long)d->generation);
+		snprintf(msg, msg_size, "configuration %s loaded (generation %llu)",
+			 nfskeys_ctx_get_conf_path(d->ctx), (unsigned long long)d->generation);
 	}
 	daemon_reload_end(r, msg);
 	return r;
