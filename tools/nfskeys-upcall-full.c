@@ -11,6 +11,7 @@
 #include "nfskeys.h"
 #include "upcall.h"
 #include "upcall-args.h"
+#include "upcall-spnego.h"
 
 enum {
 	UP_OK = 0,       /* key instantiated */
@@ -27,8 +28,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: nfskeys-upcall [OPTIONS] KEY DESCRIPTION\n"
 		"\n"
-		"request-key helper for id_resolver (uid:, gid:, user:, group:) and cifs.idmap\n"
-		"(os:, gs:, oi:, gi:) keys.  Run by request-key as: nfskeys-upcall %%k %%d\n"
+		"request-key helper for id_resolver (uid:, gid:, user:, group:), cifs.idmap\n"
+		"(os:, gs:, oi:, gi:) and cifs.spnego (Kerberos for sec=krb5 mounts) keys.\n"
+		"Run by request-key as: nfskeys-upcall %%k %%d\n"
 		"\n"
 		"Options:\n"
 		"  -t, --timeout SEC   key timeout for answers (default: the answer's TTL)\n"
@@ -94,6 +96,8 @@ int main(int argc, char *argv[])
 	serial = a.serial;
 	desc = a.desc;
 	type = a.type;
+	if (type && streq(type, "cifs.spnego")) /* -T: a route for tests, see upcall-spnego.c */
+		return upcall_spnego(&a);
 
 	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
@@ -104,6 +108,8 @@ int main(int argc, char *argv[])
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 		type = info.type;
+		if (streq(type, "cifs.spnego"))
+			return upcall_spnego(&a);
 		if (!streq(info.description, desc)) {
 			syslog(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
 			       info.description, desc);
