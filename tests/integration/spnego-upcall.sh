@@ -14,7 +14,7 @@
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv missing"
 HELPER="$top_builddir/tools/nfskeys-upcall-full"
 ACCEPT="$top_builddir/tests/kdc/spnego-accept"
-plan 27
+plan 34
 
 kdc_start NFSKEYS.TEST
 HOST="srv$$.nfskeys.test"
@@ -140,6 +140,33 @@ k=$(keyctl session - sh -c 'k=$(keyctl add user "$1" placeholder @s) && keyctl c
 check_eq "a key of uid $U forging creduid=0: refused (helper exit 4)" "rc=4" "$k"
 check_contains "... because the key is not root's" "belongs to uid $U, not root" "$(cat "$LOG")"
 check_eq "... and nothing was asked of Kerberos" "" "$(grep -e 'cifs/' -e 'instantiate' "$LOG")"
+
+# a root mount with a keytab ([Cred] CIFS-Keytab), when root has no cache
+rm -f "$W/cc/krb5cc_0"
+kdc_addprinc "host/client.test"
+kdc_ktadd "$T_TMP/root.kt" "host/client.test"
+printf '[Cred]\nCIFS-Negative-TTL = 7\nCIFS-Keytab = %s\nCIFS-Keytab-Principal = host/client.test\n' \
+	"$T_TMP/root.kt" >"$W/nfskeys.conf"
+request "$(desc 0)"
+check_eq "root with the configured keytab: instantiated" 0 $?
+"$ACCEPT" krb5 <"$W/payload" >"$W/accept.out" 2>&1
+check_eq "... accepted" 0 $?
+check_contains "... as the keytab's principal" "client=host/client.test@NFSKEYS.TEST" "$(cat "$W/accept.out")"
+mark
+err=$(refused "$(desc 1)")
+check_eq "the keytab is for root mounts only (uid 1 still refused)" "Required key not available" "$err"
+printf '[Cred]\nCIFS-Negative-TTL = 7\n' >"$W/nfskeys.conf"
+
+# the lean nfskeys-upcall (what request-key.d runs) hands cifs.spnego to the full helper
+kdc_kinit alice 'alice-Pw-7' -c "FILE:$W/cc/krb5cc_$U"
+chown "$U" "$W/cc/krb5cc_$U"
+sed "s|$HELPER|$top_builddir/tools/nfskeys-upcall|" "$W/helper" >"$W/helper.lean"
+chmod 755 "$W/helper.lean"
+cp "$W/helper.lean" "$W/helper"
+request "$(desc $U)"
+check_eq "through the lean nfskeys-upcall: instantiated" 0 $?
+"$ACCEPT" krb5 <"$W/payload" >/dev/null 2>&1
+check_eq "... and accepted" 0 $?
 
 # malformed descriptions
 mark
