@@ -4,6 +4,8 @@
  * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
  * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
+#include <limits.h>
+#include <sys/auxv.h>
 #include <syslog.h>
 
 #include "macros.h"
@@ -11,7 +13,6 @@
 #include "nfskeys.h"
 #include "upcall.h"
 #include "upcall-args.h"
-#include "upcall-spnego.h"
 
 enum {
 	UP_OK = 0,       /* key instantiated */
@@ -49,6 +50,35 @@ static void log_syslog(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
 	vsyslog(priority, format, args);
+}
+
+/* cifs.spnego keys are nfskeys-upcall-spnego's (Kerberos lives there, not here): run it
+ * with our arguments, from next to this program in the build tree (never in a setuid
+ * run), else from the libexec directory. */
+static int run_spnego_helper(char *argv[])
+{
+	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+	if (!getauxval(AT_SECURE) && (l = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[l] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			/* a libtool build tree runs us from .libs/; the helper's wrapper is above */
+			if (strlen(self) > 6 && streq(self + strlen(self) - 6, "/.libs"))
+				self[strlen(self) - 6] = 0;
+			snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", self);
+			if (access(path, X_OK) < 0)
+				snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+		}
+	}
+	argv[0] = path;
+	execv(path, argv);
+	syslog(LOG_ERR, "cannot run %s: %s", path, strerror(errno));
+	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
+	return UP_KEYERR;
 }
 
 static int reject(int32_t key, unsigned timeout, int error)
@@ -97,7 +127,7 @@ int main(int argc, char *argv[])
 	desc = a.desc;
 	type = a.type;
 	if (type && streq(type, "cifs.spnego")) /* -T: a route for tests, see upcall-spnego.c */
-		return upcall_spnego(&a);
+		return run_spnego_helper(argv);
 
 	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
@@ -109,7 +139,7 @@ int main(int argc, char *argv[])
 		}
 		type = info.type;
 		if (streq(type, "cifs.spnego"))
-			return upcall_spnego(&a);
+			return run_spnego_helper(argv);
 		if (!streq(info.description, desc)) {
 			syslog(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
 			       info.description, desc);
