@@ -14,7 +14,7 @@
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv missing"
 HELPER="$top_builddir/tools/nfskeys-upcall-full"
 ACCEPT="$top_builddir/tests/kdc/spnego-accept"
-plan 34
+plan 33
 
 kdc_start NFSKEYS.TEST
 HOST="srv$$.nfskeys.test"
