@@ -14,6 +14,16 @@ command -v pamtester >/dev/null 2>&1 || skip_all "pamtester missing (apt-get ins
 MOD="$top_builddir/pam/.libs/pam_nfskeys.so"
 [ -f "$MOD" ] || fail_all "pam_nfskeys.so not built"
 plan 16
+# A sanitizer build's module needs its runtime first in pamtester (not instrumented).
+PRE=
+if t_is_asan; then
+	for l in libasan.so libubsan.so; do
+		f=$(${CC:-gcc} -print-file-name=$l 2>/dev/null)
+		[ -f "$f" ] && PRE="$PRE $f"
+	done
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+fi
+pamtester() { env LD_PRELOAD="$PRE" pamtester "$@"; }
 
 U=65534
 USER_NAME=$(getent passwd $U | cut -d: -f1)
