@@ -109,7 +109,7 @@ check_eq "... the new one (4343) does not: exit 4" 4 "$?"
 sed -i "s|^Store = .*|Store = $T_TMP/attr.db|" "$ACONF"
 kill -HUP "$apid"
 t_wait_for "grep -q 'reloaded:' '$T_TMP/attrd.log'" 10
-check_contains "a good reload logs a line with the generation" "reloaded: configuration $ACONF loaded (generation 2)" \
+check_contains "a good reload logs a line with the generation" "reloaded: configuration generation 2" \
 	"$(cat "$T_TMP/attrd.log")"
 check "... and the new Admin-Group (4343) applies" \
 	setpriv --reuid=65534 --regid=65534 --groups=4343 "$NFSATTR" -c "$ACONF" set "$D" cto=on
