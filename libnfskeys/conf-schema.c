@@ -18,6 +18,7 @@ static const struct conf_key schema[] = {
 
 	/* credentials (cred area) */
 	{ "Cred", "*" },
+	{ "PAM", "*" }, /* pam_nfskeys (issue 19) */
 
 	/* idmap area: idmapd.conf vocabulary */
 	{ "General", "Domain" },
