@@ -33,7 +33,7 @@ printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\n' "$T_TMP/attr.db" "$T_TMP/att
 	>>"$IDMAPD_CONF"
 ASOCK="$T_TMP/attrd.sock"
 t_idmapd_start || { sed 's/^/# /' "$T_TMP/idmapd.log"; exit 1; }
-$T_DAEMON_WRAPPER "$ATTRD" -c "$IDMAPD_CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$IDMAPD_CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_on_exit "kill -9 $ATTRD_PID"
 t_wait_for "[ -S '$ASOCK' ] && '$NFSATTR' -c '$IDMAPD_CONF' stats >/dev/null" $T_DAEMON_WAIT

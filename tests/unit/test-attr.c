@@ -1036,7 +1036,7 @@ static void test_store_migration(void **state)
 	sqlite3_close(db);
 	/* readers read the snapshot the last writer published (issue 21): without one
 	 * they fall back to the database itself (which only root may read) */
-	snprintf(path, sizeof(path), "%s/attr.db.snapshot", dir);
+	snprintf(path, sizeof(path), "%s/attr.db.snapshot", tu_dir);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st),
 			 -EPROTONOSUPPORT);
