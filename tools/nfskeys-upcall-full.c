@@ -4,6 +4,8 @@
  * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
  * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
+#include <limits.h>
+#include <sys/auxv.h>
 #include <syslog.h>
 
 #include "macros.h"
@@ -28,8 +30,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: nfskeys-upcall [OPTIONS] KEY DESCRIPTION\n"
 		"\n"
-		"request-key helper for id_resolver (uid:, gid:, user:, group:) and cifs.idmap\n"
-		"(os:, gs:, oi:, gi:) keys.  Run by request-key as: nfskeys-upcall %%k %%d\n"
+		"request-key helper for id_resolver (uid:, gid:, user:, group:), cifs.idmap\n"
+		"(os:, gs:, oi:, gi:) and cifs.spnego (Kerberos for sec=krb5 mounts) keys.\n"
+		"Run by request-key as: nfskeys-upcall %%k %%d\n"
 		"\n"
 		"Options:\n"
 		"  -t, --timeout SEC   key timeout for answers (default: the answer's TTL)\n"
@@ -48,6 +51,35 @@ static void log_syslog(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
 	log_vsyslog(priority, format, args);
+}
+
+/* cifs.spnego keys are nfskeys-upcall-spnego's (Kerberos lives there, not here): run it
+ * with our arguments, from next to this program in the build tree (never in a setuid
+ * run), else from the libexec directory. */
+static int run_spnego_helper(char *argv[])
+{
+	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+	if (!getauxval(AT_SECURE) && (l = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[l] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			/* a libtool build tree runs us from .libs/; the helper's wrapper is above */
+			if (strlen(self) > 6 && streq(self + strlen(self) - 6, "/.libs"))
+				self[strlen(self) - 6] = 0;
+			snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", self);
+			if (access(path, X_OK) < 0)
+				snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+		}
+	}
+	argv[0] = path;
+	execv(path, argv);
+	syslog(LOG_ERR, "cannot run %s: %s", path, strerror(errno));
+	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
+	return UP_KEYERR;
 }
 
 static int reject(int32_t key, unsigned timeout, int error)
@@ -95,6 +127,8 @@ int main(int argc, char *argv[])
 	serial = a.serial;
 	desc = a.desc;
 	type = a.type;
+	if (type && streq(type, "cifs.spnego")) /* -T: a route for tests, see upcall-spnego.c */
+		return run_spnego_helper(argv);
 
 	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
@@ -105,6 +139,8 @@ int main(int argc, char *argv[])
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 		type = info.type;
+		if (streq(type, "cifs.spnego"))
+			return run_spnego_helper(argv);
 		if (!streq(info.description, desc)) {
 			log_syslogf(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
 			       info.description, desc);
@@ -112,7 +148,17 @@ int main(int argc, char *argv[])
 		}
 	}
 
-	r = nfskeys_ctx_new_full(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx);
+	/* A file with an error (a broken drop-in) must not stop the upcalls: the rest of the
+	 * configuration still names the daemon, which runs on the one it loaded. */
+	{
+		unsigned skipped = 0;
+
+		r = nfskeys_ctx_new_partial(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx,
+					    &skipped);
+		if (r == 0 && skipped)
+			syslog(LOG_WARNING, "going on without the configuration lines the "
+					    "errors above spoil");
+	}
 	if (r < 0) {
 		log_syslogf(LOG_ERR, "cannot load configuration: %s", strerror(-r));
 		reject(serial, reject_timeout, EKEYREJECTED);
