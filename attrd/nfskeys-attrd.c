@@ -277,9 +277,11 @@ static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, stru
 		snprintf(msg, msg_size, "no directory descriptor came with the request");
 		return -EBADF;
 	}
-	if (fstat(fd, st) < 0) {
-		r = negerrno();
-		snprintf(msg, msg_size, "cannot fstat the directory: %s", strerror(-r));
+	/* Cached attributes only (AT_STATX_DONT_SYNC): a FUSE server that never answers
+	 * GETATTR cannot hold the loop; the descriptor is an O_PATH directory (rpc-server). */
+	r = attr_fd_stat(fd, st);
+	if (r < 0) {
+		snprintf(msg, msg_size, "cannot stat the directory: %s", strerror(-r));
 		return r;
 	}
 	if (!S_ISDIR(st->st_mode)) {
@@ -617,7 +619,9 @@ int main(int argc, char *argv[])
 {
 	struct daemon d = { .generation = 1 };
 	struct attrd_config c;
-	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .log = daemon_rpc_log };
+	/* SET/UNSET take an O_PATH directory descriptor (the server refuses any other) */
+	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .log = daemon_rpc_log,
+					    .accept_fds = true };
 	char msg[512] = "";
 	int r, lfd = -1, ret = DAEMON_EXIT_FAIL;
 	const char *runtime_dir;

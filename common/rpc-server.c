@@ -1,5 +1,6 @@
 /* ONC RPC server transport over evloop: accept, per-client record reassembly and limits,
  * call-header checks, asynchronous replies with an output buffer per client. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <sys/socket.h>
 #include <syslog.h>
 
+#include "fd-closer.h"
 #include "macros.h"
 #include "rpc-frame.h"
 #include "rpc-server.h"
@@ -50,8 +52,15 @@ struct rpc_conn {
 	bool reading;          /* in conn_read: replies are queued and written at its end */
 	int64_t last_activity;
 	int64_t partial_since; /* when unfinished input appeared, 0 when none */
-	int fds[FD_QUEUE_MAX];
+	/* Passed descriptors (O_PATH directories only), each with the stretch of the byte
+	 * stream that arrived with it: it belongs to a call overlapping that stretch. */
+	struct {
+		int fd;
+		uint64_t start, end;
+	} fds[FD_QUEUE_MAX];
 	size_t nfds;
+	uint64_t in_total;     /* bytes received */
+	uint64_t consumed;     /* bytes of complete messages taken from the framer */
 	/* Answered requests kept for the next calls (at most max_inflight of them, the most
 	 * ever out at once), freed with the connection. */
 	struct rpc_request *free_reqs;
@@ -63,7 +72,7 @@ static void conn_unref(struct rpc_conn *c)
 	if (--c->refs > 0)
 		return;
 	for (size_t i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+		close(c->fds[i].fd); /* O_PATH: close() runs no file system code */
 	while (c->free_reqs) {
 		struct rpc_request *req = c->free_reqs;
 
@@ -298,12 +307,33 @@ int rpc_request_take_fd(struct rpc_request *req, int *ret_fd)
 {
 	struct rpc_conn *c = req->conn;
 
-	if (c->nfds == 0)
-		return -ENOENT;
-	*ret_fd = c->fds[0];
-	memmove(c->fds, c->fds + 1, (c->nfds - 1) * sizeof(int));
-	c->nfds--;
-	return 0;
+	for (size_t i = 0; i < c->nfds; i++) {
+		if (c->fds[i].start >= req->msg_end || c->fds[i].end <= req->msg_start)
+			continue;
+		*ret_fd = c->fds[i].fd;
+		memmove(c->fds + i, c->fds + i + 1, (c->nfds - i - 1) * sizeof(c->fds[0]));
+		c->nfds--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Drop the descriptors that came entirely with calls already dispatched (not taken by
+ * them: passed with a call that takes none, or one too many). */
+static void conn_drop_fds(struct rpc_conn *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->nfds; i++) {
+		if (c->fds[i].end <= c->consumed) {
+			close(c->fds[i].fd); /* O_PATH */
+			if (c->srv)
+				c->srv->st.fds_refused++;
+		} else {
+			c->fds[k++] = c->fds[i];
+		}
+	}
+	c->nfds = k;
 }
 
 bool rpc_request_connected(const struct rpc_request *req)
@@ -351,6 +381,8 @@ static bool conn_handle(struct rpc_conn *c, const uint8_t *msg, size_t len)
 			.peer = c->peer,
 			.start_ns = mono_nsec(),
 			.conn = c,
+			.msg_start = c->consumed - len - RPC_FRAME_HDR_LEN,
+			.msg_end = c->consumed,
 		};
 		c->refs++;
 		c->inflight++;
@@ -382,8 +414,11 @@ static void conn_process(struct rpc_conn *c)
 			conn_close(c);
 			break;
 		}
+		c->consumed += RPC_FRAME_HDR_LEN + len;
 		if (!conn_handle(c, msg, len))
 			break;
+		if (c->nfds)
+			conn_drop_fds(c);
 	}
 	if (!c->closed) {
 		if (rpc_framer_pending(&c->in) == 0)
@@ -407,19 +442,39 @@ static void conn_read(struct rpc_conn *c)
 		conn_close(c);
 		return;
 	}
-	n = unix_recv_fds(c->fd, p, avail, fds, ARRAY_SIZE(fds), &nfds);
+	/* Descriptors only where the daemon takes them, and only while the closer has room
+	 * for those we refuse; otherwise the kernel discards them without opening. */
+	if (c->srv->lim.accept_fds && !fd_closer_full())
+		n = unix_recv_fds(c->fd, p, avail, fds, ARRAY_SIZE(fds), &nfds);
+	else
+		n = unix_recv_fds(c->fd, p, avail, NULL, 0, NULL);
 	if (n == -EAGAIN)
 		return;
 	for (size_t i = 0; i < nfds; i++) {
-		if (c->nfds < FD_QUEUE_MAX)
-			c->fds[c->nfds++] = fds[i];
-		else
+		/* The type from the open file's flags: fcntl() runs no file system code (a
+		 * stat could wait for ever on a FUSE server).  O_PATH: closing it cannot
+		 * block either; O_DIRECTORY: the opener's open() checked it is a directory. */
+		int fl = fcntl(fds[i], F_GETFL);
+
+		if (fl >= 0 && (fl & O_PATH) && (fl & O_DIRECTORY) && c->nfds < FD_QUEUE_MAX &&
+		    n > 0) {
+			c->fds[c->nfds].fd = fds[i];
+			c->fds[c->nfds].start = c->in_total;
+			c->fds[c->nfds].end = c->in_total + n;
+			c->nfds++;
+		} else if (fl >= 0 && (fl & O_PATH)) {
 			close(fds[i]);
+			c->srv->st.fds_refused++;
+		} else {
+			fd_closer_close(fds[i]); /* its close() may wait for FLUSH */
+			c->srv->st.fds_refused++;
+		}
 	}
 	if (n <= 0) {
 		conn_close(c);
 		return;
 	}
+	c->in_total += n;
 	rpc_framer_commit(&c->in, n);
 	c->last_activity = evloop_now(c->srv->loop);
 	c->reading = true;

@@ -30,6 +30,11 @@ struct rpc_server_limits {
 				    * or stuck mid-message this long (0: 30 s) */
 	unsigned max_clients;      /* connections at once; more are closed at once (0: 1024) */
 	size_t max_outbuf;         /* unread reply bytes before we drop the client (0: 1 MiB) */
+	/* Take descriptors passed with SCM_RIGHTS (for rpc_request_take_fd)?  false: the
+	 * kernel discards any, unopened.  true: only directories opened O_PATH are kept
+	 * (closing them can never block); anything else goes to the closer thread
+	 * (fd-closer.h), and a descriptor not taken by the call it came with is dropped. */
+	bool accept_fds;
 	/* Told (at most every 10 s each) when clients are refused past max_clients and when
 	 * accept() fails for want of descriptors; NULL: quiet.  userdata: rpc_server_new's. */
 	void (*log)(void *userdata, int priority, const char *message);
@@ -46,6 +51,8 @@ struct rpc_server_stats {
 	uint64_t idle_closed;       /* disconnected for idleness or a stalled message */
 	uint64_t overflow_closed;   /* disconnected: not reading replies */
 	uint64_t current;           /* connections open now */
+	uint64_t fds_refused;       /* passed descriptors dropped: not an O_PATH directory,
+				     * or not taken by the call they came with */
 };
 
 /* One call.  The fields are read-only for the dispatcher. */
@@ -55,6 +62,7 @@ struct rpc_request {
 				    * kernel records it at connect() and never changes it) */
 	uint64_t start_ns;         /* mono_nsec() when the message was complete */
 	struct rpc_conn *conn;     /* private */
+	uint64_t msg_start, msg_end; /* private: the call's place in the byte stream */
 	struct rpc_request *next_free; /* private: the connection's pool of answered ones */
 };
 
@@ -83,10 +91,11 @@ int rpc_request_reply(struct rpc_request *req, xdrproc_t res_fn, const void *res
 /* Answer with an error status (PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, or AUTH_ERROR
  * with RPC_AUTH_TOOWEAK for "not allowed").  Frees req. */
 int rpc_request_error(struct rpc_request *req, enum rpc_status status);
-/* Take the oldest descriptor the client passed (SCM_RIGHTS) and not yet taken; the
- * caller owns it.  -ENOENT when none.  Clients send the descriptor with the first byte
- * of the call that uses it, so it has always arrived by the time that call is
- * dispatched. */
+/* Take the descriptor the client passed (SCM_RIGHTS) with this call; the caller owns
+ * it, an O_PATH directory (limits.accept_fds).  -ENOENT when none.  Clients send the
+ * descriptor with the bytes of the call that uses it, so it has always arrived by the
+ * time that call is dispatched; one passed with another call is not available here
+ * (it was dropped when that call was dispatched).  Only during the dispatch call. */
 int rpc_request_take_fd(struct rpc_request *req, int *ret_fd);
 /* Whether the client is still connected (a reply to a gone client is dropped). */
 bool rpc_request_connected(const struct rpc_request *req);

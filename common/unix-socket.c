@@ -163,6 +163,13 @@ ssize_t unix_recv_fds(int sock, void *buf, size_t len, int *fds, size_t max_fds,
 	size_t nfds = 0;
 	ssize_t n;
 
+	/* No room for descriptors: the kernel drops any that came without ever installing
+	 * them here (no close() of ours, so no FLUSH of a FUSE file can block us). */
+	if (!fds || max_fds == 0) {
+		mh.msg_control = NULL;
+		mh.msg_controllen = 0;
+	}
+
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);

@@ -32,6 +32,7 @@ ssize_t unix_send_fd(int sock, const void *buf, size_t len, int pass_fd);
 
 /* recvmsg() into buf; descriptors that arrive are stored in fds[] (at most max_fds, the
  * rest closed, all O_CLOEXEC) and counted in *ret_nfds.  Returns the bytes read (0 at
- * end of stream) or -errno; -EAGAIN when nothing is ready on a nonblocking socket. */
+ * end of stream) or -errno; -EAGAIN when nothing is ready on a nonblocking socket.
+ * fds NULL or max_fds 0: no descriptor is ever installed (the kernel discards them). */
 ssize_t unix_recv_fds(int sock, void *buf, size_t len, int *fds, size_t max_fds,
 		      size_t *ret_nfds);

@@ -72,6 +72,24 @@ static int answer_from_wire(const idmapd_lookup_res *res, struct nfskeys_idmap_a
 	return 0;
 }
 
+/* Does a successful answer have the shape of an answer to KIND (the kind asked, a name
+ * for the *_TO_NAME kinds, a SID for the *_TO_SID kinds)? */
+static bool answer_fits(enum nfskeys_idmap_kind kind, const struct nfskeys_idmap_answer *a)
+{
+	if (a->kind != (uint32_t)kind)
+		return false;
+	switch (kind) {
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		return a->name[0] != '\0';
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		return a->sid.revision != 0; /* set only when a binary SID was parsed */
+	default:
+		return true;
+	}
+}
+
 int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
 			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
 			 bool *ret_transport)
@@ -93,6 +111,12 @@ int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 	}
 	r = answer_from_wire(&res, ret, ret_flags);
 	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
+	if (r == 0 && !answer_fits(kind, ret))
+		r = -EPROTO;
+	/* A malformed answer is a broken daemon, not its verdict: callers that can resolve
+	 * themselves (nfskeys-upcall, as root) must do so, never use what it says. */
+	if (r == -EPROTO && ret_transport)
+		*ret_transport = true;
 	return r;
 }
 

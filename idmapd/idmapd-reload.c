@@ -104,6 +104,14 @@ int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *re
 			 why[0] ? ")" : "");
 		goto out;
 	}
+	/* The library logs a backend it cannot load (or init) and goes on without it; a
+	 * daemon must not start, or reload into, a translation chain missing a part. */
+	if (why[0]) {
+		snprintf(err, errlen, "ID-mapping configuration in %s is not usable: %s",
+			 nfskeys_ctx_get_conf_path(ctx), why);
+		r = -EINVAL;
+		goto out;
+	}
 	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
 out:

@@ -368,7 +368,8 @@ static int fd_mount_id(int fd, int *ret)
 	char line[128];
 	_cleanup_fclose_ FILE *f = NULL;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID)) {
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID)) {
 		*ret = (int)stx.stx_mnt_id;
 		return 0;
 	}
@@ -383,6 +384,22 @@ static int fd_mount_id(int fd, int *ret)
 	return -ENOENT;
 }
 
+int attr_fd_stat(int fd, struct stat *ret_st)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_INO, &stx) < 0)
+		return negerrno();
+	memset(ret_st, 0, sizeof(*ret_st));
+	ret_st->st_mode = stx.stx_mode;
+	ret_st->st_uid = stx.stx_uid;
+	ret_st->st_gid = stx.stx_gid;
+	ret_st->st_ino = stx.stx_ino;
+	ret_st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	return 0;
+}
+
 int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
 			   struct nfskeys_attr_id **ret_id)
 {
@@ -394,8 +411,9 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 
 	if (fd < 0 || !ret_id)
 		return -EINVAL;
-	if (fstat(fd, &st) < 0)
-		return negerrno();
+	r = attr_fd_stat(fd, &st);
+	if (r < 0)
+		return r;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	r = fd_mount_id(fd, &mnt_id);

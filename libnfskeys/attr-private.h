@@ -46,6 +46,10 @@ size_t attr_policy_memory(const struct nfskeys_attr_policy *policy);
  * ("" or "a/b").  Exposed for the unit tests on recorded mountinfo samples. */
 int attr_id_from_mount(const char *fstype, const char *source, const char *root, dev_t devno,
 		       const char *mountpoint, const char *rel, struct nfskeys_attr_id **ret_id);
+/* fstat() from cached attributes only (statx AT_STATX_DONT_SYNC: mode, uid, gid, ino,
+ * dev), so a directory on a FUSE server that never answers cannot block the caller. */
+struct stat;
+int attr_fd_stat(int fd, struct stat *ret_st);
 /* Identity of the directory open as fd, looking its mount up by mount id in each of the
  * NULL-terminated mountinfo files in turn (the daemon adds /proc/PID/mountinfo of the
  * caller, whose mount namespace may differ). */
@@ -103,6 +107,9 @@ int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned fla
 			 struct nfskeys_attr_store **ret_store);
 /* The store's index (kept in step with every change through this store). */
 struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
+/* Publish the committed state of a writable store as PATH.snapshot for readers (done
+ * after every commit and at open; readers never open the live database). */
+int attr_store_publish(struct nfskeys_attr_store *st);
 /* For read-only stores: rebuild the index when another connection changed the store.
  * Returns 1 when it was rebuilt. */
 int attr_store_refresh(struct nfskeys_attr_store *store);

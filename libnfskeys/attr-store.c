@@ -1,8 +1,13 @@
 /* The policy store: one SQLite database in WAL mode, schema version in PRAGMA
  * user_version with step-by-step migrations, every change committed durably
  * (synchronous=FULL) before the call returns, and an in-memory index kept in step with
- * it.  Read-only opens serve the library's read path without the daemon. */
+ * it.  The database and its -wal/-shm are the writer's alone (0600): anyone who can open
+ * them can hold a lock that stalls every write.  After each commit the writer publishes
+ * a snapshot (PATH.snapshot, 0644, VACUUM INTO a temporary file then rename), which the
+ * library's read path opens immutable (no locks at all), so readers never touch the
+ * live database. */
 #include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -18,7 +23,44 @@ struct nfskeys_attr_store {
 	int version;
 	int64_t data_version;
 	struct attr_index *index;
+	bool snap;              /* a reader of the published snapshot */
+	dev_t snap_dev;         /* ... which file it opened (a new one is renamed in) */
+	ino_t snap_ino;
 };
+
+#define SNAPSHOT_SUFFIX ".snapshot"
+
+static void snapshot_path(const struct nfskeys_attr_store *st, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s" SNAPSHOT_SUFFIX, st->path);
+}
+
+static bool snapshot_exists(const struct nfskeys_attr_store *st)
+{
+	char snap[PATH_MAX + sizeof(SNAPSHOT_SUFFIX)];
+
+	snapshot_path(st, snap, sizeof(snap));
+	return access(snap, F_OK) == 0;
+}
+
+/* "file:PATH?immutable=1" with PATH %-escaped as URIs need. */
+static char *immutable_uri(const char *path)
+{
+	size_t n = strlen(path);
+	char *u = malloc(3 * n + 32), *p;
+
+	if (!u)
+		return NULL;
+	p = stpcpy(u, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x20 || *c >= 0x7f)
+			p += sprintf(p, "%%%02X", *c);
+		else
+			*p++ = (char)*c;
+	}
+	strcpy(p, "?immutable=1");
+	return u;
+}
 
 /* Schema history.  Version 1 had no origin column (every row local); version 2 tells
  * local rows from LDAP-sourced ones and adds a meta table (sync state). */
@@ -233,14 +275,59 @@ fail:
 	return r;
 }
 
+/* Publish the committed state for readers: VACUUM INTO a temporary file (a consistent
+ * copy in rollback-journal mode), make it readable by all, rename it over the snapshot.
+ * Readers that have the old one open keep reading it; nobody can lock the writer. */
+int attr_store_publish(struct nfskeys_attr_store *st)
+{
+	char snap[PATH_MAX + sizeof(SNAPSHOT_SUFFIX)], tmp[PATH_MAX + 64];
+	sqlite3_stmt *s = NULL;
+	int rc, r = 0;
+
+	if (!st->writable || !st->db)
+		return 0;
+	snapshot_path(st, snap, sizeof(snap));
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", snap, (long)getpid());
+	(void)unlink(tmp);
+	rc = sqlite3_prepare_v2(st->db, "VACUUM INTO ?1", -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(s, 1, tmp, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, rc, "publish snapshot");
+	} else if (chmod(tmp, 0644) < 0 || rename(tmp, snap) < 0) {
+		r = negerrno();
+		log_err(st->ctx, "cannot publish %s: %s", snap, strerror(-r));
+	}
+	sqlite3_finalize(s);
+	if (r < 0)
+		(void)unlink(tmp);
+	return r;
+}
+
 static int open_db(struct nfskeys_attr_store *st)
 {
 	int flags = st->writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	int64_t v = 0;
 	int rc, r;
 
+	char snap[PATH_MAX + sizeof(SNAPSHOT_SUFFIX)];
+	_cleanup_free_ char *uri = NULL;
+	struct stat sb;
+
 	flags |= SQLITE_OPEN_NOMUTEX;
-	rc = sqlite3_open_v2(st->path, &st->db, flags, NULL);
+	snapshot_path(st, snap, sizeof(snap));
+	st->snap = !st->writable && stat(snap, &sb) == 0;
+	if (st->snap) {
+		uri = immutable_uri(snap);
+		if (!uri)
+			return -ENOMEM;
+		st->snap_dev = sb.st_dev;
+		st->snap_ino = sb.st_ino;
+		flags |= SQLITE_OPEN_URI;
+	}
+	rc = sqlite3_open_v2(uri ? uri : st->path, &st->db, flags, NULL);
 	if (rc != SQLITE_OK) {
 		r = st->db ? sql_err(st, rc, "open") : -ENOMEM;
 		sqlite3_close(st->db);
@@ -249,15 +336,25 @@ static int open_db(struct nfskeys_attr_store *st)
 	}
 	sqlite3_busy_timeout(st->db, 5000);
 	if (st->writable) {
-		/* readers (everyone may read policies) need the database and its -wal/-shm,
-		 * which SQLite creates with the database file's mode */
-		if (chmod(st->path, 0644) < 0)
-			log_debug(st->ctx, "chmod %s: %m", st->path);
+		/* The writer's alone: SQLite gives -wal/-shm the database file's mode, and
+		 * those of an older version (0644) are corrected too.  Readers use the
+		 * snapshot published below. */
+		static const char *const sfx[] = { "", "-wal", "-shm" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+			char f[PATH_MAX + 8];
+
+			snprintf(f, sizeof(f), "%s%s", st->path, sfx[i]);
+			if (chmod(f, 0600) < 0 && errno != ENOENT)
+				log_debug(st->ctx, "chmod %s: %m", f);
+		}
 		r = exec(st, "PRAGMA journal_mode = WAL");
 		if (r == 0)
 			r = exec(st, "PRAGMA synchronous = FULL");
 		if (r == 0)
 			r = migrate(st);
+		if (r == 0)
+			r = attr_store_publish(st);
 		return r;
 	}
 	r = pragma_int(st, "PRAGMA user_version", &v);
@@ -316,7 +413,8 @@ int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned fla
 		return -ENOMEM;
 	/* A read-only open of a store that does not exist yet is an empty store: mounts
 	 * at boot must work before anyone has set a policy. */
-	if (!st->writable && access(st->path, F_OK) < 0 && errno == ENOENT) {
+	if (!st->writable && access(st->path, F_OK) < 0 && errno == ENOENT &&
+	    !snapshot_exists(st)) {
 		log_debug(ctx, "attr store %s does not exist yet", st->path);
 	} else {
 		r = open_db(st);
@@ -338,8 +436,20 @@ int attr_store_refresh(struct nfskeys_attr_store *st)
 
 	if (!st || st->writable)
 		return 0;
+	if (st->db) {
+		/* a new snapshot (renamed in), or the first one after a direct open */
+		char snap[PATH_MAX + sizeof(SNAPSHOT_SUFFIX)];
+		struct stat sb;
+
+		snapshot_path(st, snap, sizeof(snap));
+		if (stat(snap, &sb) == 0 &&
+		    (!st->snap || sb.st_dev != st->snap_dev || sb.st_ino != st->snap_ino)) {
+			sqlite3_close(st->db);
+			st->db = NULL;
+		}
+	}
 	if (!st->db) {
-		if (access(st->path, F_OK) < 0)
+		if (access(st->path, F_OK) < 0 && !snapshot_exists(st))
 			return 0;
 		r = open_db(st);
 		if (r < 0) {
@@ -465,6 +575,7 @@ _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct 
 	r = exec(st, "COMMIT");
 	if (r < 0)
 		goto fail;
+	(void)attr_store_publish(st); /* logged; the change itself is durable */
 	for (size_t i = 0; i < n; i++) {
 		nfskeys_attr_policy_entry(policy, i, &e);
 		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
@@ -529,6 +640,7 @@ _public_ int nfskeys_attr_store_unset(struct nfskeys_attr_store *st,
 	r = exec(st, "COMMIT");
 	if (r < 0)
 		goto fail;
+	(void)attr_store_publish(st);
 	if (!keys)
 		attr_index_del(st->index, domain, path, -1, NULL, origin_ldap);
 	for (const char *const *k = keys; k && *k; k++)
@@ -681,6 +793,7 @@ int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_syn
 	r = exec(st, "COMMIT");
 	if (r < 0)
 		goto fail;
+	(void)attr_store_publish(st);
 	r = load_index(st, &ix);
 	if (r < 0)
 		return r;

@@ -10,6 +10,8 @@ krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev
 python3 valgrind gnuplot-nox hyperfine groff-base iproute2
 debhelper dh-exec lintian devscripts fakeroot
+qemu-system-x86 busybox-static kmod samba smbclient nfs-kernel-server rpcbind
+openafs-fileserver openafs-dbserver openafs-client openafs-krb5
 "
 
 ensure_packages() {

@@ -121,11 +121,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(kind >= NFSKEYS_IDMAP_SID_TO_UID);
 	switch (kind) {
 	case NFSKEYS_IDMAP_NAME_TO_UID:
-		/* a bare name is accepted (as nfsidmap does); name@domain has both parts */
-		check(is_prefix_of("uid:", desc) && key[0] != '@' && key[strlen(key) - 1] != '@');
+		/* a bare name is accepted (as nfsidmap does), and "@domain" (no user part:
+		 * nobody, as nfsidmap); a domain part is never empty */
+		check(is_prefix_of("uid:", desc) && key[strlen(key) - 1] != '@');
 		break;
 	case NFSKEYS_IDMAP_GROUP_TO_GID:
-		check(is_prefix_of("gid:", desc) && key[0] != '@' && key[strlen(key) - 1] != '@');
+		check(is_prefix_of("gid:", desc) && key[strlen(key) - 1] != '@');
 		break;
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 		check(is_prefix_of("user:", desc));

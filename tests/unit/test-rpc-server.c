@@ -182,7 +182,7 @@ static void *loop_thread(void *arg)
 static int setup(void **state)
 {
 	struct rpc_server_limits lim = { .max_msg = 1024, .max_inflight = 4,
-					 .idle_timeout_ms = 300 };
+					 .idle_timeout_ms = 300, .accept_fds = true };
 	int lfd;
 
 	snprintf(T.dir, sizeof(T.dir), "/tmp/nfskeys-rpcsrv.XXXXXX");
@@ -448,9 +448,11 @@ static void test_pass_fd(void **state)
 	struct rpc_client *c = client(2000);
 	struct stat st;
 	uint32_t ino = 0;
-	int dir = open(T.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dir = open(T.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rdir = open(T.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int file = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-	assert_true(dir >= 0);
+	assert_true(dir >= 0 && rdir >= 0 && file >= 0);
 	assert_int_equal(fstat(dir, &st), 0);
 	assert_int_equal(rpc_client_call_fd(c, P_FDINO, NULL, NULL, dir, (xdrproc_t)xdr_uint32_t,
 					    &ino), 0);
@@ -458,7 +460,20 @@ static void test_pass_fd(void **state)
 	/* without a descriptor the call is refused */
 	assert_int_equal(rpc_client_call(c, P_FDINO, NULL, NULL, (xdrproc_t)xdr_uint32_t, &ino),
 			 -EINVAL);
+	/* issue 21: only O_PATH directories are taken (a plain descriptor could block the
+	 * loop in close() or fstat()); the others are refused at once */
+	assert_int_equal(rpc_client_call_fd(c, P_FDINO, NULL, NULL, rdir, (xdrproc_t)xdr_uint32_t,
+					    &ino), -EINVAL);
+	assert_int_equal(rpc_client_call_fd(c, P_FDINO, NULL, NULL, file, (xdrproc_t)xdr_uint32_t,
+					    &ino), -EINVAL);
+	/* a descriptor passed with a call that takes none is dropped, not kept for the next */
+	assert_int_equal(rpc_client_call_fd(c, P_WHOAMI, NULL, NULL, dir, (xdrproc_t)xdr_uint32_t,
+					    &ino), 0);
+	assert_int_equal(rpc_client_call(c, P_FDINO, NULL, NULL, (xdrproc_t)xdr_uint32_t, &ino),
+			 -EINVAL);
 	close(dir);
+	close(rdir);
+	close(file);
 	rpc_client_free(c);
 }
 

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Issue 21 item 3: no other user can lock nfskeys-attrd's store.  The SQLite database
+# and its -wal/-shm are 0600 (the daemon's alone); readers that do not go through the
+# daemon read the snapshot it publishes by rename after every commit (0644, opened
+# immutable: no locks).  Another uid tries to hold the locks SQLite's writer needs (the
+# WAL write byte in -shm, the database's lock bytes, the snapshot) while root sets values
+# through the daemon: every set must succeed at once, and the other uid still reads the
+# new values through the library.
+. "$top_srcdir/tests/harness/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (another uid, the daemon's store)"
+command -v setpriv >/dev/null || skip_all "setpriv missing"
+[ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 missing (run as another uid)"
+
+plan 12
+chmod 755 "$T_TMP"
+ATTRD="$top_builddir/attrd/nfskeys-attrd"
+NFSATTR="$top_builddir/tools/nfsattr"
+CONF="$T_TMP/nfskeys.conf"
+SOCK="$T_TMP/attrd.sock"
+DB="$T_TMP/store/attr.db"
+mkdir -m 755 "$T_TMP/store"
+printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\n' "$DB" "$SOCK" >"$CONF"
+chmod 644 "$CONF"
+$T_DAEMON_WRAPPER "$ATTRD" -f -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
+ATTRD_PID=$!
+t_on_exit "kill $ATTRD_PID"
+t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
+na() { "$NFSATTR" -c "$CONF" "$@"; }
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+DIR="$T_TMP/dir"
+mkdir -m 755 "$DIR"
+na set "$DIR" cache=none >/dev/null
+
+check_eq "store, -wal and -shm are 0600" "600 600 600" \
+	"$(stat -c %a "$DB" "$DB-wal" "$DB-shm" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+check_eq "the published snapshot is 0644" 644 "$(stat -c %a "$DB.snapshot" 2>&1)"
+
+# LOCKER FILE:OFFSET...: as uid 65534, open each file read-only and hold a shared lock on
+# one byte at OFFSET (120: the WAL write lock in -shm; 0x40000000: the database's
+# PENDING byte) for 8 s; prints what it got.
+cat >"$T_TMP/locker.py" <<'PY'
+import fcntl, os, sys, time
+held = []
+for arg in sys.argv[1:]:
+    f, off = arg.rsplit(":", 1)
+    try:
+        fd = os.open(f, os.O_RDONLY)
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, int(off, 0))
+        held.append(fd)
+        print("locked %s" % os.path.basename(f))
+    except OSError as e:
+        print("refused %s: %s" % (os.path.basename(f), e.strerror))
+sys.stdout.flush()
+time.sleep(8)
+PY
+chmod 644 "$T_TMP/locker.py"
+as_nobody /usr/bin/python3 "$T_TMP/locker.py" "$DB-shm:120" "$DB:0x40000000" "$DB.snapshot:0x40000000" \
+	>"$T_TMP/locker.out" 2>&1 &
+LOCKER=$!
+t_on_exit "kill $LOCKER"
+t_wait_for "[ -s '$T_TMP/locker.out' ] && [ \$(wc -l <'$T_TMP/locker.out') -ge 3 ]" 5
+sed 's/^/# /' "$T_TMP/locker.out"
+check_contains "another uid cannot open -shm to lock it" "refused attr.db-shm" "$(cat "$T_TMP/locker.out")"
+check_contains "... nor the database" "refused attr.db:" "$(cat "$T_TMP/locker.out")"
+t0=$(date +%s%N)
+na set "$DIR" actimeo=5 >"$T_TMP/set.out" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+sed 's/^/# /' "$T_TMP/set.out"
+check_eq "a set while the other uid holds what it could: succeeds" 0 "$rc"
+check "... at once ($ms ms, the store's busy timeout is 5000)" test "$ms" -lt 3000
+check_contains "the other uid reads the new value through the library (the snapshot)" \
+	"actimeo" "$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+check_contains "... 5" "5" "$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+na set "$DIR" actimeo=7 >/dev/null 2>&1
+check_eq "a set while the snapshot is locked by the other uid: succeeds" 0 "$?"
+check_contains "... and the other uid sees it (a new snapshot was renamed in)" "7" \
+	"$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+wait $LOCKER
+check_eq "the daemon's log has no lock error" "" "$(grep -i 'locked\|busy' "$T_TMP/attrd.log")"
+check "the daemon is alive" kill -0 "$ATTRD_PID"

@@ -1,0 +1,153 @@
+# Host side of the real-kernel test bed (sourced by tests/kernel/vm-run): fetch a Debian
+# 6.1 kernel into a cache under the build tree, build a small initramfs (static busybox,
+# the modules the tests need, tests/kernel/guest-init as /init) and boot it under QEMU
+# with the host's / shared read-only over virtio-9p.  See doc/TESTING.md.
+#
+# kt_kernel                 sets KT_KVER (uname -r of the guest), KT_VMLINUZ, KT_KROOT (the
+#                           extracted package); returns 1 with KT_WHY set when no kernel can
+#                           be had.
+# kt_initramfs              sets KT_INITRD (built once per kernel, module list and init).
+# kt_boot RESULTS SCRIPT TIMEOUT [MODE]: boot, run SCRIPT in the guest, power off; the
+#                           console goes to RESULTS/console.log; returns timeout's status.
+
+KT_CACHE=${NFSKEYS_KERNEL_CACHE:-$top_builddir/_kernel-cache}
+
+# Modules the guest loads: the root file system (9p over virtio, overlay), the NFS client
+# and server, CIFS, AFS, and the network helpers tests use.  Their dependencies come from
+# modules.dep, their softdeps (the crypto cifs asks for) from modinfo.
+KT_MODULES="virtio_pci 9p 9pnet_virtio overlay
+nfs nfsv4 nfsd sunrpc auth_rpcgss lockd grace nfs_acl rpcsec_gss_krb5
+cifs nls_utf8 rxrpc kafs af_alg algif_hash algif_skcipher dummy sch_netem"
+
+kt_log() { printf '# kernel-harness: %s\n' "$*" >&2; }
+
+# The newest linux-image-6.1.0-N-amd64 the package lists know (never a pinned version).
+kt_newest_package() {
+	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
+		awk '{print $1}' | sort -V | tail -n 1
+}
+
+kt_kernel() {
+	KT_WHY=
+	pkg=${NFSKEYS_KERNEL_PACKAGE:-$(kt_newest_package)}
+	ver=
+	[ -n "$pkg" ] && ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+	[ "$ver" = "(none)" ] && ver=
+	mkdir -p "$KT_CACHE" || { KT_WHY="cannot create $KT_CACHE"; return 1; }
+	if [ -n "$pkg" ] && [ -n "$ver" ]; then
+		dir="$KT_CACHE/${pkg}_$ver"
+	else
+		# no package lists (offline): the newest kernel already in the cache
+		dir=$(ls -d "$KT_CACHE"/linux-image-*_* 2>/dev/null | sort -V | tail -n 1)
+		[ -n "$dir" ] && [ -f "$dir/.ready" ] || {
+			KT_WHY="no linux-image-6.1.0-*-amd64 in the package lists and none cached"
+			return 1
+		}
+		kt_log "no package lists: using the cached $(basename "$dir")"
+	fi
+	(
+		flock 9
+		[ -f "$dir/.ready" ] && exit 0
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || exit 1
+		kt_log "fetching $pkg $ver into $dir"
+		(cd "$dir.tmp" && apt-get download "$pkg=$ver") >"$dir.tmp/download.log" 2>&1 ||
+			{ cat "$dir.tmp/download.log" >&2; exit 1; }
+		dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root" || exit 1
+		rm -f "$dir.tmp"/*.deb
+		kv=$(ls "$dir.tmp/root/lib/modules" | head -n 1)
+		depmod -b "$dir.tmp/root" "$kv" || exit 1
+		echo "$kv" >"$dir.tmp/kver"
+		rm -rf "$dir" && mv "$dir.tmp" "$dir" && touch "$dir/.ready"
+	) 9>"$KT_CACHE/.lock" || { KT_WHY="cannot download or unpack $pkg $ver"; return 1; }
+	KT_KROOT="$dir/root"
+	KT_KVER=$(cat "$dir/kver")
+	KT_VMLINUZ="$KT_KROOT/boot/vmlinuz-$KT_KVER"
+	KT_KDIR=$dir
+	[ -f "$KT_VMLINUZ" ] || { KT_WHY="$KT_VMLINUZ missing"; return 1; }
+}
+
+# Copy module FILE (a path under KT_KROOT) into the initramfs tree $1, uncompressed so
+# busybox's modprobe (and any modprobe) can read it.
+kt_copy_module() {
+	rel=${2#"$KT_KROOT"/}
+	case $rel in
+	*.ko.xz) mkdir -p "$1/$(dirname "$rel")" && xz -dc "$2" >"$1/${rel%.xz}" ;;
+	*.ko.zst) mkdir -p "$1/$(dirname "$rel")" && zstd -qdc "$2" >"$1/${rel%.zst}" ;;
+	*.ko.gz) mkdir -p "$1/$(dirname "$rel")" && gzip -dc "$2" >"$1/${rel%.gz}" ;;
+	*) mkdir -p "$1/$(dirname "$rel")" && cp "$2" "$1/$rel" ;;
+	esac
+}
+
+kt_initramfs() {
+	init="$top_srcdir/tests/kernel/guest-init"
+	key=$( { echo "$KT_MODULES"; cat "$init"; busybox 2>&1 | head -n 1; } | sha256sum | cut -c1-16)
+	KT_INITRD="$KT_KDIR/initramfs-$key.cpio"
+	[ -f "$KT_INITRD" ] && return 0
+	(
+		flock 9
+		[ -f "$KT_INITRD" ] && exit 0
+		t="$KT_KDIR/initramfs.tmp"
+		rm -rf "$t" && mkdir -p "$t/bin" "$t/dev" "$t/proc" "$t/sys" "$t/lib/modules/$KT_KVER" \
+			"$t/newroot" "$t/host" "$t/ovl" || exit 1
+		cp /bin/busybox "$t/bin/busybox" || exit 1
+		for a in $("$t/bin/busybox" --list); do
+			[ "$a" = busybox ] || ln -s busybox "$t/bin/$a"
+		done
+		cp "$init" "$t/init" && chmod 0755 "$t/init" || exit 1
+		files=
+		for m in $KT_MODULES; do
+			# built in: nothing to load
+			grep -q "/$m\.ko" "$KT_KROOT/lib/modules/$KT_KVER/modules.builtin" && continue
+			deps=$(modprobe -d "$KT_KROOT" -S "$KT_KVER" --show-depends "$m" 2>&1) ||
+				{ echo "module $m: $deps" >&2; exit 1; }
+			files="$files $(printf '%s\n' "$deps" | awk '$1 == "insmod" {print $2}')"
+			# softdeps name aliases (gcm, sha512, aes...); some are built in or absent
+			for s in $(modinfo -b "$KT_KROOT" -k "$KT_KVER" -F softdep "$m" 2>/dev/null); do
+				case $s in *:) continue ;; esac
+				files="$files $(modprobe -d "$KT_KROOT" -S "$KT_KVER" --show-depends "$s" \
+					2>/dev/null | awk '$1 == "insmod" {print $2}')"
+			done
+		done
+		for f in $(printf '%s\n' $files | sort -u); do
+			kt_copy_module "$t" "$f" || exit 1
+		done
+		cp "$KT_KROOT/lib/modules/$KT_KVER"/modules.builtin* \
+			"$KT_KROOT/lib/modules/$KT_KVER/modules.order" "$t/lib/modules/$KT_KVER/"
+		depmod -b "$t" "$KT_KVER" || exit 1
+		(cd "$t" && find . | busybox cpio -o -H newc 2>/dev/null) >"$KT_INITRD.tmp" || exit 1
+		mv "$KT_INITRD.tmp" "$KT_INITRD" && rm -rf "$t"
+	) 9>"$KT_KDIR/.initramfs.lock" || return 1
+	kt_log "built $(basename "$KT_INITRD") ($(($(stat -c %s "$KT_INITRD") / 1048576)) MiB)"
+}
+
+# kt_boot RESULTS SCRIPT TIMEOUT MODE INSTALL: MODE is test (run SCRIPT, power off) or shell
+# (an interactive shell on the console, after SCRIPT when one is given).  INSTALL is the
+# DESTDIR of a make install that the guest copies into its root.
+kt_boot() {
+	res=$1 script=$2 secs=$3 mode=$4 inst=$5
+	append="console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init"
+	append="$append nfskeys.mode=$mode nfskeys.test=$script nfskeys.install=$inst"
+	append="$append nfskeys.srcdir=$top_srcdir nfskeys.builddir=$top_builddir"
+	append="$append nfskeys.uid=$(id -u) ${NFSKEYS_KERNEL_APPEND:-}"
+	set -- -machine pc,accel=tcg -cpu max -smp 2 -m 2G -nographic -no-reboot -nic none \
+		-kernel "$KT_VMLINUZ" -initrd "$KT_INITRD" -append "$append" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev local,id=results,path="$res",security_model=none,multidevs=remap \
+		-device virtio-9p-pci,fsdev=results,mount_tag=results
+	if [ "$mode" = shell ]; then
+		# the console is the terminal (Ctrl-A X quits QEMU)
+		timeout --foreground -k 5 "$secs" qemu-system-x86_64 "$@" 2>&1 |
+			tee "$res/console.log"
+		return 0
+	fi
+	# in the background, so that a harness stopped by a signal takes QEMU with it
+	# (timeout runs it in a process group of its own)
+	timeout -k 5 "$secs" qemu-system-x86_64 "$@" </dev/null >"$res/console.log" 2>&1 &
+	KT_QEMU_PID=$!
+	trap 'kill -TERM $KT_QEMU_PID 2>/dev/null; exit 130' INT TERM HUP
+	wait $KT_QEMU_PID
+	_rc=$?
+	trap - INT TERM HUP
+	return $_rc
+}
