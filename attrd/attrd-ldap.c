@@ -86,16 +86,22 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s)
 	tmp.pw_file = pw && *pw ? (char *)pw : NULL;
 	tmp.interval = 300;
 	tmp.timeout = 10;
-	r = nfskeys_conf_get_int(ctx, "Attrd", "Sync-Interval", 1, 86400, &v);
+	r = nfskeys_conf_get_duration(ctx, "Attrd", "Sync-Interval", 1000, 1, 86400, &v);
 	if (r == 0)
 		tmp.interval = (unsigned)v;
-	else if (r != -ENOENT)
+	else if (r != -ENOENT) {
+		log_err(ctx, "[Attrd] Sync-Interval = %s: expected a duration from 1 to 86400 s",
+			nfskeys_conf_get(ctx, "Attrd", "Sync-Interval"));
 		return r;
-	r = nfskeys_conf_get_int(ctx, "Attrd", "LDAP-Timeout", 1, 600, &v);
+	}
+	r = nfskeys_conf_get_duration(ctx, "Attrd", "LDAP-Timeout", 1000, 1, 600, &v);
 	if (r == 0)
 		tmp.timeout = (unsigned)v;
-	else if (r != -ENOENT)
+	else if (r != -ENOENT) {
+		log_err(ctx, "[Attrd] LDAP-Timeout = %s: expected a duration from 1 to 600 s",
+			nfskeys_conf_get(ctx, "Attrd", "LDAP-Timeout"));
 		return r;
+	}
 	return settings_dup(&tmp, s);
 }
 

@@ -73,14 +73,17 @@ static void config_clear(struct attrd_config *c)
 static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
 		      unsigned *val, char *msg, size_t msg_size)
 {
+	bool secs = strcaseeq(key, "Idle-Timeout");
 	int64_t v;
-	int r = nfskeys_conf_get_int(ctx, "Attrd", key, min, max, &v);
+	int r = secs ? nfskeys_conf_get_duration(ctx, "Attrd", key, 1000, min, max, &v) :
+		       nfskeys_conf_get_int(ctx, "Attrd", key, min, max, &v);
 
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		snprintf(msg, msg_size, "[Attrd] %s = %s: expected a number from %u to %u", key,
-			 nfskeys_conf_get(ctx, "Attrd", key), min, max);
+		snprintf(msg, msg_size, "[Attrd] %s = %s: expected a %s from %u to %u%s", key,
+			 nfskeys_conf_get(ctx, "Attrd", key), secs ? "duration" : "number", min,
+			 max, secs ? " s (a number, optionally with s, m, h or d)" : "");
 		return -EINVAL;
 	}
 	*val = (unsigned)v;
@@ -109,6 +112,7 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 		goto fail;
 	}
 	nfskeys_ctx_set_log_priority(c->ctx, daemon_lib_priority(&d->sh));
+	nfskeys_conf_log_warnings(c->ctx); /* typos: unknown keys, with file and line */
 	g = nfskeys_conf_get(c->ctx, "Attrd", "Admin-Group");
 	if (g && *g) {
 		struct group *gr = getgrnam(g);

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "daemon.h"
+#include "log-escape.h"
 #include "evloop.h"
 #include "time-util.h"
 
@@ -33,15 +34,16 @@ static const char *const prio_names[] = { "emerg", "alert", "crit", "error",
 
 void daemon_vlog(int prio, const char *fmt, va_list ap)
 {
+	char line[LOG_LINE_MAX];
+
 	if (prio > log_level)
 		return;
+	log_vformat(line, sizeof(line), fmt, ap); /* keys and paths are the callers' text */
 	if (log_syslog) {
-		vsyslog(prio, fmt, ap);
+		syslog(prio, "%s", line);
 		return;
 	}
-	fprintf(stderr, "%s: %s: ", log_name, prio_names[prio & 7]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s: %s: %s\n", log_name, prio_names[prio & 7], line);
 }
 
 void daemon_log(int prio, const char *fmt, ...)

@@ -33,7 +33,7 @@ struct rpc_server {
 	struct rpc_server_stats st;
 	struct evtimer *resume;   /* accepting paused (out of descriptors) until it fires */
 	bool accept_paused;
-	int64_t refused_logged_at, emfile_logged_at;
+	int64_t refused_logged_at, emfile_logged_at, refused_uid_logged_at;
 };
 
 struct rpc_conn {
@@ -604,6 +604,31 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 			continue;
 		}
 		evloop_timer_cancel(c->kick);
+		if (srv->lim.max_clients_per_uid && c->peer.uid != 0) {
+			unsigned same = 0;
+
+			for (struct rpc_conn *o = srv->conns; o; o = o->next)
+				same += o->peer.uid == c->peer.uid;
+			if (same >= srv->lim.max_clients_per_uid) {
+				srv->st.refused_uid++;
+				if (!srv->refused_uid_logged_at ||
+				    now - srv->refused_uid_logged_at >= LOG_INTERVAL_US) {
+					server_log(srv, LOG_WARNING,
+						   "uid %u has %u connections (the limit per user): "
+						   "refusing more (%" PRIu64 " refused in all)",
+						   (unsigned)c->peer.uid, same, srv->st.refused_uid);
+					srv->refused_uid_logged_at = now;
+				}
+				evloop_io_free(c->io);
+				evloop_timer_free(c->idle);
+				evloop_timer_free(c->kick);
+				close(cfd);
+				free(c->out);
+				rpc_framer_done(&c->in);
+				free(c);
+				continue;
+			}
+		}
 		c->next = srv->conns;
 		if (srv->conns)
 			srv->conns->prev = c;

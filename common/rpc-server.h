@@ -29,6 +29,8 @@ struct rpc_server_limits {
 	unsigned idle_timeout_ms;  /* close a client silent this long with nothing in flight,
 				    * or stuck mid-message this long (0: 30 s) */
 	unsigned max_clients;      /* connections at once; more are closed at once (0: 1024) */
+	unsigned max_clients_per_uid; /* connections at once of one uid other than root, so
+				       * one user cannot take every slot (0: no such limit) */
 	size_t max_outbuf;         /* unread reply bytes before we drop the client (0: 1 MiB) */
 	/* Take descriptors passed with SCM_RIGHTS (for rpc_request_take_fd)?  false: the
 	 * kernel discards any, unopened.  true: only directories opened O_PATH are kept
@@ -44,6 +46,7 @@ struct rpc_server_limits {
 struct rpc_server_stats {
 	uint64_t accepted;          /* connections accepted */
 	uint64_t refused;           /* closed at once: too many clients */
+	uint64_t refused_uid;       /* closed at once: too many clients of that uid */
 	uint64_t requests;          /* calls dispatched */
 	uint64_t replies;           /* replies queued */
 	uint64_t bad_frames;        /* disconnected: bad record mark (oversized, zero, fragment) */

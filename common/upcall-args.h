@@ -64,7 +64,10 @@ static inline int upcall_args_parse(int argc, char *argv[], struct upcall_args *
 	int c;
 
 	*a = (struct upcall_args){};
-	while ((c = getopt_long(argc, argv, "t:c:T:vhV", opts, NULL)) >= 0) {
+	/* "+": options end at the first non-option (KEY), as POSIX says; GNU getopt would
+	 * otherwise read a DESCRIPTION starting with '-' (the requester's text: "-c/tmp/x")
+	 * as an option.  "--" ends them too. */
+	while ((c = getopt_long(argc, argv, "+t:c:T:vhV", opts, NULL)) >= 0) {
 		switch (c) {
 		case 't':
 			if (upcall_parse_uint(optarg, INT32_MAX, &a->timeout) < 0) {

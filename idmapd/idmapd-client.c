@@ -90,6 +90,14 @@ static bool answer_fits(enum nfskeys_idmap_kind kind, const struct nfskeys_idmap
 	}
 }
 
+int idmapd_client_answer(const idmapd_lookup_res *res, enum nfskeys_idmap_kind kind,
+			 struct nfskeys_idmap_answer *ret, unsigned *ret_flags)
+{
+	int r = answer_from_wire(res, ret, ret_flags);
+
+	return r == 0 && !answer_fits(kind, ret) ? -EPROTO : r;
+}
+
 int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
 			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
 			 bool *ret_transport)
@@ -109,10 +117,8 @@ int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 			*ret_transport = true;
 		return r;
 	}
-	r = answer_from_wire(&res, ret, ret_flags);
+	r = idmapd_client_answer(&res, kind, ret, ret_flags);
 	xdr_free((xdrproc_t)xdr_idmapd_lookup_res, (char *)&res);
-	if (r == 0 && !answer_fits(kind, ret))
-		r = -EPROTO;
 	/* A malformed answer is a broken daemon, not its verdict: callers that can resolve
 	 * themselves (nfskeys-upcall, as root) must do so, never use what it says. */
 	if (r == -EPROTO && ret_transport)

@@ -5,6 +5,7 @@
 
 #include "nfskeys.h"
 #include "rpc-client.h"
+#include "idmap.h"
 
 /* The daemon's socket when nothing else is configured. */
 #define IDMAPD_SOCKET_DEFAULT RUNDIR "/idmapd.sock"
@@ -23,6 +24,11 @@ int idmapd_client_new(const char *path, int timeout_ms, struct rpc_client **ret_
  * negative errno (-ENOENT, -EHOSTDOWN, -EINVAL); transport failures as in
  * rpc_client_call (-ENOENT/-ECONNREFUSED: no daemon, -ETIMEDOUT, -EPROTO, ...), with
  * *ret_transport (may be NULL) set true so callers know to fall back. */
+/* The answer in a decoded IDMAPD_LOOKUP result for a request of KIND: 0, the daemon's
+ * verdict (its negative status), or -EPROTO when the answer does not fit the request
+ * (another kind, no name for *_TO_NAME, no valid SID for *_TO_SID): a broken daemon. */
+int idmapd_client_answer(const idmapd_lookup_res *res, enum nfskeys_idmap_kind kind,
+			 struct nfskeys_idmap_answer *ret, unsigned *ret_flags);
 int idmapd_client_lookup(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
 			 unsigned flags, struct nfskeys_idmap_answer *ret, unsigned *ret_flags,
 			 bool *ret_transport);

@@ -180,14 +180,29 @@ void pool_stop(struct daemon *d)
 	d->n_threads = 0;
 }
 
-static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh)
+/* Work for the pool is bounded in all and per uid (root, the kernel's helpers and
+ * channels, exempt from the latter): past it a lookup is answered -EAGAIN at once. */
+static bool queue_full(struct daemon *d, uid_t uid)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	return d->quota.total >= d->set.max_queue ||
+	       (uid != 0 && idmapd_quota_get(&d->quota, uid) >= d->set.max_queue_user);
+}
 
-	if (!j)
+static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh, uid_t uid)
+{
+	struct job *j;
+
+	if (queue_full(d, uid) || idmapd_quota_inc(&d->quota, uid) < 0)
+		return -EAGAIN;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		idmapd_quota_dec(&d->quota, uid);
 		return -ENOMEM;
+	}
+	j->uid = uid;
 	j->key = strdup(e->key);
 	if (!j->key) {
+		idmapd_quota_dec(&d->quota, uid);
 		free(j);
 		return -ENOMEM;
 	}
@@ -236,6 +251,7 @@ static void job_done(struct evloop *loop, void *userdata)
 	bool failed = is_backend_failure(j->r, &j->ans);
 	struct backend_stats *b;
 
+	idmapd_quota_dec(&d->quota, j->uid);
 	b = backend_slot(d, failed ? "failed" : j->ans.backend[0] ? j->ans.backend : "none");
 	b->requests++;
 	b->failures += failed;
@@ -356,6 +372,7 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 {
 	struct idmapd_entry *e;
 	int64_t now = evloop_now(d->loop);
+	uid_t uid = req ? req->peer.uid : 0; /* kernel queries: root's */
 	int r;
 
 	e = idmapd_cache_find(d->cache, kind, key);
@@ -367,13 +384,25 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		if (e->positive && !e->busy && !e->stale && d->set.refresh_pct > 0 &&
 		    e->hits >= d->set.refresh_hits &&
 		    now >= e->fetched + (e->expires - e->fetched) * d->set.refresh_pct / 100) {
-			if (fetch_start(d, e, true) == 0) {
+			if (fetch_start(d, e, true, uid) == 0) {
 				extra |= IDMAPD_ANSWER_REFRESHING;
 				d->st.lookups[LR_REFRESH_AHEAD]++;
 			}
 		}
 		answer_waiter(d, e, req, kq, flags, extra,
 			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
+		return;
+	}
+	if ((!e || !e->busy) && queue_full(d, uid)) {
+		d->st.queue_refused++;
+		d->st.lookups[LR_ERROR]++;
+		if (req) {
+			idmapd_lookup_res res = { .status = -EAGAIN };
+
+			reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
+		} else {
+			kquery_answer(kq, -EAGAIN, NULL, 0);
+		}
 		return;
 	}
 	if (!e) {
@@ -386,7 +415,7 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		d->st.lookups[LR_COALESCED]++;
 	}
 	add_waiter(d, e, req, kq, flags);
-	if (!e->busy && fetch_start(d, e, false) < 0) {
+	if (!e->busy && fetch_start(d, e, false, uid) < 0) {
 		answer_all(d, e, 0, LR_ERROR);
 		return;
 	}

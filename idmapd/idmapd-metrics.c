@@ -149,6 +149,8 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER,
 	     idmapd_cache_evictions(d->cache), NULL);
 	madd(ms, "cache_flushes_total", NULL, STATS_METRIC_COUNTER, d->st.flushes, NULL);
+	madd(ms, "queue_jobs", NULL, STATS_METRIC_GAUGE, d->quota.total, NULL);
+	madd(ms, "queue_refused_total", NULL, STATS_METRIC_COUNTER, d->st.queue_refused, NULL);
 	madd(ms, "kernel_keyrings_cleared_total", NULL, STATS_METRIC_COUNTER,
 	     d->st.keyrings_cleared, NULL);
 	madd(ms, "reloads_total", NULL, STATS_METRIC_COUNTER, d->st.reloads, NULL);
@@ -163,6 +165,8 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "connections_total", NULL, STATS_METRIC_COUNTER, ss.accepted, NULL);
 	madd(ms, "connections", NULL, STATS_METRIC_GAUGE, ss.current, NULL);
 	madd(ms, "connections_refused_total", NULL, STATS_METRIC_COUNTER, ss.refused, NULL);
+	madd(ms, "connections_refused_user_total", NULL, STATS_METRIC_COUNTER, ss.refused_uid,
+	     NULL);
 	madd(ms, "bad_frames_total", NULL, STATS_METRIC_COUNTER, ss.bad_frames, NULL);
 	madd(ms, "bad_headers_total", NULL, STATS_METRIC_COUNTER, ss.bad_headers, NULL);
 	madd(ms, "idle_closed_total", NULL, STATS_METRIC_COUNTER, ss.idle_closed, NULL);

@@ -11,6 +11,7 @@
 #include "evloop.h"
 #include "idmapd-cache.h"
 #include "idmapd-client.h"
+#include "idmapd-quota.h"
 #include "kernel-paths.h"
 #include "macros.h"
 #include "nfskeys.h"
@@ -38,6 +39,9 @@ struct settings {
 	unsigned max_request;
 	unsigned max_inflight;
 	unsigned idle_timeout;   /* s */
+	unsigned max_clients_user; /* connections per uid (root exempt) */
+	unsigned max_queue;      /* lookups queued or running for the workers, in all */
+	unsigned max_queue_user; /* ... for one uid (root exempt) */
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
 	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
@@ -64,6 +68,7 @@ struct daemon_stats {
 	struct backend_stats backends[MAX_BACKENDS];
 	size_t n_backends;
 	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
+	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
 };
 
 struct job;
@@ -79,6 +84,7 @@ struct daemon {
 	uint64_t generation;
 	struct settings set;
 	struct idmapd_cache *cache;
+	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths.c) */
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
@@ -121,6 +127,7 @@ struct job {
 	struct daemon *d;
 	struct nfskeys_ctx *ctx;
 	struct idmapd_entry *e;
+	uid_t uid;               /* whose lookup started it (idmapd_quota) */
 	uint32_t kind;
 	char *key;
 	int r;

@@ -119,6 +119,7 @@ int main(int argc, char *argv[])
 		.max_inflight = d.set.max_inflight,
 		.idle_timeout_ms = d.set.idle_timeout * 1000,
 		.max_clients = d.set.max_clients,
+		.max_clients_per_uid = d.set.max_clients_user,
 		.log = daemon_rpc_log,
 	};
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
@@ -165,6 +166,7 @@ out:
 	rpc_server_free(d.srv);
 	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_cache_free(d.cache);
+	idmapd_quota_clear(&d.quota);
 	evloop_free(d.loop);
 	if (lfd >= 0)
 		close(lfd);

@@ -18,18 +18,36 @@ static const struct conf_key schema[] = {
 
 	/* credentials (cred area) */
 	{ "Cred", "*" },
+	{ "PAM", "*" }, /* pam_nfskeys (issue 19) */
 
 	/* idmap area: idmapd.conf vocabulary */
 	{ "General", "Domain" },
 	{ "General", "Local-Realms" },
 	{ "Mapping", "*" },
-	{ "Translation", "*" },
+	{ "Translation", "Method" },
+	{ "Translation", "GSS-Methods" },
+	{ "Translation", "No-Strip" },
 	{ "Static", "*" },
 	{ "Regex", "*" },
 	{ "LDAP", "*" },
 	{ "SID", "*" },
 	{ "Idmap", "*" },
-	{ "Idmapd", "*" },
+	/* nfskeys-idmapd(8): every key by name, so a typo is warned about */
+	{ "Idmapd", "Socket" },
+	{ "Idmapd", "Workers" },
+	{ "Idmapd", "Cache-Size" },
+	{ "Idmapd", "Negative-TTL" },
+	{ "Idmapd", "Refresh-Ahead" },
+	{ "Idmapd", "Refresh-Hits" },
+	{ "Idmapd", "Stale-Limit" },
+	{ "Idmapd", "Stale-TTL" },
+	{ "Idmapd", "Stale-Wait" },
+	{ "Idmapd", "Max-Clients" },
+	{ "Idmapd", "Max-Request" },
+	{ "Idmapd", "Max-Inflight" },
+	{ "Idmapd", "Idle-Timeout" },
+	{ "Idmapd", "Kernel-Keyrings" },
+	{ "Idmapd", "Helper-Timeout" },
 	/* nfskeys-idmapd's kernel paths (knfsd channels, NFS client pipes) */
 	{ "Kernel", "Server-Channels" },
 	{ "Kernel", "Client-Pipe" },
@@ -40,7 +58,17 @@ static const struct conf_key schema[] = {
 
 	/* attr area */
 	{ "Attr", "*" },
-	{ "Attrd", "*" },
+	/* nfskeys-attrd(8) */
+	{ "Attrd", "Socket" },
+	{ "Attrd", "Admin-Group" },
+	{ "Attrd", "Max-Clients" },
+	{ "Attrd", "Idle-Timeout" },
+	{ "Attrd", "LDAP-URI" },
+	{ "Attrd", "LDAP-Base" },
+	{ "Attrd", "LDAP-Bind-DN" },
+	{ "Attrd", "LDAP-Bind-Password-File" },
+	{ "Attrd", "Sync-Interval" },
+	{ "Attrd", "LDAP-Timeout" },
 
 	/* writeback area */
 	{ "Writeback", "*" },

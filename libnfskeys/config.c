@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "ini.h"
+#include "units.h"
 #include "ctx-private.h"
 
 struct conf_entry {
@@ -26,11 +27,16 @@ struct conf {
 	size_t n, cap;
 	size_t *slots;
 	size_t mask; /* slots has mask + 1 elements, a power of two; 0 while slots is NULL */
+	/* The load's warnings (unknown sections and keys) the log priority then in force
+	 * dropped, for nfskeys_conf_log_warnings() once the caller has set its own. */
+	char *warnings;
+	size_t warnings_len;
 };
 
 struct conf_load_state {
 	struct nfskeys_ctx *ctx;
 	struct conf *conf;
+	unsigned *skipped; /* partial load: files with errors are counted here, not fatal */
 };
 
 /* FNV-1a over ASCII-case-folded bytes.  Names stored here are ASCII (ini.c admits
@@ -163,12 +169,41 @@ static int conf_set(struct conf *conf, const char *section, const char *key, con
 	return 0;
 }
 
+/* A warning about the file: logged, and kept when the priority in force drops it. */
+static void _printf_(2, 3) conf_warn(struct conf_load_state *st, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+	char *w;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (nfskeys_ctx_get_log_priority(st->ctx) >= LOG_WARNING) {
+		log_warning(st->ctx, "%s", msg);
+		return;
+	}
+	if (st->conf->warnings_len > 64 * 1024)
+		return; /* enough to show the problem */
+	n = (int)strlen(msg);
+	w = realloc(st->conf->warnings, st->conf->warnings_len + (size_t)n + 2);
+	if (!w)
+		return;
+	st->conf->warnings = w;
+	memcpy(w + st->conf->warnings_len, msg, (size_t)n + 1);
+	st->conf->warnings_len += (size_t)n + 1;
+	w[st->conf->warnings_len] = '\0';
+}
+
 static int on_section(void *userdata, const char *file, unsigned line, const char *section)
 {
 	struct conf_load_state *st = userdata;
 
 	if (conf_schema_check(section, NULL) < 0)
-		log_warning(st->ctx, "%s:%u: unknown section [%s], ignored", file, line, section);
+		conf_warn(st, "%s:%u: unknown section [%s], ignored", file, line, section);
 	return 0;
 }
 
@@ -181,8 +216,8 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 	if (known < 0)
 		return 0; /* already warned about the section */
 	if (known == 0)
-		log_warning(st->ctx, "%s:%u: unknown key '%s' in [%s], ignored", file, line, key,
-			    section);
+		conf_warn(st, "%s:%u: unknown key '%s' in [%s], ignored", file, line, key,
+			  section);
 	return conf_set(st->conf, section, key, value);
 }
 
@@ -192,6 +227,13 @@ static int conf_parse_one(struct conf_load_state *st, const char *path)
 	int r;
 
 	r = ini_parse_file(path, on_section, on_value, st, err, sizeof(err));
+	if (r < 0 && r != -ENOENT && st->skipped) {
+		/* a partial load goes on: the lines before the error count, the rest not */
+		log_err(st->ctx, "%s (the rest of %s is skipped)", err[0] ? err : strerror(-r),
+			path);
+		(*st->skipped)++;
+		return 0;
+	}
 	if (r < 0 && r != -ENOENT)
 		log_err(st->ctx, "%s", err[0] ? err : strerror(-r));
 	return r;
@@ -263,9 +305,10 @@ out:
 	return r;
 }
 
-int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path, struct conf **ret)
+int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
+	      unsigned *ret_skipped, struct conf **ret)
 {
-	struct conf_load_state st = { .ctx = ctx };
+	struct conf_load_state st = { .ctx = ctx, .skipped = ret_skipped };
 	char dir[PATH_MAX];
 	int r;
 
@@ -273,7 +316,10 @@ int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path, str
 	if (!st.conf)
 		return -ENOMEM;
 
+	/* the main file must parse even in a partial load: only a drop-in may be skipped */
+	st.skipped = NULL;
 	r = conf_parse_one(&st, path);
+	st.skipped = ret_skipped;
 	if (r == -ENOENT && explicit_path)
 		log_err(ctx, "%s: configuration file not found", path);
 	if (r < 0 && !(r == -ENOENT && !explicit_path))
@@ -312,6 +358,7 @@ struct conf *conf_free(struct conf *conf)
 	}
 	free(conf->entries);
 	free(conf->slots);
+	free(conf->warnings);
 	free(conf);
 	return NULL;
 }
@@ -369,6 +416,59 @@ _public_ int nfskeys_conf_get_int(const struct nfskeys_ctx *ctx, const char *sec
 	if (x < min || x > max)
 		return -ERANGE;
 	*ret = x;
+	return 0;
+}
+
+_public_ unsigned nfskeys_conf_log_warnings(struct nfskeys_ctx *ctx)
+{
+	const struct conf *conf = ctx ? ctx->conf : NULL;
+	unsigned n = 0;
+
+	if (!conf || !conf->warnings)
+		return 0;
+	for (const char *w = conf->warnings; *w; w += strlen(w) + 1, n++)
+		log_warning(ctx, "%s", w);
+	return n;
+}
+
+_public_ int nfskeys_conf_get_duration(const struct nfskeys_ctx *ctx, const char *section,
+				       const char *key, uint64_t unit_ms, int64_t min, int64_t max,
+				       int64_t *ret)
+{
+	const char *v = nfskeys_conf_get(ctx, section, key);
+	uint64_t x;
+	int r;
+
+	if (!ret || min > max || min < 0 || unit_ms == 0)
+		return -EINVAL;
+	if (!v)
+		return -ENOENT;
+	r = units_parse_duration(v, unit_ms, &x, NULL);
+	if (r < 0)
+		return r;
+	if (x < (uint64_t)min || x > (uint64_t)max)
+		return -ERANGE;
+	*ret = (int64_t)x;
+	return 0;
+}
+
+_public_ int nfskeys_conf_get_size(const struct nfskeys_ctx *ctx, const char *section,
+				   const char *key, int64_t min, int64_t max, int64_t *ret)
+{
+	const char *v = nfskeys_conf_get(ctx, section, key);
+	uint64_t x;
+	int r;
+
+	if (!ret || min > max || min < 0)
+		return -EINVAL;
+	if (!v)
+		return -ENOENT;
+	r = units_parse_size(v, &x, NULL);
+	if (r < 0)
+		return r;
+	if (x < (uint64_t)min || x > (uint64_t)max)
+		return -ERANGE;
+	*ret = (int64_t)x;
 	return 0;
 }
 

@@ -4,8 +4,8 @@
 
 #include "ctx-private.h"
 
-_public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
-				  struct nfskeys_ctx **ret_ctx)
+static int ctx_new(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
+		   unsigned *ret_skipped, struct nfskeys_ctx **ret_ctx)
 {
 	struct nfskeys_ctx *ctx;
 	const char *env, *verbosity;
@@ -43,7 +43,7 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 		return -ENOMEM;
 	}
 
-	r = conf_load(ctx, ctx->conf_path, explicit_path, &ctx->conf);
+	r = conf_load(ctx, ctx->conf_path, explicit_path, ret_skipped, &ctx->conf);
 	if (r < 0) {
 		nfskeys_ctx_unref(ctx);
 		return r;
@@ -64,6 +64,27 @@ _public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, 
 	log_debug(ctx, "context %p created from %s", (void *)ctx, ctx->conf_path);
 	*ret_ctx = ctx;
 	return 0;
+}
+
+_public_ int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
+				  struct nfskeys_ctx **ret_ctx)
+{
+	return ctx_new(conf_path, log_fn, userdata, NULL, ret_ctx);
+}
+
+_public_ int nfskeys_ctx_new_partial(const char *conf_path, nfskeys_log_fn log_fn,
+				     void *userdata, struct nfskeys_ctx **ret_ctx,
+				     unsigned *ret_skipped)
+{
+	unsigned skipped = 0;
+	int r;
+
+	if (!ret_skipped)
+		return -EINVAL;
+	r = ctx_new(conf_path, log_fn, userdata, &skipped, ret_ctx);
+	if (r == 0)
+		*ret_skipped = skipped;
+	return r;
 }
 
 _public_ int nfskeys_ctx_new(const char *conf_path, struct nfskeys_ctx **ret_ctx)

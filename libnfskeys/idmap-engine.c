@@ -73,18 +73,22 @@ static int resolve_nobody(const char *value, bool group, uint32_t *ret)
 	return -ENOENT;
 }
 
+/* A number (seconds when secs: then also "30s", "5m", "1h", "1d") from 0 to max. */
 static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *key,
-		     int64_t max, unsigned def, unsigned *ret)
+		     int64_t max, unsigned def, unsigned *ret, bool secs)
 {
 	int64_t v;
-	int r = nfskeys_conf_get_int(ctx, section, key, 0, max, &v);
+	int r = secs ? nfskeys_conf_get_duration(ctx, section, key, 1000, 0, max, &v) :
+		       nfskeys_conf_get_int(ctx, section, key, 0, max, &v);
 
 	if (r == -ENOENT) {
 		*ret = def;
 		return 0;
 	}
 	if (r < 0) {
-		log_err(ctx, "[%s] %s: expected a number from 0 to %" PRId64, section, key, max);
+		log_err(ctx, "[%s] %s = %s: expected a %s from 0 to %" PRId64 "%s", section, key,
+			nfskeys_conf_get(ctx, section, key), secs ? "duration" : "number", max,
+			secs ? " s (a number, optionally with s, m, h or d)" : "");
 		return r;
 	}
 	*ret = (unsigned)v;
@@ -225,10 +229,10 @@ static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 	r = idmap_discover_domain(ctx, st->domain, sizeof(st->domain), &st->domain_source);
 	if (r < 0)
 		goto fail;
-	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", 86400 * 7, 600, &st->pos_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", 86400, 60, &st->neg_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", 86400, 60, &st->nobody_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Cache-Size", 1 << 24, 4096, &cache_size)) < 0)
+	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", 86400 * 7, 600, &st->pos_ttl, true)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", 86400, 60, &st->neg_ttl, true)) < 0 ||
+	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", 86400, 60, &st->nobody_ttl, true)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Cache-Size", 1 << 24, 4096, &cache_size, false)) < 0)
 		goto fail;
 
 	v = nfskeys_conf_get(ctx, "Mapping", "Nobody-User");
@@ -775,6 +779,63 @@ _public_ int nfskeys_idmap_cache_stats(struct nfskeys_ctx *ctx,
 		return r;
 	idmap_cache_get_stats(st->cache, ret);
 	return 0;
+}
+
+/* "nsswitch, sid, static" from the idmap-*.so plugins installed; "" when none. */
+void idmap_installed_backends(char *buf, size_t size)
+{
+	char **names = NULL;
+	size_t n = 0, len = 0;
+
+	buf[0] = '\0';
+	if (plugin_list(NFSKEYS_PLUGIN_IDMAP, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = strncmp(names[i], "idmap-", 6) == 0 ? names[i] + 6 : names[i];
+		int w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", m);
+
+		if (w > 0 && (size_t)w < size - len)
+			len += (size_t)w;
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* A chain entry that names no installed backend is a typo, not an outage. */
+static const struct backend *unknown_backend(struct backend *const *chain, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!chain[i]->ops && chain[i]->load_error == -ENOENT)
+			return chain[i];
+	return NULL;
+}
+
+_public_ int nfskeys_idmap_check_config(struct nfskeys_ctx *ctx)
+{
+	const struct backend *b;
+	struct idmap_state *st;
+	const char *key = "Method", *text;
+	char installed[256];
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = idmap_state_get(ctx, &st);
+	if (r < 0)
+		return r;
+	text = st->method_text;
+	b = unknown_backend(st->chain, st->n_chain);
+	if (!b) {
+		key = "GSS-Methods";
+		text = st->gss_method_text;
+		b = unknown_backend(st->gss_chain, st->n_gss_chain);
+	}
+	if (!b)
+		return 0;
+	idmap_installed_backends(installed, sizeof(installed));
+	log_err(ctx, "[Translation] %s = %s: unknown backend '%s' (installed: %s)", key, text,
+		b->method, installed[0] ? installed : "none");
+	return -EINVAL;
 }
 
 _public_ int nfskeys_idmap_get_domain(struct nfskeys_ctx *ctx, const char **ret_domain,

@@ -102,6 +102,8 @@ struct trace {
 	char reason[256];
 };
 
+/* The installed backends, "nsswitch, sid, static" ("" when none). */
+void idmap_installed_backends(char *buf, size_t size);
 void _printf_(2, 3) idmap_trace_add(struct trace *t, const char *fmt, ...);
 /* The context's engine state, made on first use. */
 int idmap_state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret);

@@ -4,6 +4,23 @@
 
 #include "idmap-engine.h"
 
+/* Is this method in the chain, or one the engine could not find at all? */
+static bool chain_has(const struct idmap_state *st, const char *method)
+{
+	for (size_t i = 0; i < st->n_chain; i++)
+		if (strcaseeq(st->chain[i]->method, method))
+			return true;
+	return false;
+}
+
+static bool backend_unknown(const struct idmap_state *st, const char *method)
+{
+	for (size_t i = 0; i < st->n_backends; i++)
+		if (strcaseeq(st->backends[i].method, method))
+			return !st->backends[i].ops && st->backends[i].load_error == -ENOENT;
+	return false;
+}
+
 /* The configuration advice for a cause. */
 static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request *req,
 			   struct trace *t)
@@ -15,6 +32,18 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 
 	switch (t->worst_cause) {
 	case IDMAP_CAUSE_BACKEND_DOWN:
+		if (backend_unknown(st, t->down_backend)) {
+			char installed[256];
+
+			idmap_installed_backends(installed, sizeof(installed));
+			idmap_trace_add(t,
+					"cause: backend down: '%s' is not an installed backend "
+					"(installed: %s)\n"
+					"fix:   correct the name in [Translation] %s = %s\n",
+					t->down_backend, installed[0] ? installed : "none",
+					chain_key, chain);
+			break;
+		}
 		idmap_trace_add(t,
 			  "cause: backend down: '%s' could not be asked (%s)\n"
 			  "fix:   bring its server back, or change the chain in\n"
@@ -51,6 +80,26 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 	case IDMAP_CAUSE_NO_SUCH:
 	case IDMAP_CAUSE_NOT_HANDLED:
 	default:
+		if (kind_is_sid(req->kind) || req->kind == NFSKEYS_IDMAP_UID_TO_SID ||
+		    req->kind == NFSKEYS_IDMAP_GID_TO_SID) {
+			/* [Static] maps no SIDs: the algorithmic backend is the fix */
+			if (!chain_has(st, "sid")) {
+				idmap_trace_add(t,
+						"cause: no backend in the chain maps SIDs (%s)\n"
+						"fix:   add the algorithmic SID backend: "
+						"[Translation] %s = %s,sid\n",
+						chain, chain_key, chain);
+			} else {
+				idmap_trace_add(t,
+						"cause: no backend maps this SID or id (%s); the sid "
+						"backend maps domain SIDs (S-1-5-21-...) and the ids of "
+						"their slices ([SID] Range-Min, Range-Max, Range-Size)\n"
+						"fix:   check [SID] or add a backend that knows it to "
+						"[Translation] %s = %s\n",
+						chain, chain_key, chain);
+			}
+			break;
+		}
 		idmap_trace_add(t,
 			  "cause: no such %s in any backend (%s)\n"
 			  "fix:   create the %s locally, add a mapping in [Static] %s = <local %s>,\n"
@@ -101,13 +150,16 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 			idmap_trace_add(&t, "result: %" PRIu32 " (backend %s, ttl %us)\n", a.id,
 				  a.backend, a.ttl);
 	} else {
+		/* why, in words: -ENOENT is "nobody knows it", not a missing file */
+		const char *why = r == -ENOENT ? "no backend knows it" :
+				  r == -EHOSTDOWN ? "a backend could not be asked" : strerror(-r);
+
 		if (kind_has_nobody(kind))
 			idmap_trace_add(&t, "result: nobody (%" PRIu32 ", ttl %us): %s\n",
-				  kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
-				  st->nobody_ttl, strerror(-r));
+					kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
+					st->nobody_ttl, why);
 		else
-			idmap_trace_add(&t, "result: no mapping (the request fails): %s\n",
-				  strerror(-r));
+			idmap_trace_add(&t, "result: no mapping (the request fails): %s\n", why);
 		explain_advice(st, &req, &t);
 	}
 	*ret_text = t.buf;

@@ -36,7 +36,11 @@ void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 
 /* config.c */
 struct conf;
-int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path, struct conf **ret);
+/* ret_skipped NULL: any file with an error fails the load; else drop-ins with errors are
+ * counted there and the load goes on (nfskeys_ctx_new_partial); the main file must
+ * parse either way. */
+int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
+	      unsigned *ret_skipped, struct conf **ret);
 struct conf *conf_free(struct conf *conf);
 
 /* conf-schema.c: is [section] key known?  1 known, 0 unknown key, -1 unknown section. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "ctx-private.h"
+#include "log-escape.h"
 
 _printf_(6, 0) void ctx_log_stderr(void *userdata, int priority, const char *file, int line,
 				   const char *fn, const char *format, va_list args)
@@ -58,14 +59,28 @@ _public_ void nfskeys_ctx_set_log_priority(struct nfskeys_ctx *ctx, int priority
 	ctx->log_priority = MAX(0, MIN(priority, LOG_DEBUG));
 }
 
+_printf_(6, 7) static void call_log_fn(struct nfskeys_ctx *ctx, int priority, const char *file,
+				      int line, const char *fn, const char *format, ...)
+{
+	va_list ap;
+
+	va_start(ap, format);
+	ctx->log_fn(ctx->log_data, priority, file, line, fn, format, ap);
+	va_end(ap);
+}
+
 _public_ void nfskeys_ctx_log(struct nfskeys_ctx *ctx, int priority, const char *file, int line,
 			      const char *fn, const char *format, ...)
 {
 	va_list ap;
+	char msg[LOG_LINE_MAX];
 
 	if (!ctx || !format || priority > ctx->log_priority)
 		return;
+	/* Messages carry untrusted text (key descriptions, paths, lookup keys): every log
+	 * sink gets it escaped (log-escape.h), as "%s". */
 	va_start(ap, format);
-	ctx->log_fn(ctx->log_data, priority, file, line, fn, format, ap);
+	log_vformat(msg, sizeof(msg), format, ap);
 	va_end(ap);
+	call_log_fn(ctx, priority, file, line, fn, "%s", msg);
 }

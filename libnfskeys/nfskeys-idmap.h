@@ -142,6 +142,12 @@ int nfskeys_idmap_cache_stats(struct nfskeys_ctx *ctx, struct nfskeys_idmap_cach
 int nfskeys_idmap_get_domain(struct nfskeys_ctx *ctx, const char **ret_domain,
 			     const char **ret_source);
 
+/* Check the ID-mapping configuration as a daemon does before it takes it: the backends
+ * load and every name in [Translation] Method and GSS-Methods is an installed backend.
+ * 0, or -EINVAL after logging (at LOG_ERR) which name is unknown and which backends are
+ * installed.  (Lookups stay lenient: an unknown name there is a failing backend.) */
+int nfskeys_idmap_check_config(struct nfskeys_ctx *ctx);
+
 /* Explain in a few lines of text how key maps (each backend's verdict, the cause of a
  * nobody answer and the configuration line to change).  *ret_text malloc()ed. */
 int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,

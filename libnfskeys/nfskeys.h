@@ -36,6 +36,14 @@ int nfskeys_ctx_new(const char *conf_path, struct nfskeys_ctx **ret_ctx);
 int nfskeys_ctx_new_full(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
 			 struct nfskeys_ctx **ret_ctx);
 
+/* As nfskeys_ctx_new_full(), for a client that must go on when one conf.d drop-in has an
+ * error (the request-key helper, `nfskeys idmapd ping`): a drop-in that cannot be parsed
+ * is not fatal; its error is logged, the lines before it count and the rest of it does
+ * not.  The main file must parse (-EINVAL otherwise, as nfskeys_ctx_new_full()).
+ * *ret_skipped: how many drop-ins had errors. */
+int nfskeys_ctx_new_partial(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
+			    struct nfskeys_ctx **ret_ctx, unsigned *ret_skipped);
+
 struct nfskeys_ctx *nfskeys_ctx_ref(struct nfskeys_ctx *ctx);
 /* Drop a reference; NULL-safe; always returns NULL. */
 struct nfskeys_ctx *nfskeys_ctx_unref(struct nfskeys_ctx *ctx);
@@ -63,6 +71,22 @@ int nfskeys_conf_get_bool(const struct nfskeys_ctx *ctx, const char *section, co
 			  bool *ret);
 int nfskeys_conf_get_int(const struct nfskeys_ctx *ctx, const char *section, const char *key,
 			 int64_t min, int64_t max, int64_t *ret);
+/* Log (at LOG_WARNING, through the context's log function and priority as they are now)
+ * the warnings of the configuration's load that the priority in force then dropped:
+ * unknown sections and keys, with file and line.  For a daemon, which sets its priority
+ * only after the context exists.  Returns how many. */
+unsigned nfskeys_conf_log_warnings(struct nfskeys_ctx *ctx);
+/* A duration: a number with an optional unit ms, s, m, h or d ("30", "30s", "5m", "1h");
+ * without a unit it is in the key's own unit of unit_ms milliseconds (1000: seconds), and
+ * the result is in that unit (rounded up), from min to max.  0; -ENOENT when unset;
+ * -EINVAL when malformed; -ERANGE when out of range. */
+int nfskeys_conf_get_duration(const struct nfskeys_ctx *ctx, const char *section,
+			      const char *key, uint64_t unit_ms, int64_t min, int64_t max,
+			      int64_t *ret);
+/* A size in bytes with an optional K, M, G or T (powers of 1024), from min to max; the
+ * returns of nfskeys_conf_get_duration(). */
+int nfskeys_conf_get_size(const struct nfskeys_ctx *ctx, const char *section, const char *key,
+			  int64_t min, int64_t max, int64_t *ret);
 /* Call fn for every key of [section] in file order (after overrides); stops on fn < 0. */
 int nfskeys_conf_foreach(const struct nfskeys_ctx *ctx, const char *section,
 			 int (*fn)(void *userdata, const char *key, const char *value),

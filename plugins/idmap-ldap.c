@@ -75,14 +75,15 @@ static void ldap_done(void *data)
 static int conf_secs(struct nfskeys_ctx *ctx, const char *key, int def, int *ret)
 {
 	int64_t v;
-	int r = nfskeys_conf_get_int(ctx, "LDAP", key, 1, 3600, &v);
+	int r = nfskeys_conf_get_duration(ctx, "LDAP", key, 1000, 1, 3600, &v);
 
 	if (r == -ENOENT) {
 		*ret = def;
 		return 0;
 	}
 	if (r < 0) {
-		plog(ctx, LOG_ERR, "[LDAP] %s: expected seconds from 1 to 3600", key);
+		plog(ctx, LOG_ERR, "[LDAP] %s = %s: expected a duration from 1 to 3600 s", key,
+		     nfskeys_conf_get(ctx, "LDAP", key));
 		return r;
 	}
 	*ret = (int)v;

@@ -219,7 +219,7 @@ static int list_or_clear_all(struct nfskeys_ctx *ctx, const char *fs, const char
 static void cifs_usage(FILE *f)
 {
 	fprintf(f, "Usage: nfskeys cifs add|update HOST|--domain DOMAIN [-u USER] [-t TIMEOUT]\n"
-		   "       nfskeys cifs clear HOST|--domain DOMAIN\n"
+		   "       nfskeys cifs clear|remove HOST|--domain DOMAIN\n"
 		   "       nfskeys cifs clearall|list\n"
 		   "\n"
 		   "Keep CIFS/SMB user names and passwords for multiuser mounts in the\n"
@@ -255,6 +255,8 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (r >= 0)
 		return r;
 	verb = a.verb;
+	if (streq(verb, "remove"))
+		verb = "clear"; /* the word other tools use for it */
 	p = a.p;
 	domain = a.domain;
 	if (streq(verb, "list") || streq(verb, "clearall")) {

@@ -732,7 +732,14 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if (r < 0)
 			return tool_error("idmap explain: %s", strerror(-r));
 		fputs(text, stdout);
-		return EXIT_OK;
+		/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
+		 * mapping, a malformed key); see nfskeys-idmap(1). */
+		{
+			struct nfskeys_idmap_answer a;
+
+			r = nfskeys_idmap_lookup_full(ctx, k, argv[0], 0, &a);
+		}
+		return r < 0 ? EXIT_FAIL : EXIT_OK;
 	}
 	tool_error("idmap: unknown command '%s' (see 'nfskeys idmap --help')", sub);
 	return EXIT_USAGE;

@@ -6,6 +6,7 @@
 #include "idmapd-client.h"
 #include "nfskeys-tool.h"
 #include "stats.h"
+#include "units.h"
 #include "idmap.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -16,7 +17,7 @@
 static void idmapd_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: nfskeys idmapd [--socket PATH] [--timeout MS] COMMAND [ARGS...]\n"
+		"Usage: nfskeys idmapd [--socket PATH] [--timeout DURATION] COMMAND [ARGS...]\n"
 		"\n"
 		"Commands:\n"
 		"  ping                      is the daemon there (version, pid, config generation)\n"
@@ -31,6 +32,9 @@ static void idmapd_usage(FILE *f)
 		"  stats [--json|--prometheus]\n"
 		"                            counters and latency histograms (same as\n"
 		"                            'nfskeys idmap stats')\n"
+		"\n"
+		"--timeout: how long to wait for an answer, a duration (2s, 500ms; a bare number\n"
+		"is milliseconds; default 5s, reload 120s).\n"
 		"\n"
 		"Exit status: 0 success, 1 failure (daemon not running, no mapping, refused),\n"
 		"2 usage error, 3 configuration error.  See nfskeys-idmapd(8).\n");
@@ -172,11 +176,13 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if ((streq(argv[i], "--socket") || streq(argv[i], "-s")) && i + 1 < argc) {
 			socket = argv[++i];
 		} else if ((streq(argv[i], "--timeout") || streq(argv[i], "-t")) && i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
+			uint64_t v;
 
-			if (*end || v <= 0 || v > 600000) {
-				tool_error("idmapd: bad timeout '%s' (milliseconds)", argv[i]);
+			/* the one duration syntax: "2s", "500ms"; a bare number is milliseconds */
+			if (units_parse_duration(argv[++i], 1, &v, NULL) < 0 || v == 0 || v > 600000) {
+				tool_error("idmapd: bad timeout '%s' (a duration up to 10m: 2s, "
+					   "500ms; a bare number is milliseconds)",
+					   argv[i]);
 				return EXIT_USAGE;
 			}
 			timeout = (int)v;

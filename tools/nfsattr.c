@@ -67,7 +67,7 @@ static void usage(FILE *f)
 	      "  -s, --socket PATH   nfskeys-attrd's socket\n"
 	      "      --direct        root: write the store without the daemon\n"
 	      "  -a, --all           unset: every attribute\n"
-	      "  -t, --type TYPE     mount-options: nfs, nfs4, cifs (default: from TARGET)\n"
+	      "  -t, --type TYPE     mount-options: nfs, nfs4, cifs, smb3 (default: from TARGET)\n"
 	      "  -o, --options OPTS  mount-options: explicit options (they win)\n"
 	      "  -v, --verbose       more messages\n"
 	      "  -h, --help          show this help\n"
@@ -194,8 +194,9 @@ static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 		return;
 	}
 	printf("%s", where);
-	if (nfskeys_attr_id_get_mountpoint(id))
-		printf("  (via %s)", nfskeys_attr_id_get_mountpoint(id));
+	/* where the directory was found, when that is not what its name says already */
+	if (nfskeys_attr_id_get_mountpoint(id) && !streq(nfskeys_attr_id_get_mountpoint(id), "/"))
+		printf("  (through the mount at %s)", nfskeys_attr_id_get_mountpoint(id));
 	printf("\n");
 	if (n == 0)
 		printf("  (no attributes)\n");
@@ -214,6 +215,33 @@ static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 
 /* ---------------------------------------------------------------- commands */
 
+static void daemon_attr(void *userdata, const char *key, const char *value, const char *source,
+			bool from_ldap)
+{
+	(void)nfskeys_attr_policy_set(userdata, key, value, NULL, 0);
+}
+
+/* `get -s SOCK`: what that daemon holds, not the store the configuration names. */
+static int lookup_daemon(struct opts *o, const struct nfskeys_attr_id *id,
+			 struct nfskeys_attr_policy *p)
+{
+	struct rpc_client *c = NULL;
+	int r = attrd_client_new(attrd_socket_path(o->ctx, o->socket), 10000, &c);
+
+	if (r < 0) {
+		fail("cannot reach nfskeys-attrd at %s: %s", attrd_socket_path(o->ctx, o->socket),
+		     strerror(-r));
+		return r;
+	}
+	r = attrd_client_lookup(c, nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id), 0,
+				daemon_attr, p, NULL);
+	rpc_client_free(c);
+	if (r < 0)
+		fail("nfskeys-attrd at %s: %s", attrd_socket_path(o->ctx, o->socket),
+		     strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 static int cmd_lookup(struct opts *o, int argc, char **argv, bool effective)
 {
 	struct nfskeys_attr_id *id = NULL;
@@ -227,6 +255,12 @@ static int cmd_lookup(struct opts *o, int argc, char **argv, bool effective)
 	if (resolve_target(o->ctx, argv[0], &id) < 0)
 		return EXIT_FAIL;
 	r = nfskeys_attr_policy_new(&p);
+	if (r == 0 && !effective && o->socket) {
+		r = lookup_daemon(o, id, p);
+		if (r == 0)
+			print_policy(o, id, p, false);
+		goto out;
+	}
 	if (r == 0)
 		r = effective ? nfskeys_attr_effective(o->ctx, id, NFSKEYS_ATTR_SOURCES, p) :
 				nfskeys_attr_explicit(o->ctx, id, p);
@@ -234,6 +268,7 @@ static int cmd_lookup(struct opts *o, int argc, char **argv, bool effective)
 		print_policy(o, id, p, effective);
 	else
 		fail("cannot read the policy store: %s", strerror(-r));
+out:
 	nfskeys_attr_policy_free(p);
 	nfskeys_attr_id_free(id);
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
@@ -840,9 +875,17 @@ int main(int argc, char *argv[])
 		usage(stdout);
 		return EXIT_OK;
 	}
-	r = nfskeys_ctx_new(config, &o.ctx);
+	{
+		unsigned skipped = 0;
+
+		/* a file with an error is named (by the library) and gone past */
+		r = nfskeys_ctx_new_partial(config, NULL, NULL, &o.ctx, &skipped);
+		if (r == 0 && skipped)
+			fprintf(stderr, "nfsattr: going on without what the errors above spoil\n");
+	}
 	if (r < 0) {
-		fprintf(stderr, "nfsattr: cannot load configuration: %s\n", strerror(-r));
+		if (r != -EINVAL && r != -ENOENT)
+			fprintf(stderr, "nfsattr: cannot load configuration: %s\n", strerror(-r));
 		return EXIT_CONFIG;
 	}
 	if (verbose)

@@ -133,9 +133,19 @@ int main(int argc, char *argv[])
 		nfskeys_attr_id_free(id);
 		return EXIT_USAGE;
 	}
-	r = nfskeys_ctx_new(config, &ctx);
+	{
+		unsigned skipped = 0;
+
+		/* a broken drop-in must not stop a mount: it is named and gone past */
+		r = nfskeys_ctx_new_partial(config, NULL, NULL, &ctx, &skipped);
+		if (r == 0 && skipped)
+			fprintf(stderr,
+				"nfskeys-mount: going on without what the errors above spoil\n");
+	}
 	if (r < 0) {
-		fprintf(stderr, "nfskeys-mount: cannot load configuration: %s\n", strerror(-r));
+		if (r != -EINVAL && r != -ENOENT)
+			fprintf(stderr, "nfskeys-mount: cannot load configuration: %s\n",
+				strerror(-r));
 		nfskeys_attr_id_free(id);
 		return EXIT_CONFIG;
 	}

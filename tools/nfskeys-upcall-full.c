@@ -4,10 +4,13 @@
  * resolves it (upcall_resolve), sets the key's timeout and instantiates it with the exact
  * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
+#include <limits.h>
+#include <sys/auxv.h>
 #include <syslog.h>
 
 #include "macros.h"
 #include "cli.h"
+#include "log-escape.h"
 #include "nfskeys.h"
 #include "upcall.h"
 #include "upcall-args.h"
@@ -27,8 +30,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: nfskeys-upcall [OPTIONS] KEY DESCRIPTION\n"
 		"\n"
-		"request-key helper for id_resolver (uid:, gid:, user:, group:) and cifs.idmap\n"
-		"(os:, gs:, oi:, gi:) keys.  Run by request-key as: nfskeys-upcall %%k %%d\n"
+		"request-key helper for id_resolver (uid:, gid:, user:, group:), cifs.idmap\n"
+		"(os:, gs:, oi:, gi:) and cifs.spnego (Kerberos for sec=krb5 mounts) keys.\n"
+		"Run by request-key as: nfskeys-upcall %%k %%d\n"
 		"\n"
 		"Options:\n"
 		"  -t, --timeout SEC   key timeout for answers (default: the answer's TTL)\n"
@@ -46,7 +50,36 @@ static void usage(FILE *f)
 static void log_syslog(void *userdata, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
-	vsyslog(priority, format, args);
+	log_vsyslog(priority, format, args);
+}
+
+/* cifs.spnego keys are nfskeys-upcall-spnego's (Kerberos lives there, not here): run it
+ * with our arguments, from next to this program in the build tree (never in a setuid
+ * run), else from the libexec directory. */
+static int run_spnego_helper(char *argv[])
+{
+	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+	if (!getauxval(AT_SECURE) && (l = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[l] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			/* a libtool build tree runs us from .libs/; the helper's wrapper is above */
+			if (strlen(self) > 6 && streq(self + strlen(self) - 6, "/.libs"))
+				self[strlen(self) - 6] = 0;
+			snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", self);
+			if (access(path, X_OK) < 0)
+				snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
+		}
+	}
+	argv[0] = path;
+	execv(path, argv);
+	syslog(LOG_ERR, "cannot run %s: %s", path, strerror(errno));
+	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
+	return UP_KEYERR;
 }
 
 static int reject(int32_t key, unsigned timeout, int error)
@@ -54,7 +87,7 @@ static int reject(int32_t key, unsigned timeout, int error)
 	int r = nfskeys_key_reject(key, timeout, (unsigned)error, 0);
 
 	if (r < 0) {
-		syslog(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
+		log_syslogf(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
 		return UP_KEYERR;
 	}
 	return UP_REJECTED;
@@ -94,26 +127,40 @@ int main(int argc, char *argv[])
 	serial = a.serial;
 	desc = a.desc;
 	type = a.type;
+	if (type && streq(type, "cifs.spnego")) /* -T: a route for tests, see upcall-spnego.c */
+		return run_spnego_helper(argv);
 
 	/* The key type decides which prefixes are valid (a test routes user keys here). */
 	if (!type) {
 		r = nfskeys_key_describe(serial, &info);
 		if (r < 0) {
-			syslog(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
+			log_syslogf(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
 			       strerror(-r));
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 		type = info.type;
+		if (streq(type, "cifs.spnego"))
+			return run_spnego_helper(argv);
 		if (!streq(info.description, desc)) {
-			syslog(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
+			log_syslogf(LOG_ERR, "key %" PRId32 " is '%s', not '%s'", serial,
 			       info.description, desc);
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 	}
 
-	r = nfskeys_ctx_new_full(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx);
+	/* A file with an error (a broken drop-in) must not stop the upcalls: the rest of the
+	 * configuration still names the daemon, which runs on the one it loaded. */
+	{
+		unsigned skipped = 0;
+
+		r = nfskeys_ctx_new_partial(a.config, a.verbose ? NULL : log_syslog, NULL, &ctx,
+					    &skipped);
+		if (r == 0 && skipped)
+			syslog(LOG_WARNING, "going on without the configuration lines the "
+					    "errors above spoil");
+	}
 	if (r < 0) {
-		syslog(LOG_ERR, "cannot load configuration: %s", strerror(-r));
+		log_syslogf(LOG_ERR, "cannot load configuration: %s", strerror(-r));
 		reject(serial, reject_timeout, EKEYREJECTED);
 		return UP_CONFIG;
 	}
@@ -129,7 +176,7 @@ int main(int argc, char *argv[])
 
 	r = nfskeys_idmap_parse_description(type, desc, &kind, &key);
 	if (r < 0) {
-		syslog(LOG_WARNING, "%s key %" PRId32 ": bad description '%.200s': %s", type,
+		log_syslogf(LOG_WARNING, "%s key %" PRId32 ": bad description '%.200s': %s", type,
 		       serial, desc, r == -EOPNOTSUPP ? "prefix not valid for this key type" :
 							 "malformed");
 		rc = reject(serial, reject_timeout, EINVAL);
@@ -138,13 +185,13 @@ int main(int argc, char *argv[])
 
 	r = upcall_resolve(ctx, kind, key, &answer);
 	if (r < 0) {
-		syslog(LOG_INFO, "%s: no mapping: %s", desc, strerror(-r));
+		log_syslogf(LOG_INFO, "%s: no mapping: %s", desc, strerror(-r));
 		rc = reject(serial, reject_timeout, r == -ENOENT ? ENOKEY : (unsigned)-r);
 		goto out;
 	}
 	len = nfskeys_idmap_payload(&answer, payload, sizeof(payload));
 	if (len < 0) {
-		syslog(LOG_ERR, "%s: cannot build the payload: %s", desc, strerror(-len));
+		log_syslogf(LOG_ERR, "%s: cannot build the payload: %s", desc, strerror(-len));
 		rc = reject(serial, reject_timeout, EINVAL);
 		goto out;
 	}
@@ -159,7 +206,7 @@ int main(int argc, char *argv[])
 	if (ttl > 0) {
 		r = nfskeys_key_set_timeout(serial, ttl);
 		if (r < 0)
-			syslog(LOG_WARNING, "%s: cannot set the key timeout: %s", desc,
+			log_syslogf(LOG_WARNING, "%s: cannot set the key timeout: %s", desc,
 			       strerror(-r));
 	}
 	r = nfskeys_key_instantiate(serial, payload, (size_t)len, 0);
@@ -167,7 +214,7 @@ int main(int argc, char *argv[])
 		/* e.g. EDQUOT: the requester's key quota is full.  Reject with the reason
 		 * (rejecting needs no quota) so the caller fails at once and briefly, instead
 		 * of a key negated for the kernel's default 60 s; touch no other key. */
-		syslog(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
+		log_syslogf(LOG_ERR, "%s: cannot instantiate key %" PRId32 ": %s", desc, serial,
 		       strerror(-r));
 		fprintf(stderr, "nfskeys-upcall: %s: cannot instantiate key %" PRId32 ": %s\n",
 			desc, serial, strerror(-r));
@@ -175,7 +222,7 @@ int main(int argc, char *argv[])
 		rc = UP_KEYERR;
 		goto out;
 	}
-	syslog(LOG_DEBUG, "%s: %s backend, ttl %u", desc, answer.backend, ttl);
+	log_syslogf(LOG_DEBUG, "%s: %s backend, ttl %u", desc, answer.backend, ttl);
 	rc = UP_OK;
 out:
 	nfskeys_ctx_unref(ctx);

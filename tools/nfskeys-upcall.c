@@ -19,7 +19,9 @@
 #include "ini.h"
 #include "nfskeys.h"
 #include "rpc-client.h"
+#include "units.h"
 #include "upcall-args.h"
+#include "upcall-wire.h"
 
 #define DAEMON_TIMEOUT_MS 500 /* as tools/upcall-resolve.c */
 
@@ -72,7 +74,6 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		    const char *key, const char *value)
 {
 	struct lean_conf *c = userdata;
-	char *end;
 
 	if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Socket")) {
 		if (strlen(value) >= sizeof(c->socket))
@@ -85,11 +86,13 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		else
 			snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
 	} else if (!strcasecmp(section, "Idmapd") && !strcasecmp(key, "Helper-Timeout")) {
-		errno = 0;
-		c->helper_timeout = strtol(value, &end, 10);
-		if (errno || end == value || *end || c->helper_timeout < 0 ||
-		    c->helper_timeout > 60000)
+		uint64_t ms;
+
+		/* the one duration syntax (common/units.h); a bad value: the full helper says so */
+		if (units_parse_duration(value, 1, &ms, NULL) < 0 || ms > 60000)
 			c->bad = true;
+		else
+			c->helper_timeout = (long)ms;
 	}
 	return 0;
 }
@@ -153,47 +156,6 @@ static bool read_conf(const char *path, bool explicit_path, struct lean_conf *c)
 	}
 	free(names);
 	return ok && !c->bad;
-}
-
-/* The kernel payload for an answer (as nfskeys_idmap_payload()); < 0: not ours to build. */
-static int payload(const idmapd_answer *w, unsigned kind, uint8_t *buf, size_t size)
-{
-	size_t len;
-	int n;
-
-	if (w->kind != kind)
-		return -EPROTO;
-	switch (kind) {
-	case NFSKEYS_IDMAP_NAME_TO_UID:
-	case NFSKEYS_IDMAP_GROUP_TO_GID:
-		n = snprintf((char *)buf, size, "%" PRIu32, (uint32_t)w->id);
-		return n > 0 && (size_t)n < size ? n + 1 : -ENOBUFS; /* with its NUL */
-	case NFSKEYS_IDMAP_UID_TO_NAME:
-	case NFSKEYS_IDMAP_GID_TO_GROUP:
-		len = w->name ? strlen(w->name) : 0;
-		if (len == 0 || len >= NFSKEYS_IDMAP_NAME_MAX || len > size)
-			return -EINVAL;
-		memcpy(buf, w->name, len); /* no NUL */
-		return (int)len;
-	case NFSKEYS_IDMAP_SID_TO_UID:
-	case NFSKEYS_IDMAP_SID_TO_GID: {
-		uint32_t id = w->id;
-
-		memcpy(buf, &id, sizeof(id)); /* host byte order */
-		return sizeof(id);
-	}
-	case NFSKEYS_IDMAP_UID_TO_SID:
-	case NFSKEYS_IDMAP_GID_TO_SID:
-		/* The binary SID (revision, count, 6-byte authority, count 32-bit
-		 * sub-authorities), padded to the 68 bytes cifs.idmap sends: the daemon
-		 * encodes it with nfskeys_sid_to_binary(), which pads it so. */
-		if (w->sid.sid_len != NFSKEYS_SID_BINARY_MAX || w->sid.sid_len > size ||
-		    8 + 4 * (size_t)(uint8_t)w->sid.sid_val[1] > w->sid.sid_len)
-			return -EINVAL;
-		memcpy(buf, w->sid.sid_val, w->sid.sid_len);
-		return (int)w->sid.sid_len;
-	}
-	return -EINVAL;
 }
 
 int main(int argc, char *argv[])
@@ -270,7 +232,7 @@ int main(int argc, char *argv[])
 		fallback(true); /* daemon unreachable or broken: resolve in-process */
 	if (res.status != 0)
 		fallback(false); /* a verdict against: the full helper rejects and logs */
-	len = payload(&res.idmapd_lookup_res_u.answer, kind, buf, sizeof(buf));
+	len = upcall_wire_payload(&res.idmapd_lookup_res_u.answer, kind, buf, sizeof(buf));
 	if (len < 0)
 		fallback(false);
 

@@ -14,11 +14,13 @@ static const struct nfskeys_cmd commands[] = {
 	{ "version", cmd_version, "Show the version", true },
 	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings" },
 	/* credential commands */
-	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear, clearall, list" },
-	{ "afs", cmd_afs, "AFS tokens: login, list, clear" },
+	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear (remove), clearall, list" },
+	{ "afs", cmd_afs, "AFS tokens: login, list, clear, clearall" },
 	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
 	/* idmap commands */
-	{ "idmap", cmd_idmap, "ID mapping: lookup, reverse, sid, explain, flush, import-conf" },
+	{ "idmap", cmd_idmap,
+	  "ID mapping: lookup, reverse, sid, explain, query, domain, stats, flush,\n"
+	  "               import-conf, enable-upcalls" },
 	/* idmapd commands */
 	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
 	/* packaging: the installed system's health */
@@ -66,6 +68,15 @@ static int cmd_version(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	return cli_version("nfskeys");
 }
 
+/* -h or --help among a command's arguments (before a "--"). */
+static bool wants_help(int argc, char *argv[])
+{
+	for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+		if (streq(argv[i], "-h") || streq(argv[i], "--help"))
+			return true;
+	return false;
+}
+
 int main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -105,15 +116,28 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (!cmd->no_ctx) {
+		unsigned skipped = 0;
+
 		/* The library is quiet below LOG_ERR by default; a person at the command line
 		 * wants configuration warnings (unknown keys) too.  $NFSKEYS_LOG still wins. */
 		if (!getenv("NFSKEYS_LOG"))
 			setenv("NFSKEYS_LOG", verbose > 1 ? "debug" : verbose ? "info" : "warning", 1);
-		r = nfskeys_ctx_new(config, &ctx);
+		/* A command's --help, and the idmapd client (the daemon has its own
+		 * configuration), go on past a file with an error; the rest need it whole. */
+		if (streq(cmd->name, "idmapd") || wants_help(argc - optind, argv + optind))
+			r = nfskeys_ctx_new_partial(config, NULL, NULL, &ctx, &skipped);
+		else
+			r = nfskeys_ctx_new(config, &ctx);
 		if (r < 0) {
-			fprintf(stderr, "nfskeys: cannot load configuration: %s\n", strerror(-r));
+			/* the library named file and line already; say more only when it did not */
+			if (r != -EINVAL && r != -ENOENT)
+				fprintf(stderr, "nfskeys: cannot load configuration: %s\n",
+					strerror(-r));
 			return EXIT_CONFIG;
 		}
+		if (skipped)
+			fprintf(stderr, "nfskeys: going on without what the error%s above spoil%s\n",
+				skipped > 1 ? "s" : "", skipped > 1 ? "" : "s");
 		if (verbose)
 			nfskeys_ctx_set_log_priority(ctx, verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	}

@@ -19,9 +19,17 @@ static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, con
 	int r;
 
 	*ret_transport = true;
-	if (nfskeys_conf_get_int(ctx, "Idmapd", "Helper-Timeout", 0, 60000, &timeout) == 0 &&
-	    timeout == 0)
+	r = nfskeys_conf_get_duration(ctx, "Idmapd", "Helper-Timeout", 1, 0, 60000, &timeout);
+	if (r == 0 && timeout == 0)
 		return -ENOTCONN; /* daemon disabled for the helper */
+	if (r < 0 && r != -ENOENT) {
+		nfskeys_ctx_log(ctx, LOG_WARNING, __FILE__, __LINE__, __func__,
+				"[Idmapd] Helper-Timeout = %s: expected a duration from 0 to "
+				"60000 ms (e.g. 300, 300ms, 2s); using %d ms",
+				nfskeys_conf_get(ctx, "Idmapd", "Helper-Timeout"),
+				DAEMON_TIMEOUT_MS);
+		timeout = DAEMON_TIMEOUT_MS;
+	}
 	r = idmapd_client_new(idmapd_socket_path(ctx, NULL), (int)timeout, &c);
 	if (r < 0)
 		return r;

@@ -5,11 +5,12 @@
 #                                 lookups of keys new to the cache in one write (more than
 #                                 Max-Inflight: the rest wait in the daemon's buffer), then
 #                                 all replies are read: answered, expected, lost, wrong xid
-#   churn SECONDS KEY             a connect-send-close loop (every connection sends 16
+#   churn SECONDS [KEY]           a connect-send-close loop (every connection sends 16
 #                                 lookups of new keys and closes without reading) on
-#                                 4 connections at a time, while one other connection looks
-#                                 up KEY every 20 ms: how many churn connections, the other
-#                                 client's answered/failed lookups and latency percentiles
+#                                 4 connections at a time, and with KEY one other connection
+#                                 looks up KEY every 20 ms: how many churn connections, the
+#                                 other client's answered/failed lookups and latencies
+#   probe SECONDS KEY             only that other client (run it as another uid)
 import os
 import socket
 import struct
@@ -38,10 +39,19 @@ def lookup_msg(key):
 
 
 def conn(timeout=60):
+    """Connect as the project's client does (unix_connect): a full listen backlog
+    (EAGAIN) is waited out until the timeout, not taken as a failure."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
-    s.connect(path)
-    return s
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            s.connect(path)
+            return s
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.001)
 
 
 def read_reply(s):
@@ -97,8 +107,8 @@ if mode == "pipeline":
         if lost:
             break
     out(answered=answered, expected=expected, lost=lost, wrong=wrong)
-elif mode == "churn":
-    seconds, key = float(args[0]), args[1]
+elif mode in ("churn", "probe"):
+    seconds, key = float(args[0]), (args[1] if len(args) > 1 else None)
     stop = time.monotonic() + seconds
     counts = [0]
     lock = threading.Lock()
@@ -119,11 +129,12 @@ elif mode == "churn":
             with lock:
                 counts[0] += 1
 
-    threads = [threading.Thread(target=churner, args=(n,)) for n in range(4)]
+    threads = ([threading.Thread(target=churner, args=(n,)) for n in range(4)]
+               if mode == "churn" else [])
     for t in threads:
         t.start()
     lat, failed = [], 0
-    while time.monotonic() < stop:
+    while key and time.monotonic() < stop:
         t0 = time.monotonic()
         try:
             s = conn(10)

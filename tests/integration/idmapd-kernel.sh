@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 27
+plan 29
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -112,3 +112,10 @@ check_eq "per-path stats count what the script sent" \
 	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:5/1/3/1 client_pipe:8/2/5/1" "$got"
 check "daemon still answers its socket" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
 check "daemon stops cleanly (exit 0)" t_idmapd_stop
+
+# a bad [Kernel] value is refused at start, naming key and value
+printf '[Kernel]\nServer-Channels = maybe\n' >"$T_TMP/bad.conf"
+"$IDMAPD" --foreground --config "$T_TMP/bad.conf" >"$T_TMP/bad.log" 2>&1
+check_eq "[Kernel] Server-Channels = maybe: the daemon does not start (exit 3)" 3 $?
+check_contains "... and says why" "[Kernel] Server-Channels = maybe: expected yes, no or auto" \
+	"$(cat "$T_TMP/bad.log")"

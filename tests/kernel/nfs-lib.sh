@@ -8,9 +8,10 @@
 # nfs_mount, client_forget (drop the client's keys and inodes), id_resolver_keyring.
 #
 # The server side answers its nfs4.idtoname / nfs4.nametoid channels with rpc.idmapd
-# (nfs-utils): nfskeys-idmapd does not serve knfsd yet (issue 18).  rpc.idmapd runs with
-# -S (server only) so the client's legacy rpc_pipefs idmap pipe has no reader: a failing
-# nfskeys-upcall is not papered over by the legacy path.
+# (nfs-utils), or with what the test's kt_nfs_server_idmap starts (nfskeys-idmapd in
+# nfs-kernel-idmapd.ktest).  rpc.idmapd runs with -S (server only) so the client's legacy
+# rpc_pipefs idmap pipe has no reader: a failing nfskeys-upcall is not papered over by
+# the legacy path.
 # shellcheck shell=sh
 : "${DOMAIN:=kbed.test}" "${POS_TTL:=1500}" "${NOBODY_TTL:=50}"
 EXPORT=/srv/nfs4
@@ -46,7 +47,12 @@ kt_nfs_setup() {
 	Positive-TTL = $POS_TTL
 	[Mapping]
 	Nobody-TTL = $NOBODY_TTL
+	[Kernel]
+	Server-Channels = no
+	Client-Pipe = no
 	EOF
+	# (nfskeys-idmapd leaves knfsd's channels to rpc.idmapd in these tests, and the
+	# client's legacy pipe unserved: see the top of this file)
 	[ $# -gt 0 ] && printf '%s\n' "$@" >>"$T_TMP/nfskeys.conf"
 	cp "$T_TMP/nfskeys.conf" "$KT_SYSCONF/nfskeys.conf"
 	shipped="$pkgdatadir/request-key.d/nfskeys.conf"
@@ -77,8 +83,14 @@ kt_nfs_setup() {
 	rpcbind -f >"$L/rpcbind.log" 2>&1 &
 	t_on_exit "kill $!"
 	t_wait_for "rpcinfo -p 127.0.0.1" 10
-	rpc.idmapd -f -S -vvv -p /run/rpc_pipefs >"$L/rpc.idmapd.log" 2>&1 &
-	t_on_exit "kill $!"
+	# who answers knfsd's nfs4.idtoname/nametoid channels: rpc.idmapd unless the test
+	# defines kt_nfs_server_idmap (nfs-kernel-idmapd.ktest starts nfskeys-idmapd there)
+	if command -v kt_nfs_server_idmap >/dev/null 2>&1; then
+		kt_nfs_server_idmap
+	else
+		rpc.idmapd -f -S -vvv -p /run/rpc_pipefs >"$L/rpc.idmapd.log" 2>&1 &
+		t_on_exit "kill $!"
+	fi
 	exportfs -ra
 	rpc.mountd -F -N 2 -N 3 >"$L/rpc.mountd.log" 2>&1 &
 	t_on_exit "kill $!"

@@ -14,7 +14,7 @@ KT_CACHE=${NFSKEYS_KERNEL_CACHE:-$top_builddir/_kernel-cache}
 
 # Modules the guest loads: the root file system (9p over virtio, overlay), the NFS client
 # and server, CIFS, AFS, and the network helpers tests use.  Their dependencies come from
-# modules.dep, their softdeps (the crypto cifs asks for) from modinfo.
+# modules.dep, their softdeps from modinfo; all of the crypto modules go in too.
 KT_MODULES="virtio_pci 9p 9pnet_virtio overlay
 nfs nfsv4 nfsd sunrpc auth_rpcgss lockd grace nfs_acl rpcsec_gss_krb5
 cifs nls_utf8 rxrpc kafs af_alg algif_hash algif_skcipher dummy sch_netem"
@@ -80,7 +80,7 @@ kt_copy_module() {
 
 kt_initramfs() {
 	init="$top_srcdir/tests/kernel/guest-init"
-	key=$( { echo "$KT_MODULES"; cat "$init"; busybox 2>&1 | head -n 1; } | sha256sum | cut -c1-16)
+	key=$( { cat "$init" "$top_srcdir/tests/kernel/vm.sh"; busybox 2>&1 | head -n 1; } | sha256sum | cut -c1-16)
 	KT_INITRD="$KT_KDIR/initramfs-$key.cpio"
 	[ -f "$KT_INITRD" ] && return 0
 	(
@@ -108,6 +108,10 @@ kt_initramfs() {
 					2>/dev/null | awk '$1 == "insmod" {print $2}')"
 			done
 		done
+		# every crypto module: CIFS asks the crypto API for ccm(aes), gcm(aes), cmac(aes)...
+		# by name at mount time (SMB3 signing and encryption), which softdeps do not list
+		m="$KT_KROOT/lib/modules/$KT_KVER/kernel"
+		files="$files $(find "$m/crypto" "$m/arch/x86/crypto" "$m/lib/crypto" -name '*.ko*' 2>/dev/null)"
 		for f in $(printf '%s\n' $files | sort -u); do
 			kt_copy_module "$t" "$f" || exit 1
 		done

@@ -1,0 +1,92 @@
+#!/bin/sh
+# pam_nfskeys through pamtester with a test PAM stack (/etc/pam.d/nfskeys-test-PID, removed
+# at exit): after open_session the user (nobody) has a TGT in KEYRING:persistent:65534 and
+# CIFS logon keys for the listed server and domain, owned by the user, in the session
+# keyring pam_keyinit made; an AFS cell whose key type this kernel lacks is logged and does
+# not fail the login; after close_session (Drop-On-Close) they are gone; the password is
+# in no log, no error output and no process environment.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/kdc.sh"
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (/etc/pam.d, other uids)"
+command -v pamtester >/dev/null 2>&1 || skip_all "pamtester missing (apt-get install pamtester)"
+[ -d /etc/pam.d ] && [ -w /etc/pam.d ] || skip_all "/etc/pam.d not writable"
+MOD="$top_builddir/pam/.libs/pam_nfskeys.so"
+[ -f "$MOD" ] || fail_all "pam_nfskeys.so not built"
+plan 16
+# A sanitizer build's module needs its runtime first in pamtester (not instrumented).
+PRE=
+if t_is_asan; then
+	for l in libasan.so libubsan.so; do
+		f=$(${CC:-gcc} -print-file-name=$l 2>/dev/null)
+		[ -f "$f" ] && PRE="$PRE $f"
+	done
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
+fi
+pamtester() { env LD_PRELOAD="$PRE" pamtester "$@"; }
+
+U=65534
+USER_NAME=$(getent passwd $U | cut -d: -f1)
+[ -n "$USER_NAME" ] || skip_all "no user with uid $U"
+PW="Pam-Secret-$$-x7"
+kdc_start NFSKEYS.TEST
+kdc_addprinc "$USER_NAME" "$PW"
+
+W=$(mktemp -d /tmp/nfskeys-pam.XXXXXX) && chmod 755 "$W" || fail_all "temp dir"
+t_on_exit "rm -rf '$W'"
+cp "$KRB5_CONFIG" "$W/krb5.conf" && chmod 644 "$W/krb5.conf"
+export KRB5_CONFIG="$W/krb5.conf"
+cat >"$W/nfskeys.conf" <<EOC
+[PAM]
+Kerberos = yes
+CIFS-Servers = 127.0.0.1
+CIFS-Domains = NFSKEYS
+AFS-Cells = nfskeys.test
+Drop-On-Close = yes
+EOC
+# what the session holds at each step, seen from inside the PAM process (pam_exec)
+cat >"$W/snap.sh" <<EOS
+#!/bin/sh
+keyctl show @s >"$W/keys.\$PAM_TYPE" 2>&1
+setpriv --reuid=$U --regid=$U --clear-groups env KRB5_CONFIG=$W/krb5.conf klist -c KEYRING:persistent:$U >"$W/klist.\$PAM_TYPE" 2>&1
+tr '\0' '\n' </proc/\$PPID/environ >"$W/env.\$PAM_TYPE"
+EOS
+chmod 755 "$W/snap.sh"
+SVC="nfskeys-test-$$"
+cat >"/etc/pam.d/$SVC" <<EOP
+auth     required  pam_permit.so
+auth     optional  $MOD config=$W/nfskeys.conf
+session  optional  pam_keyinit.so force
+session  optional  $MOD config=$W/nfskeys.conf
+session  optional  pam_exec.so $W/snap.sh
+EOP
+t_on_exit "rm -f '/etc/pam.d/$SVC'"
+t_on_exit "setpriv --reuid=$U --regid=$U --clear-groups keyctl session - kdestroy -A -c KEYRING:persistent:$U >/dev/null 2>&1"
+
+printf '%s\n' "$PW" | pamtester -v "$SVC" "$USER_NAME" authenticate open_session close_session \
+	>"$W/pamtester.out" 2>&1
+rc=$?
+check_eq "pamtester: authenticate, open_session, close_session succeed" 0 $rc
+[ $rc = 0 ] || diag "$(cat "$W/pamtester.out")"
+check_contains "after open: a TGT in KEYRING:persistent:$U" "krbtgt/NFSKEYS.TEST@NFSKEYS.TEST" "$(cat "$W/klist.open_session")"
+check_contains "... for $USER_NAME@NFSKEYS.TEST" "Default principal: $USER_NAME@NFSKEYS.TEST" "$(cat "$W/klist.open_session")"
+keys=$(cat "$W/keys.open_session")
+check_contains "after open: the CIFS logon key for the server" "logon: cifs:a:127.0.0.1" "$keys"
+check_contains "after open: the CIFS logon key for the domain" "logon: cifs:d:NFSKEYS" "$keys"
+# keyctl show: SERIAL PERM UID GID TYPE: DESCRIPTION
+check_eq "the keys are the user's (owner uid $U)" "$U $U" \
+	"$(echo "$keys" | awk '/logon: cifs:/ { print $3 }' | sort -u | tr '\n' ' ')$U"
+check_contains "an AFS cell that fails (no rxrpc key type) is logged" "AFS token for nfskeys.test" "$(cat "$W/pamtester.out")"
+check_eq "... and no AFS key was made" "" "$(grep rxrpc "$W/keys.open_session")"
+check_eq "after close: no CIFS logon key left" "" "$(grep 'cifs:' "$W/keys.close_session")"
+check_contains "after close: the Kerberos cache is gone" "not found" "$(cat "$W/klist.close_session")"
+check_eq "the password is in no output of the login" "" "$(grep -F "$PW" "$W/pamtester.out")"
+check_eq "... nor in the process environment (open)" "" "$(grep -F "$PW" "$W/env.open_session")"
+check_eq "... nor in the process environment (close)" "" "$(grep -F "$PW" "$W/env.close_session")"
+
+# a wrong password: no TGT, the login itself goes on (Fail-Login is off)
+printf '%s\n' "wrong-$PW" | pamtester -v "$SVC" "$USER_NAME" authenticate open_session \
+	>"$W/pamtester.out" 2>&1
+check_eq "a wrong Kerberos password does not fail the login" 0 $?
+check_contains "... but is logged" "Kerberos TGT for KEYRING:persistent:$U" "$(cat "$W/pamtester.out")"
+check_eq "... without the password" "" "$(grep -F "wrong-$PW" "$W/pamtester.out")"
