@@ -9,6 +9,7 @@ libsqlite3-dev sqlite3 libldap2-dev libmount-dev libcmocka-dev libsystemd-dev li
 krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev libpam0g-dev pamtester
 python3 valgrind gnuplot-nox hyperfine groff-base iproute2
+debhelper dh-exec lintian devscripts fakeroot
 qemu-system-x86 busybox-static kmod samba smbclient nfs-kernel-server rpcbind
 openafs-fileserver openafs-dbserver openafs-client openafs-krb5
 "

@@ -30,6 +30,8 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* idmapd commands */
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* doctor: the installed system's health (tools/cmd-doctor.c) */
+int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 

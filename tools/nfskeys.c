@@ -23,6 +23,8 @@ static const struct nfskeys_cmd commands[] = {
 	  "               import-conf, enable-upcalls" },
 	/* idmapd commands */
 	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
+	/* packaging: the installed system's health */
+	{ "doctor", cmd_doctor, "Check request-key routes, services, domain, channels, key quotas" },
 };
 
 int tool_error(const char *fmt, ...)

@@ -4,7 +4,7 @@
 # resolves, and a program built only from what was installed links and runs.  Then
 # make uninstall leaves no file behind.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 15
+plan 17
 
 dest="$T_TMP/dest"
 # a make started by a test must not inherit the jobserver of the make running the tests
@@ -77,6 +77,12 @@ for d in "$sysconfdir/nfskeys/conf.d" "$pkgplugindir"; do
 	[ -d "$dest$d" ] || missing="$missing $d/"
 done
 check_eq "man pages, example config, conf.d/ and the plugin directory" "" "$missing"
+# the daemons' state and runtime directories (issue 20: a source install runs them too)
+check_eq "state and runtime directories, mode 755" "755 755" \
+	"$(stat -c %a "$dest$statedir" "$dest$rundir" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+check_eq "tmpfiles.d snippet makes them at boot" \
+	"d $rundir 0755 root root -|d $statedir 0755 root root -" \
+	"$(grep '^d ' "$dest$tmpfilesdir/nfskeys.conf" 2>&1 | tr '\n' '|' | sed 's/|$//')"
 
 make -C "$top_builddir" uninstall DESTDIR="$dest" >"$T_TMP/uninstall.log" 2>&1
 check_eq "make uninstall" 0 $?

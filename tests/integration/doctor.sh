@@ -1,0 +1,152 @@
+#!/bin/sh
+# nfskeys doctor on a fake root (--root: etc/request-key.d, etc/idmapd.conf, proc/ files
+# built here) with the real daemons on sockets in the temp dir: a healthy system reports
+# no problem and exits 0; each fault made on purpose (a route taken by nfsidmap, a route
+# missing, the daemon stopped, a domain mismatch, a full key quota, a knfsd channel
+# nobody holds) is named with its fix and makes the exit status 1; --json says the same.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/idmapd.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
+
+R="$T_TMP/root"
+t_idmapd_conf "[Attr]" "Store = $T_TMP/attr.db" "[Attrd]" "Socket = $T_TMP/attrd.sock"
+CONF=$IDMAPD_CONF
+ATTRD_CONF=$CONF
+doc() { "$NFSKEYS" -c "$CONF" doctor --root "$R" "$@"; }
+
+# --- the fake root: what nfs-common, cifs-utils and 'enable-upcalls' leave in /etc
+mkdir -p "$R/etc/request-key.d" "$R/usr/sbin" "$R/proc/net/rpc/nfs4.nametoid" \
+	"$R/proc/net/rpc/nfs4.idtoname" "$R/proc/4242/fd" "$R/run/rpc_pipefs/nfs/clnt0"
+for p in nfsidmap cifs.idmap cifs.upcall nfskeys-upcall; do
+	printf '#!/bin/sh\n' >"$R/usr/sbin/$p"; chmod 755 "$R/usr/sbin/$p"
+done
+printf 'create\tid_resolver\t*\t*\t/usr/sbin/nfsidmap -t 600 %%k %%d\n' \
+	>"$R/etc/request-key.d/id_resolver.conf"
+printf 'create  cifs.idmap    * * /usr/sbin/cifs.idmap %%k\n' >"$R/etc/request-key.d/cifs.idmap.conf"
+printf 'create  cifs.spnego    * * /usr/sbin/cifs.upcall %%k\n' >"$R/etc/request-key.d/cifs.spnego.conf"
+printf 'create\tuser\tdebug:*\tnegate\t/bin/keyctl negate %%k 30 %%S\n' >"$R/etc/request-key.conf"
+"$NFSKEYS" idmap enable-upcalls --dir "$R/etc/request-key.d" --helper /usr/sbin/nfskeys-upcall \
+	>"$T_TMP/enable.out" 2>&1 || fail_all "nfskeys idmap enable-upcalls --dir: $(cat "$T_TMP/enable.out")"
+printf '[General]\nVerbosity = 0\nDomain = Example.Test\n' >"$R/etc/idmapd.conf"
+: >"$R/proc/net/rpc/nfs4.nametoid/channel"
+: >"$R/proc/net/rpc/nfs4.idtoname/channel"
+: >"$R/run/rpc_pipefs/nfs/clnt0/idmap"
+echo "rpc_pipefs /run/rpc_pipefs rpc_pipefs rw,relatime 0 0" >"$R/proc/mounts"
+echo nfskeys-idmapd >"$R/proc/4242/comm"
+ln -s /proc/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
+ln -s /proc/net/rpc/nfs4.idtoname/channel "$R/proc/4242/fd/6"
+ln -s /run/rpc_pipefs/nfs/clnt0/idmap "$R/proc/4242/fd/7"
+ln -s /dev/null "$R/proc/4242/fd/0"
+healthy_quota() {
+	{ echo "    0:    16 15/15 8/1000000 124/25000000"
+	  echo " 1000:     2 2/2 2/200 30/20000"; } >"$R/proc/key-users"
+}
+healthy_quota
+
+t_idmapd_start || fail_all "nfskeys-idmapd did not start: $(tail -5 "$T_TMP/idmapd.log")"
+t_attrd_start || fail_all "nfskeys-attrd did not start: $(tail -5 "$ATTRD_LOG")"
+
+# --- healthy
+check "nfskeys doctor --help" "$NFSKEYS" doctor --help
+out=$(doc 2>&1); rc=$?
+check_eq "healthy: exit 0" 0 "$rc"
+check_contains "healthy: no problem" "0 problems found" "$out"
+printf '%s\n' "$out" | sed 's/^/# /'
+for t in "uid:" "gid:" "user:" "group:"; do
+	check_contains "healthy: id_resolver $t routed to nfskeys-upcall over nfsidmap's '*' line" \
+		"ok      route id_resolver $t*: /etc/request-key.d/nfskeys.conf" "$out"
+done
+for t in "os:" "gs:" "oi:" "gi:"; do
+	check_contains "healthy: cifs.idmap $t routed to nfskeys-upcall over cifs.idmap's '*' line" \
+		"ok      route cifs.idmap $t*: /etc/request-key.d/nfskeys.conf" "$out"
+done
+check_contains "healthy: cifs.spnego stays with cifs.upcall (cifs-utils)" \
+	"/usr/sbin/cifs.upcall (cifs-utils)" "$out"
+check_contains "healthy: nfskeys-idmapd answers" "ok      daemon nfskeys-idmapd: answers on $IDMAPD_SOCK" "$out"
+check_contains "healthy: nfskeys-attrd answers" "ok      daemon nfskeys-attrd: answers on $T_TMP/attrd.sock" "$out"
+check_contains "healthy: the configured domain (case differs from idmapd.conf: same domain)" \
+	"ok      domain NFSv4: example.test (from" "$out"
+check_contains "healthy: knfsd's channel held by nfskeys-idmapd" \
+	"/proc/net/rpc/nfs4.nametoid/channel held by nfskeys-idmapd[4242]" "$out"
+check_contains "healthy: the client pipe held by nfskeys-idmapd" \
+	"/run/rpc_pipefs/nfs/clnt0/idmap held by nfskeys-idmapd[4242]" "$out"
+check_contains "healthy: quota headroom of uid 1000" "ok      quota uid 1000: 2 of 200 keys" "$out"
+json=$(doc --json 2>&1)
+check_eq "healthy --json: valid JSON, no problems, every finding has check/status/message/fix" \
+	"0 ok" "$(printf '%s' "$json" | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+ok=all(set(f)>={"check","subject","status","message","fix"} for f in d["findings"])
+print(d["problems"], "ok" if ok and len(d["findings"]) >= 14 else "bad")' 2>&1)"
+
+# problem lines and the exit status for one fault; $1 what, $2 expected problem text
+fault() {
+	out=$(doc 2>&1); rc=$?
+	check_eq "$1: exit 1" 1 "$rc"
+	check_contains "$1: named, with its fix" "$2" "$(printf '%s\n' "$out" | grep '^problem')"
+	printf '%s\n' "$out" | grep '^problem' | sed 's/^/# /'
+}
+
+# --- a route taken by nfsidmap: a line as close as ours, read first (name order)
+printf 'create id_resolver uid:* * /usr/sbin/nfsidmap %%k %%d\n' >"$R/etc/request-key.d/00-local.conf"
+fault "uid: route taken by nfsidmap in an earlier file" \
+	"route id_resolver uid:*: /etc/request-key.d/00-local.conf:1 routes NFS name to uid to /usr/sbin/nfsidmap (nfs-common's nfsidmap), not to nfskeys-upcall; fix: run 'nfskeys idmap enable-upcalls'"
+check_eq "only uid: is taken (gid: still ours)" "1 problem found" "$(printf '%s\n' "$out" | tail -1)"
+rm "$R/etc/request-key.d/00-local.conf"
+# fewer skipped characters win even from a file read later
+printf 'create id_resolver user:1* * /usr/sbin/nfsidmap %%k %%d\n' >"$R/etc/request-key.d/zz.conf"
+fault "user: route narrowed to nfsidmap in a later file (least wildcard wins)" \
+	"route id_resolver user:*: /etc/request-key.d/zz.conf:1 routes NFS uid to name to /usr/sbin/nfsidmap"
+rm "$R/etc/request-key.d/zz.conf"
+# our routes not installed: nfs-common's and cifs-utils' '*' lines answer
+mv "$R/etc/request-key.d/nfskeys.conf" "$T_TMP/nfskeys.conf.saved"
+fault "routes not enabled" "route id_resolver gid:*: /etc/request-key.d/id_resolver.conf:1 routes NFS group to gid to /usr/sbin/nfsidmap"
+check_contains "routes not enabled: cifs.idmap named too" \
+	"route cifs.idmap oi:*: /etc/request-key.d/cifs.idmap.conf:1 routes CIFS uid to SID to /usr/sbin/cifs.idmap (cifs-utils)" "$out"
+check_eq "routes not enabled: all 8 idmap routes are problems" "8 problems found" "$(printf '%s\n' "$out" | tail -1)"
+mv "$T_TMP/nfskeys.conf.saved" "$R/etc/request-key.d/nfskeys.conf"
+# the helper a route names is gone
+mv "$R/usr/sbin/nfskeys-upcall" "$T_TMP/upcall.saved"
+fault "helper missing" "routes NFS name to uid to /usr/sbin/nfskeys-upcall, which is missing or not executable"
+mv "$T_TMP/upcall.saved" "$R/usr/sbin/nfskeys-upcall"
+check_eq "routes restored: exit 0" 0 "$(doc >/dev/null 2>&1; echo $?)"
+
+# --- a domain mismatch with nfs-common's idmapd.conf
+printf '[General]\nDomain = other.test\n' >"$R/etc/idmapd.conf"
+fault "domain mismatch" "domain NFSv4: nfskeys uses example.test (from"
+check_contains "domain mismatch: both domains named" "idmapd.conf says Domain = other.test" "$out"
+printf '[General]\nDomain = example.test\n' >"$R/etc/idmapd.conf"
+
+# --- a full key quota (uid 1000: 199 of 200 keys)
+echo " 1000:   200 200/200 199/200 9000/20000" >>"$R/proc/key-users"
+sed -i '/^ 1000:     2/d' "$R/proc/key-users"
+fault "full key quota" "quota uid 1000: 199 of 200 keys and 9000 of 20000 bytes used"
+check_contains "full key quota: the sysctl to raise" "kernel.keys.maxkeys" "$out"
+healthy_quota
+
+# --- knfsd's channel held by nobody (the holder went away)
+rm "$R/proc/4242/fd/5"
+fault "knfsd channel not held" "channel knfsd: /proc/net/rpc/nfs4.nametoid/channel: nobody holds it"
+ln -s /proc/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
+# held by rpc.idmapd instead: said, not a problem
+mkdir -p "$R/proc/77/fd" && echo rpc.idmapd >"$R/proc/77/comm"
+rm "$R/proc/4242/fd/6" && ln -s /proc/net/rpc/nfs4.idtoname/channel "$R/proc/77/fd/9"
+out=$(doc 2>&1)
+check_contains "channel held by rpc.idmapd is named with the switch" \
+	"nfs4.idtoname/channel held by rpc.idmapd[77], not nfskeys-idmapd" "$out"
+
+# --- the daemon stopped
+t_idmapd_stop
+fault "nfskeys-idmapd stopped" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it: systemctl start nfskeys-idmapd"
+json=$(doc --json 2>/dev/null)
+check_eq "--json names the stopped daemon as a problem" "problem" \
+	"$(printf '%s' "$json" | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+print([f["status"] for f in d["findings"] if f["subject"]=="nfskeys-idmapd"][0])' 2>&1)"
+t_attrd_stop
+# (without --attrd-socket a stopped attrd whose program is not installed is "not installed")
+doc() { "$NFSKEYS" -c "$CONF" doctor --root "$R" --attrd-socket "$T_TMP/attrd.sock" "$@"; }
+fault "nfskeys-attrd stopped" "daemon nfskeys-attrd: no answer on $T_TMP/attrd.sock: not running"
+
+# usage errors
+check_eq "unknown option: exit 2" 2 "$(doc --bogus >/dev/null 2>&1; echo $?)"
+check_eq "missing --root directory: exit 1" 1 "$("$NFSKEYS" -c "$CONF" doctor --root "$T_TMP/none" >/dev/null 2>&1; echo $?)"

@@ -1,0 +1,664 @@
+/* nfskeys doctor: what an admin runs when ID mapping or the services misbehave.  It reads
+ * the request-key configuration the way request-key does, asks both daemons over their
+ * sockets, looks at who holds knfsd's and rpc_pipefs' idmap files and at the key quotas,
+ * and prints one line per finding with the fix.  --root DIR reads etc/ and proc/ under
+ * DIR (tests build fake trees there); the daemons are always asked on their sockets. */
+#include <ctype.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <strings.h>
+
+#include "attrd-client.h"
+#include "idmapd-client.h"
+#include "nfskeys-idmap.h"
+#include "nfskeys-tool.h"
+
+#define PING_TIMEOUT_MS 2000
+/* A quota is short when fewer than this share (percent) of the keys or bytes is left. */
+#define QUOTA_LOW_PERCENT 10
+
+enum status { ST_OK, ST_INFO, ST_PROBLEM };
+static const char *const status_name[] = { "ok", "info", "problem" };
+
+struct doctor {
+	const char *root; /* "" for the real system */
+	bool json;
+	unsigned problems, n;
+};
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* One finding: check (routes, daemon, domain, channel, quota), subject, status, what was
+ * found and, for a problem, the fix in words. */
+_printf_(6, 7) static void finding(struct doctor *d, const char *check, const char *subject,
+				   enum status st, const char *fix, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (st == ST_PROBLEM)
+		d->problems++;
+	if (d->json) {
+		printf("%s{\"check\":", d->n ? ",\n " : " ");
+		json_str(check);
+		printf(",\"subject\":");
+		json_str(subject);
+		printf(",\"status\":\"%s\",\"message\":", status_name[st]);
+		json_str(msg);
+		printf(",\"fix\":");
+		json_str(fix ? fix : "");
+		putchar('}');
+	} else if (fix) {
+		printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, subject, msg, fix);
+	} else {
+		printf("%-7s %s %s: %s\n", status_name[st], check, subject, msg);
+	}
+	d->n++;
+}
+
+/* path under --root; an overlong one becomes "" (nothing is found there) */
+static void rooted(const struct doctor *d, const char *path, char *buf, size_t size)
+{
+	if ((size_t)snprintf(buf, size, "%s%s", d->root, path) >= size)
+		buf[0] = '\0';
+}
+
+/* ---------------------------------------------------------------- request-key routes */
+
+/* request-key(8) semantics (request-key.conf(5)): each of type, description and callout
+ * info may hold one '*'; the best line is the one whose wildcards skip the fewest
+ * characters, compared column by column from the left; on a tie the first read wins.
+ * Files: /etc/request-key.d/ *.conf (in name order), then /etc/request-key.conf. */
+static long wild_skip(const char *pat, const char *s)
+{
+	const char *star = strchr(pat, '*');
+	size_t pl, sl = strlen(s), tl;
+
+	if (!star)
+		return streq(pat, s) ? 0 : -1;
+	pl = (size_t)(star - pat);
+	tl = strlen(star + 1);
+	if (sl < pl + tl || strncmp(pat, s, pl) != 0 || strcmp(star + 1, s + sl - tl) != 0)
+		return -1;
+	return (long)(sl - pl - tl);
+}
+
+struct route {
+	const char *type, *desc, *callout; /* the probe */
+	const char *label;                 /* what it stands for */
+	bool ours_expected;                /* nfskeys-upcall should answer it */
+	long skip[3];                      /* the best match so far */
+	bool found;
+	char prog[512], file[PATH_MAX + 16];
+	unsigned line;
+};
+
+static void route_scan_file(struct route *r, const char *path, const char *shown)
+{
+	char line[2048];
+	unsigned no = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char op[32], type[128], desc[512], callout[512], prog[512];
+		long skip[3];
+
+		no++;
+		if (sscanf(line, " %31s %127s %511s %511s %511s", op, type, desc, callout, prog) != 5 ||
+		    op[0] == '#' || !streq(op, "create"))
+			continue;
+		skip[0] = wild_skip(type, r->type);
+		skip[1] = wild_skip(desc, r->desc);
+		skip[2] = wild_skip(callout, r->callout);
+		if (skip[0] < 0 || skip[1] < 0 || skip[2] < 0)
+			continue;
+		if (r->found) {
+			bool better = false;
+
+			for (int i = 0; i < 3; i++)
+				if (skip[i] != r->skip[i]) {
+					better = skip[i] < r->skip[i];
+					break;
+				}
+			if (!better)
+				continue;
+		}
+		memcpy(r->skip, skip, sizeof(skip));
+		r->found = true;
+		r->line = no;
+		snprintf(r->prog, sizeof(r->prog), "%s", prog[0] == '|' ? prog + 1 : prog);
+		snprintf(r->file, sizeof(r->file), "%s", shown);
+	}
+	fclose(f);
+}
+
+static int conf_filter(const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && n > 5 && streq(de->d_name + n - 5, ".conf");
+}
+
+static void route_find(const struct doctor *d, struct route *r)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300], shown[PATH_MAX];
+	struct dirent **names = NULL;
+	int n;
+
+	rooted(d, "/etc/request-key.d", dir, sizeof(dir));
+	n = scandir(dir, &names, conf_filter, alphasort);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		snprintf(shown, sizeof(shown), "/etc/request-key.d/%s", names[i]->d_name);
+		route_scan_file(r, path, shown);
+		free(names[i]);
+	}
+	free(names);
+	rooted(d, "/etc/request-key.conf", path, sizeof(path));
+	route_scan_file(r, path, "/etc/request-key.conf");
+}
+
+static const char *owner_of(const char *prog)
+{
+	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+
+	if (startswith(base, "nfskeys-upcall"))
+		return "nfskeys";
+	if (streq(base, "nfsidmap"))
+		return "nfs-common's nfsidmap";
+	if (streq(base, "cifs.idmap") || streq(base, "cifs.upcall"))
+		return "cifs-utils";
+	if (streq(base, "keyctl"))
+		return "keyutils (keyctl)";
+	return "another program";
+}
+
+static void check_routes(struct doctor *d)
+{
+	struct route routes[] = {
+		{ "id_resolver", "uid:alice@example.org", "", "NFS name to uid", true },
+		{ "id_resolver", "gid:staff@example.org", "", "NFS group to gid", true },
+		{ "id_resolver", "user:1000", "", "NFS uid to name", true },
+		{ "id_resolver", "group:1000", "", "NFS gid to group", true },
+		{ "cifs.idmap", "os:S-1-5-21-1-2-3-1000", "", "CIFS SID to uid", true },
+		{ "cifs.idmap", "gs:S-1-5-21-1-2-3-1000", "", "CIFS SID to gid", true },
+		{ "cifs.idmap", "oi:1000", "", "CIFS uid to SID", true },
+		{ "cifs.idmap", "gi:1000", "", "CIFS gid to SID", true },
+		{ "cifs.spnego", "ver=0x2;host=server;ip4=192.0.2.1;sec=krb5;uid=0x0;creduid=0x0",
+		  "", "CIFS Kerberos tickets", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		struct route *r = &routes[i];
+		char subject[160], real[PATH_MAX + 8];
+		const char *owner;
+
+		snprintf(subject, sizeof(subject), "%s %.*s*", r->type,
+			 (int)(r->ours_expected ? strchr(r->desc, ':') - r->desc + 1 : 0), r->desc);
+		route_find(d, r);
+		if (!r->found) {
+			finding(d, "route", subject, ST_PROBLEM,
+				r->ours_expected ?
+					"run 'nfskeys idmap enable-upcalls' as root" :
+					"install cifs-utils (it routes cifs.spnego to cifs.upcall)",
+				"no request-key line matches %s keys (%s): the kernel's request fails",
+				r->type, r->label);
+			continue;
+		}
+		owner = owner_of(r->prog);
+		rooted(d, r->prog, real, sizeof(real));
+		if (access(real, X_OK) != 0) {
+			finding(d, "route", subject, ST_PROBLEM,
+				"install the program or remove the line",
+				"%s:%u routes %s to %s, which is missing or not executable (%s)",
+				r->file, r->line, r->label, r->prog, strerror(errno));
+			continue;
+		}
+		if (!r->ours_expected)
+			finding(d, "route", subject, ST_INFO, NULL, "%s:%u: %s by %s (%s)", r->file,
+				r->line, r->label, r->prog, owner);
+		else if (streq(owner, "nfskeys"))
+			finding(d, "route", subject, ST_OK, NULL, "%s:%u: %s by %s (ours)", r->file,
+				r->line, r->label, r->prog);
+		else
+			finding(d, "route", subject, ST_PROBLEM,
+				"run 'nfskeys idmap enable-upcalls' as root; if it is installed, remove "
+				"or narrow the line named here (it matches as closely as ours and is "
+				"read first)",
+				"%s:%u routes %s to %s (%s), not to nfskeys-upcall", r->file, r->line,
+				r->label, r->prog, owner);
+	}
+}
+
+/* ---------------------------------------------------------------- daemons */
+
+static void check_daemons(struct doctor *d, struct nfskeys_ctx *ctx, const char *idmapd_sock,
+			  const char *attrd_sock)
+{
+	struct rpc_client *c = NULL;
+	char rel[64], path[PATH_MAX], bin[PATH_MAX];
+	uint32_t pid;
+	uint64_t n;
+	int r;
+
+	snprintf(path, sizeof(path), "%s", idmapd_socket_path(ctx, idmapd_sock));
+	r = idmapd_client_new(path, PING_TIMEOUT_MS, &c);
+	if (r >= 0)
+		r = idmapd_client_ping(c, rel, sizeof(rel), &pid, &n);
+	rpc_client_free(c);
+	c = NULL;
+	if (r >= 0)
+		finding(d, "daemon", "nfskeys-idmapd", ST_OK, NULL,
+			"answers on %s (release %s, pid %u, configuration generation %llu)", path,
+			rel, pid, (unsigned long long)n);
+	else
+		finding(d, "daemon", "nfskeys-idmapd", ST_PROBLEM,
+			"start it: systemctl start nfskeys-idmapd (journalctl -u nfskeys-idmapd "
+			"says why it stopped); until then every upcall resolves in-process",
+			"no answer on %s: %s", path,
+			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
+
+	snprintf(path, sizeof(path), "%s", attrd_socket_path(ctx, attrd_sock));
+	r = attrd_client_new(path, PING_TIMEOUT_MS, &c);
+	if (r >= 0)
+		r = attrd_client_ping(c, rel, sizeof(rel), &pid, &n);
+	rpc_client_free(c);
+	rooted(d, SBINDIR "/nfskeys-attrd", bin, sizeof(bin));
+	if (r >= 0)
+		finding(d, "daemon", "nfskeys-attrd", ST_OK, NULL,
+			"answers on %s (release %s, pid %u, %llu policies)", path, rel, pid,
+			(unsigned long long)n);
+	else if (!attrd_sock && access(bin, X_OK) != 0)
+		finding(d, "daemon", "nfskeys-attrd", ST_INFO, NULL,
+			"not installed (%s): directory policies are not served", bin);
+	else
+		finding(d, "daemon", "nfskeys-attrd", ST_PROBLEM,
+			"start it: systemctl start nfskeys-attrd (journalctl -u nfskeys-attrd says "
+			"why it stopped)",
+			"no answer on %s: %s", path,
+			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
+}
+
+/* ---------------------------------------------------------------- NFSv4 domain */
+
+/* Domain = ... in [General] of nfs-common's idmapd.conf, NULL when unset. */
+static bool idmapd_conf_domain(const struct doctor *d, char *buf, size_t size)
+{
+	char path[PATH_MAX], line[1024];
+	bool general = false, found = false;
+	FILE *f;
+
+	rooted(d, "/etc/idmapd.conf", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *s = line, *eq, *e;
+
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '[') {
+			general = strncasecmp(s, "[General]", 9) == 0;
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!general || *s == '#' || *s == ';' || !eq || strncasecmp(s, "Domain", 6) != 0)
+			continue;
+		for (e = s + 6; isspace((unsigned char)*e); e++)
+			;
+		if (e != eq)
+			continue;
+		for (s = eq + 1; isspace((unsigned char)*s); s++)
+			;
+		for (e = s + strlen(s); e > s && isspace((unsigned char)e[-1]); e--)
+			;
+		*e = '\0';
+		if (*s) {
+			snprintf(buf, size, "%s", s);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void check_domain(struct doctor *d, struct nfskeys_ctx *ctx)
+{
+	const char *domain, *source;
+	char other[256];
+	int r = nfskeys_idmap_get_domain(ctx, &domain, &source);
+
+	if (r < 0) {
+		finding(d, "domain", "NFSv4", ST_PROBLEM,
+			"set [General] Domain in nfskeys.conf to the domain the NFS server uses",
+			"no usable NFSv4 domain: %s", strerror(-r));
+		return;
+	}
+	if (idmapd_conf_domain(d, other, sizeof(other)) && strcasecmp(other, domain) != 0) {
+		finding(d, "domain", "NFSv4", ST_PROBLEM,
+			"make them agree (the server's domain wins): set [General] Domain in "
+			"nfskeys.conf, or run 'nfskeys idmap import-conf'; a mismatch maps every "
+			"owner to nobody",
+			"nfskeys uses %s (from %s) but /etc/idmapd.conf says Domain = %s", domain,
+			source, other);
+		return;
+	}
+	finding(d, "domain", "NFSv4", ST_OK, NULL,
+		"%s (from %s); it must equal the NFS server's domain, or owners map to nobody",
+		domain, source);
+}
+
+/* ---------------------------------------------------------------- kernel channels */
+
+struct holder {
+	char target[PATH_MAX];
+	char who[512]; /* "comm[pid] ..." of the processes holding it */
+};
+
+static void comm_of(const struct doctor *d, const char *pid, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/%s/comm", d->root, pid);
+	snprintf(buf, size, "?");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Fill who for each target from the descriptors under <root>/proc/<pid>/fd. */
+static void scan_holders(const struct doctor *d, struct holder *h, size_t n)
+{
+	char procdir[PATH_MAX];
+	struct dirent *pe;
+	DIR *pd;
+
+	rooted(d, "/proc", procdir, sizeof(procdir));
+	pd = opendir(procdir);
+	if (!pd)
+		return;
+	while ((pe = readdir(pd))) {
+		char fddir[PATH_MAX + 300], comm[64];
+		struct dirent *fe;
+		DIR *fdd;
+
+		if (!isdigit((unsigned char)pe->d_name[0]))
+			continue;
+		snprintf(fddir, sizeof(fddir), "%s/%s/fd", procdir, pe->d_name);
+		fdd = opendir(fddir);
+		if (!fdd)
+			continue;
+		comm[0] = '\0';
+		while ((fe = readdir(fdd))) {
+			char link[PATH_MAX + 600], target[PATH_MAX];
+			ssize_t len;
+
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%s", fddir, fe->d_name);
+			len = readlink(link, target, sizeof(target) - 1);
+			if (len <= 0)
+				continue;
+			target[len] = '\0';
+			for (size_t i = 0; i < n; i++) {
+				size_t used = strlen(h[i].who);
+
+				if (!streq(target, h[i].target) || strstr(h[i].who, pe->d_name))
+					continue;
+				if (!comm[0])
+					comm_of(d, pe->d_name, comm, sizeof(comm));
+				snprintf(h[i].who + used, sizeof(h[i].who) - used, "%s%s[%s]",
+					 used ? ", " : "", comm, pe->d_name);
+			}
+		}
+		closedir(fdd);
+	}
+	closedir(pd);
+}
+
+/* The rpc_pipefs mount point from <root>/proc/mounts, if any. */
+static bool find_pipefs(const struct doctor *d, char *buf, size_t size)
+{
+	char path[PATH_MAX], line[2048];
+	bool found = false;
+	FILE *f;
+
+	rooted(d, "/proc/mounts", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char dev[256], dir[1024], type[64];
+
+		if (sscanf(line, "%255s %1023s %63s", dev, dir, type) == 3 &&
+		    streq(type, "rpc_pipefs")) {
+			snprintf(buf, size, "%s", dir);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void judge_holder(struct doctor *d, const char *subject, const struct holder *h)
+{
+	if (!h->who[0])
+		finding(d, "channel", subject, ST_PROBLEM,
+			"start nfskeys-idmapd ([Kernel] in nfskeys.conf) or rpc.idmapd",
+			"%s: nobody holds it, so the kernel's ID-mapping requests wait and fail",
+			h->target);
+	else if (strstr(h->who, "nfskeys-idmapd"))
+		finding(d, "channel", subject, ST_OK, NULL, "%s held by %s", h->target, h->who);
+	else
+		finding(d, "channel", subject, ST_INFO, NULL,
+			"%s held by %s, not nfskeys-idmapd (to switch: stop and mask "
+			"nfs-idmapd.service, then restart nfskeys-idmapd)",
+			h->target, h->who);
+}
+
+static void check_channels(struct doctor *d)
+{
+	struct holder h[66] = {};
+	char path[PATH_MAX + 300], pipefs[PATH_MAX], dir[PATH_MAX + 8];
+	size_t n = 0, server = 0;
+	struct dirent *de;
+	DIR *pd;
+
+	/* knfsd's idmap caches */
+	snprintf(h[0].target, sizeof(h[0].target), "/proc/net/rpc/nfs4.nametoid/channel");
+	snprintf(h[1].target, sizeof(h[1].target), "/proc/net/rpc/nfs4.idtoname/channel");
+	for (size_t i = 0; i < 2; i++) {
+		rooted(d, h[i].target, path, sizeof(path));
+		if (access(path, F_OK) == 0)
+			h[n++] = h[i];
+	}
+	server = n;
+	/* the NFS client's rpc_pipefs pipes */
+	if (find_pipefs(d, pipefs, sizeof(pipefs))) {
+		snprintf(dir, sizeof(dir), "%s/nfs", pipefs);
+		rooted(d, dir, path, sizeof(path));
+		pd = opendir(path);
+		while (pd && (de = readdir(pd)) && n < ARRAY_SIZE(h)) {
+			char pipe[PATH_MAX + 300];
+
+			if (!startswith(de->d_name, "clnt"))
+				continue;
+			if ((size_t)snprintf(h[n].target, sizeof(h[n].target), "%s/%s/idmap", dir,
+					     de->d_name) >= sizeof(h[n].target))
+				continue;
+			rooted(d, h[n].target, pipe, sizeof(pipe));
+			if (access(pipe, F_OK) == 0)
+				n++;
+		}
+		if (pd)
+			closedir(pd);
+	}
+	scan_holders(d, h, n);
+	if (server == 0)
+		finding(d, "channel", "knfsd", ST_INFO, NULL,
+			"no /proc/net/rpc/nfs4.nametoid: the NFS server (nfsd) is not loaded");
+	for (size_t i = 0; i < n; i++)
+		judge_holder(d, i < server ? "knfsd" : "rpc_pipefs", &h[i]);
+	if (n == server)
+		finding(d, "channel", "rpc_pipefs", ST_INFO, NULL,
+			"no NFS client idmap pipes (%s)",
+			find_pipefs(d, pipefs, sizeof(pipefs)) ? "no NFS mounts use them" :
+								 "rpc_pipefs is not mounted");
+}
+
+/* ---------------------------------------------------------------- key quotas */
+
+static void check_quotas(struct doctor *d)
+{
+	char path[PATH_MAX], line[256];
+	unsigned users = 0;
+	FILE *f;
+
+	rooted(d, "/proc/key-users", path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f) {
+		finding(d, "quota", "keys", ST_INFO, NULL, "cannot read %s: %s", path,
+			strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long uid, usage, nkeys, nikeys, qn, qmax, qb, qbmax;
+		char user[64], subject[96];
+		struct passwd *pw;
+		bool low_keys, low_bytes;
+
+		if (sscanf(line, " %lu: %lu %lu/%lu %lu/%lu %lu/%lu", &uid, &usage, &nkeys, &nikeys,
+			   &qn, &qmax, &qb, &qbmax) != 8)
+			continue;
+		users++;
+		pw = d->root[0] ? NULL : getpwuid((uid_t)uid);
+		if (pw)
+			snprintf(user, sizeof(user), "%s", pw->pw_name);
+		else
+			snprintf(user, sizeof(user), "uid %lu", uid);
+		snprintf(subject, sizeof(subject), "%s", user);
+		low_keys = qmax && (qmax - MIN(qn, qmax)) * 100 < qmax * QUOTA_LOW_PERCENT;
+		low_bytes = qbmax && (qbmax - MIN(qb, qbmax)) * 100 < qbmax * QUOTA_LOW_PERCENT;
+		if (low_keys || low_bytes)
+			finding(d, "quota", subject, ST_PROBLEM,
+				uid == 0 ? "raise kernel.keys.root_maxkeys / root_maxbytes (sysctl), or "
+					   "drop cached mappings: nfskeys idmapd flush" :
+					   "raise kernel.keys.maxkeys / maxbytes (sysctl), or clear the "
+					   "user's unused keys (keyctl clear @u / nfskeys keys)",
+				"%lu of %lu keys and %lu of %lu bytes used: new keys (tickets, ID "
+				"mappings) fail with EDQUOT",
+				qn, qmax, qb, qbmax);
+		else
+			finding(d, "quota", subject, ST_OK, NULL,
+				"%lu of %lu keys, %lu of %lu bytes used", qn, qmax, qb, qbmax);
+	}
+	fclose(f);
+	if (!users)
+		finding(d, "quota", "keys", ST_INFO, NULL, "%s lists no users", path);
+}
+
+/* ---------------------------------------------------------------- command */
+
+static void doctor_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: nfskeys doctor [--json] [--root DIR] [--idmapd-socket PATH]\n"
+		"                      [--attrd-socket PATH]\n"
+		"\n"
+		"Check an installed system: which program answers each request-key route\n"
+		"(id_resolver, cifs.idmap, cifs.spnego), whether nfskeys-idmapd and\n"
+		"nfskeys-attrd answer, the NFSv4 domain, who holds knfsd's idmap channels and\n"
+		"the rpc_pipefs idmap pipes, and each user's key quota.  One line per finding,\n"
+		"with the fix for each problem.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json                one JSON object: findings and the problem count\n"
+		"  -r, --root DIR            read etc/ and proc/ under DIR instead of /\n"
+		"      --idmapd-socket PATH  ask nfskeys-idmapd here\n"
+		"      --attrd-socket PATH   ask nfskeys-attrd here\n"
+		"  -h, --help                show this help\n"
+		"\n"
+		"Exit status: 0 nothing wrong, 1 at least one problem, 2 usage error,\n"
+		"3 configuration error.  See nfskeys(1).\n");
+}
+
+int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "idmapd-socket", required_argument, NULL, 'I' },
+		{ "attrd-socket", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct doctor d = { .root = "" };
+	const char *idmapd_sock = NULL, *attrd_sock = NULL;
+	char root[PATH_MAX];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'j':
+			d.json = true;
+			break;
+		case 'r':
+			if (!realpath(optarg, root))
+				return tool_error("doctor: --root %s: %s", optarg, strerror(errno));
+			d.root = streq(root, "/") ? "" : root;
+			break;
+		case 'I':
+			idmapd_sock = optarg;
+			break;
+		case 'A':
+			attrd_sock = optarg;
+			break;
+		case 'h':
+			doctor_usage(stdout);
+			return EXIT_OK;
+		default:
+			doctor_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		tool_error("doctor: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (d.json)
+		printf("{\"findings\":[\n");
+	check_routes(&d);
+	check_daemons(&d, ctx, idmapd_sock, attrd_sock);
+	check_domain(&d, ctx);
+	check_channels(&d);
+	check_quotas(&d);
+	if (d.json)
+		printf("\n],\"problems\":%u}\n", d.problems);
+	else
+		printf("%u problem%s found\n", d.problems, d.problems == 1 ? "" : "s");
+	return d.problems ? EXIT_FAIL : EXIT_OK;
+}
