@@ -55,6 +55,9 @@ check_eq "detached start on a socket it cannot create: the parent exits 4" 4 "$?
 
 # ---- nfskeys-attrd on the same shell
 ACONF="$T_TMP/attr.conf"
+# what uid 65534 runs is the installed copy (the build tree may be out of its reach)
+t_ou_load
+NFSATTR_OU=$(t_ou nfsattr)
 ASOCK="$RUN/attrd.sock"
 rm -rf "$RUN"
 printf '[General]\nRuntime-Dir = %s\n[Attr]\nStore = %s\n[Attrd]\nAdmin-Group = 4242\n' \
@@ -94,7 +97,7 @@ t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null 2>&1" 10
 D="$T_TMP/rootdir"
 mkdir -p "$D"
 check "a member of Admin-Group 4242 may set on root's directory" \
-	setpriv --reuid=65534 --regid=65534 --groups=4242 "$NFSATTR" -c "$ACONF" set "$D" cto=on
+	setpriv --reuid=65534 --regid=65534 --groups=4242 $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" set "$D" cto=on
 sed -i "s|^Store = .*|Store = $NOWHERE/attr.db|; s|^Admin-Group = .*|Admin-Group = 4343|" "$ACONF"
 kill -HUP "$apid"
 t_wait_for "grep -q 'reload failed' '$T_TMP/attrd.log'" 10
@@ -102,8 +105,8 @@ check_contains "a reload whose store cannot open fails, and says so" \
 	"reload failed, keeping the running configuration: cannot open store $NOWHERE/attr.db" \
 	"$(cat "$T_TMP/attrd.log")"
 check "... the old Admin-Group (4242) still applies" \
-	setpriv --reuid=65534 --regid=65534 --groups=4242 "$NFSATTR" -c "$ACONF" set "$D" cto=off
-setpriv --reuid=65534 --regid=65534 --groups=4343 "$NFSATTR" -c "$ACONF" set "$D" cto=on \
+	setpriv --reuid=65534 --regid=65534 --groups=4242 $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" set "$D" cto=off
+setpriv --reuid=65534 --regid=65534 --groups=4343 $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" set "$D" cto=on \
 	>"$T_TMP/out" 2>&1
 check_eq "... the new one (4343) does not: exit 4" 4 "$?"
 sed -i "s|^Store = .*|Store = $T_TMP/attr.db|" "$ACONF"
@@ -112,7 +115,7 @@ t_wait_for "grep -q 'reloaded:' '$T_TMP/attrd.log'" 10
 check_contains "a good reload logs a line with the generation" "reloaded: configuration $ACONF loaded (generation 2)" \
 	"$(cat "$T_TMP/attrd.log")"
 check "... and the new Admin-Group (4343) applies" \
-	setpriv --reuid=65534 --regid=65534 --groups=4343 "$NFSATTR" -c "$ACONF" set "$D" cto=on
+	setpriv --reuid=65534 --regid=65534 --groups=4343 $T_OU_ENV "$NFSATTR_OU" -c "$ACONF" set "$D" cto=on
 kill -TERM "$apid"
 wait "$apid"
 check_eq "attrd stops cleanly (exit 0)" 0 "$?"

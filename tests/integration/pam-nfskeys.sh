@@ -11,8 +11,11 @@
 [ "$(id -u)" = 0 ] || skip_all "needs root (/etc/pam.d, other uids)"
 command -v pamtester >/dev/null 2>&1 || skip_all "pamtester missing (apt-get install pamtester)"
 [ -d /etc/pam.d ] && [ -w /etc/pam.d ] || skip_all "/etc/pam.d not writable"
-MOD="$top_builddir/pam/.libs/pam_nfskeys.so"
-[ -f "$MOD" ] || fail_all "pam_nfskeys.so not built"
+# the module's session child becomes the user, so it (and the library and plugins it
+# loads) must be within that user's reach: the installed copy, not the build tree
+t_ou_load
+MOD=$(find "$T_OU_ROOT" -name pam_nfskeys.so | head -n1)
+[ -f "$MOD" ] || fail_all "pam_nfskeys.so not built (or not installed under $T_OU_ROOT)"
 plan 16
 # A sanitizer build's module needs its runtime first in pamtester (not instrumented).
 PRE=
@@ -23,7 +26,7 @@ if t_is_asan; then
 	done
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0"
 fi
-pamtester() { env LD_PRELOAD="$PRE" pamtester "$@"; }
+pamtester() { $T_OU_ENV LD_PRELOAD="$PRE" pamtester "$@"; }
 
 U=65534
 USER_NAME=$(getent passwd $U | cut -d: -f1)

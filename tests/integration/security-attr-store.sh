@@ -28,6 +28,9 @@ t_on_exit "kill $ATTRD_PID"
 t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
 na() { "$NFSATTR" -c "$CONF" "$@"; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# what uid 65534 runs is the installed copy (the build tree may be out of its reach)
+t_ou_load
+NFSATTR_OU=$(t_ou nfsattr)
 DIR="$T_TMP/dir"
 mkdir -m 755 "$DIR"
 na set "$DIR" cache=none >/dev/null
@@ -71,12 +74,12 @@ sed 's/^/# /' "$T_TMP/set.out"
 check_eq "a set while the other uid holds what it could: succeeds" 0 "$rc"
 check "... at once ($ms ms, the store's busy timeout is 5000)" test "$ms" -lt 3000
 check_contains "the other uid reads the new value through the library (the snapshot)" \
-	"actimeo" "$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
-check_contains "... 5" "5" "$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+	"actimeo" "$(as_nobody $T_OU_ENV "$NFSATTR_OU" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+check_contains "... 5" "5" "$(as_nobody $T_OU_ENV "$NFSATTR_OU" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
 na set "$DIR" actimeo=7 >/dev/null 2>&1
 check_eq "a set while the snapshot is locked by the other uid: succeeds" 0 "$?"
 check_contains "... and the other uid sees it (a new snapshot was renamed in)" "7" \
-	"$(as_nobody "$NFSATTR" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
+	"$(as_nobody $T_OU_ENV "$NFSATTR_OU" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
 wait $LOCKER
 check_eq "the daemon's log has no lock error" "" "$(grep -i 'locked\|busy' "$T_TMP/attrd.log")"
 check "the daemon is alive" kill -0 "$ATTRD_PID"

@@ -14,8 +14,12 @@
 plan 9
 chmod 755 "$T_TMP"
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-STRESS="$top_srcdir/tests/harness/idmapd-stress.py"
-LIM="$top_srcdir/tests/harness/rpc-limits.py"
+# uid 65534 runs the drivers: copies in the 0755 temp dir (the source tree may be out of
+# its reach, as in a clone under a 0700 parent)
+cp "$top_srcdir/tests/harness/idmapd-stress.py" "$top_srcdir/tests/harness/rpc-limits.py" "$T_TMP/"
+chmod 644 "$T_TMP/idmapd-stress.py" "$T_TMP/rpc-limits.py"
+STRESS="$T_TMP/idmapd-stress.py"
+LIM="$T_TMP/rpc-limits.py"
 val() { sed -n "s/^$1=//p" "$2"; }
 rss() { awk '$1 == "'"$1"':" { print $2 }' "/proc/$IDMAPD_PID/status"; }
 
