@@ -27,21 +27,6 @@ struct doctor {
 	unsigned problems, n;
 };
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 /* One finding: check (routes, daemon, domain, channel, quota), subject, status, what was
  * found and, for a problem, the fix in words. */
@@ -58,13 +43,13 @@ _printf_(6, 7) static void finding(struct doctor *d, const char *check, const ch
 		d->problems++;
 	if (d->json) {
 		printf("%s{\"check\":", d->n ? ",\n " : " ");
-		json_str(check);
+		print_json_str(check);
 		printf(",\"subject\":");
-		json_str(subject);
+		print_json_str(subject);
 		printf(",\"status\":\"%s\",\"message\":", status_name[st]);
-		json_str(msg);
+		print_json_str(msg);
 		printf(",\"fix\":");
-		json_str(fix ? fix : "");
+		print_json_str(fix ? fix : "");
 		putchar('}');
 	} else if (fix) {
 		printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, subject, msg, fix);

@@ -15,7 +15,9 @@
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
 
-static void print_json_str(const char *s)
+/* A JSON string on standard output (quotes, backslashes and control bytes escaped); the
+ * `nfskeys` commands' --json output shares it (nfskeys-tool.h). */
+void print_json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {

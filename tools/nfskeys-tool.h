@@ -21,6 +21,8 @@ enum {
 	EXIT_CONFIG = 3 /* configuration could not be loaded */
 };
 
+/* cmd-idmap.c: a JSON string on standard output, escaped. */
+void print_json_str(const char *s);
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* credential commands */
 int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
