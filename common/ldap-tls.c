@@ -54,8 +54,7 @@ static int is_ldaps(LDAPURLDesc *lud, void *arg)
 	return strcaseeq(lud->lud_scheme, "ldaps");
 }
 
-int ldap_tls_check_bind(const struct ldap_tls *t, bool allow_cleartext, char *err,
-			size_t err_size)
+int ldap_tls_check_bind(const struct ldap_tls *t, bool allow_cleartext, char *err, size_t err_size)
 {
 	int r = each_uri(t->uri, is_cleartext, NULL);
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 struct ldap_tls {
-	const char *uri;     /* one or more URIs, as ldap_initialize() takes them */
+	const char *uri; /* one or more URIs, as ldap_initialize() takes them */
 	const char *ca_file; /* PEM CA bundle; NULL or "": the system's (ldap.conf(5)) */
 	bool start_tls;
 	/* the names of the keys in messages: "[LDAP] " + "" or "[Attrd] " + "LDAP-" */
@@ -23,8 +23,7 @@ struct ldap_tls {
  * is on or every URI is ldaps:// or ldapi://; otherwise -EPERM with a message naming the
  * keys and the opt-out (KEY_PREFIX"Allow-Cleartext-Bind") in err, unless allow_cleartext.
  * -EINVAL (with a message) when a URI does not parse. */
-int ldap_tls_check_bind(const struct ldap_tls *t, bool allow_cleartext, char *err,
-			size_t err_size);
+int ldap_tls_check_bind(const struct ldap_tls *t, bool allow_cleartext, char *err, size_t err_size);
 
 /* On a fresh handle, before anything is sent: when StartTLS is on, a CA file is set or a
  * URI is ldaps://, demand a certificate that chains to the CA file (or the system's CAs)
