@@ -332,8 +332,8 @@ static int authorize(struct daemon *d, const struct ucred *peer, const struct st
 
 /* ---------------------------------------------------------------- requests */
 
-/* The identity of the directory open as fd, seen from the caller's mount namespace if
- * it is not in ours. */
+/* The identity of the directory open as fd: its mount looked up in our mount table, or
+ * (a mount of another namespace) in the caller's, read only so far (issue 21 item 7). */
 static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 		       struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
 {
@@ -343,7 +343,13 @@ static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 
 	snprintf(peer_mi, sizeof(peer_mi), "/proc/%d/mountinfo", (int)peer->pid);
 	r = attr_id_from_fd_tables(d->ctx, fd, files, ret_id);
-	if (r < 0)
+	if (r == -E2BIG)
+		snprintf(msg, msg_size, "cannot place the directory: the mount table is longer "
+			 "than nfskeys-attrd reads (%d bytes)", ATTR_MOUNTINFO_MAX);
+	else if (r == -ESTALE)
+		snprintf(msg, msg_size, "cannot place the directory: its mount moved while it "
+			 "was looked at, or its path is not in the kernel's cache; try again");
+	else if (r < 0)
 		snprintf(msg, msg_size, "cannot place the directory in the mount table: %s",
 			 strerror(-r));
 	return r;

@@ -676,8 +676,9 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 		if (o && !(id->options = strdup(o)))
 			r = -ENOMEM;
 		id->handle = fd_handle(fd);
-		/* only where our own view placed it: the orphan check opens it again */
-		if (r == 0 && !relbuf && !(id->local = strdup(abs)))
+		/* the mount point, only where our own view placed it: the orphan check opens
+		 * the handle on its filesystem */
+		if (r == 0 && !relbuf && !(id->local = strdup(mnt_fs_get_target(fs))))
 			r = -ENOMEM;
 	}
 	mnt_unref_fs(fs);

@@ -67,8 +67,9 @@ char *attr_id_format(const char *domain, const char *path);
  * can make its own namespace's table as long as it likes. */
 #define ATTR_MOUNTINFO_MAX (4 * 1024 * 1024)
 /* Of an identity made from a descriptor: the superblock options of its mount, the
- * directory's file handle ("TYPE:HEX", NULL where the filesystem has none), and its path
- * in our own mount namespace (NULL when the mount is another namespace's). */
+ * directory's file handle ("TYPE:HEX", NULL where the filesystem has none), and the
+ * mount point it was reached through in our own mount namespace (NULL when the mount is
+ * another namespace's). */
 const char *attr_id_get_options(const struct nfskeys_attr_id *id);
 const char *attr_id_get_handle(const struct nfskeys_attr_id *id);
 const char *attr_id_get_local(const struct nfskeys_attr_id *id);
@@ -156,8 +157,9 @@ int attr_store_set_checked(struct nfskeys_attr_store *store, const struct nfskey
 /* Directories and bytes of local policy rows last set by uid. */
 int attr_store_usage(struct nfskeys_attr_store *store, uid_t uid, uint64_t *ret_dirs,
 		     uint64_t *ret_bytes);
-/* Drop the local policy of directories that are gone: those whose stored path no longer
- * leads to a directory with the stored file handle.  *ret_dropped: rows removed. */
+/* Drop the local policy of directories that are gone: on local filesystems, those whose
+ * stored file handle no longer opens (ESTALE) or opens a directory now elsewhere.
+ * *ret_dropped: rows removed. */
 int attr_store_sweep(struct nfskeys_attr_store *store, unsigned *ret_dropped);
 /* The default store path for ctx ([Attr] Store or STATEDIR/attr.db). */
 const char *attr_default_store_path(const struct nfskeys_ctx *ctx);

@@ -700,26 +700,66 @@ fail:
 	return r;
 }
 
-/* Is the directory stored as (handle, local) gone?  1 gone, 0 still there or unknown.
- * From the dentry cache only, except on local filesystems (a lookup there cannot hang
- * on a server); a network path not cached is left for a later sweep. */
-static int orphan_check(const char *domain, const char *handle, const char *local)
+/* "TYPE:HEX" back into a file handle in buf (room for MAX_HANDLE_SZ bytes). */
+static int handle_parse(const char *text, struct file_handle *fh)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-					   RESOLVE_CACHED };
-	_cleanup_free_ char *h = NULL;
-	_cleanup_close_ int fd = -1;
+	char *end;
+	long type = strtol(text, &end, 10);
+	size_t n;
 
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
-	if (fd < 0 && errno == EAGAIN && startswith(domain, "local://")) {
-		how.resolve &= ~(uint64_t)RESOLVE_CACHED;
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
+	if (end == text || *end != ':')
+		return -EINVAL;
+	text = end + 1;
+	n = strlen(text);
+	if (n % 2 || n / 2 > MAX_HANDLE_SZ)
+		return -EINVAL;
+	fh->handle_type = (int)type;
+	fh->handle_bytes = (unsigned)(n / 2);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned b;
+
+		if (sscanf(text + 2 * i, "%2x", &b) != 1)
+			return -EINVAL;
+		fh->f_handle[i] = (unsigned char)b;
 	}
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 1 : 0;
-	h = attr_fd_handle(fd);
-	return h && !streq(h, handle) ? 1 : 0;
+	return 0;
+}
+
+/* Is the directory stored as (domain, path, handle) gone, or no longer at path?  1 yes,
+ * 0 still there or unknown.  local is the mount point it was set through: its filesystem
+ * (checked to still be the row's domain) opens the handle, which fails with ESTALE once
+ * the directory is removed; found, its path must still be the row's.  Only local
+ * filesystems: opening a handle on a network one can wait for a server. */
+static int orphan_check(struct nfskeys_attr_store *st, const char *domain, const char *path,
+			const char *handle, const char *local)
+{
+	/* open_by_handle_at() wants a real descriptor on the filesystem, not O_PATH */
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	struct nfskeys_attr_id *mid = NULL, *did = NULL;
+	_cleanup_close_ int mfd = -1, fd = -1;
+	int gone = 0;
+
+	if (!startswith(domain, "local://") || handle_parse(handle, &h.fh) < 0)
+		return 0;
+	mfd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
+	if (mfd < 0 || attr_id_from_fd_tables(st->ctx, mfd, NULL, &mid) < 0)
+		return 0;
+	if (streq(nfskeys_attr_id_get_domain(mid), domain)) {
+		fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			gone = errno == ESTALE;
+		else if (attr_id_from_fd_tables(st->ctx, fd, NULL, &did) == 0)
+			gone = !streq(nfskeys_attr_id_get_domain(did), domain) ||
+			       !streq(nfskeys_attr_id_get_path(did), path);
+	}
+	nfskeys_attr_id_free(mid);
+	nfskeys_attr_id_free(did);
+	return gone;
 }
 
 int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
@@ -751,7 +791,7 @@ int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
 		const char *h = (const char *)sqlite3_column_text(s, 2);
 		const char *l = (const char *)sqlite3_column_text(s, 3);
 
-		if (!d || !p || !h || !l || !orphan_check(d, h, l))
+		if (!d || !p || !h || !l || !orphan_check(st, d, p, h, l))
 			continue;
 		log_info(st->ctx, "attr store %s: %s%s is gone (its directory was removed): "
 				  "dropping its policy", st->path, d, p);
