@@ -308,7 +308,8 @@ static int authorize(struct daemon *d, const struct ucred *peer, const struct st
 	if (st->st_uid == peer->uid) {
 		/* On a mount whose client makes owners up (cifs without Unix extensions or
 		 * cifsacl, forceuid; afs) whoever mounted it "owns" every directory. */
-		if (d->lim.synthesized_owners || !attr_owner_synthesized(fstype, attr_id_get_options(id)))
+		if (d->lim.synthesized_owners ||
+		    !attr_owner_synthesized(fstype, attr_id_get_options(id)))
 			return 0;
 		snprintf(msg, msg_size,
 			 "uid %u may not change the attributes of %s: its owner is made up by the "
@@ -830,7 +831,8 @@ int main(int argc, char *argv[])
 			goto out;
 	}
 	sweep(&d);
-	r = evloop_add_timer(d.loop, evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
+	r = evloop_add_timer(d.loop,
+			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
 			     on_sweep_timer, &d, &d.sweep_timer);
 	if (r < 0)
 		goto out;

@@ -1250,7 +1250,8 @@ static void test_store_migration_v2(void **state)
 	assert_string_equal(e.value, "no");
 	assert_int_equal(attr_store_usage(st, 1000, &dirs, &bytes), 0);
 	assert_int_equal(dirs, 1);
-	assert_int_equal(bytes, strlen("nfs://srv/exportactimeo30") + strlen("nfs://srv/exportinheritno"));
+	assert_int_equal(bytes, strlen("nfs://srv/exportactimeo30") +
+					strlen("nfs://srv/exportinheritno"));
 	/* a sweep keeps rows without a handle */
 	{
 		unsigned dropped = 99;
