@@ -6,16 +6,20 @@
 # one key for the target must remain, holding one password whole (the two differ in
 # length: /proc/keys shows the payload length of a logon key), exactly one command may say
 # it added it (exit 0) and it must be the one whose password is in the key, and the other
-# must fail naming the existing credentials.
+# must fail naming the existing credentials.  The commands look for the key again after the
+# password is read, so the window left is between that look and the add: the test shim
+# (tests/shim/keyshim.c) delays each add_key by 300 ms to hold it open every round.
 . "$top_srcdir/tests/harness/lib.sh"
 command -v keyctl >/dev/null || skip_all "keyctl not installed (package keyutils)"
 
 ROUNDS=${NFSKEYS_CIFS_RACE_ROUNDS:-10}
+SHIM="$top_builddir/tests/shim/.libs/keyshim.so"
+[ -f "$SHIM" ] || fail_all "test shim $SHIM not built"
 plan 5
 
-python3 - "$NFSKEYS" "$ROUNDS" >"$T_TMP/report" 2>&1 <<'PY'
+python3 - "$NFSKEYS" "$ROUNDS" "$SHIM" >"$T_TMP/report" 2>&1 <<'PY'
 import os, subprocess, sys, time
-nfskeys, rounds = sys.argv[1], int(sys.argv[2])
+nfskeys, rounds, shim = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 desc = "cifs:a:127.0.0.2"
 pw = {"A": b"pa" * 5, "B": b"pb" * 9}            # payload alice:PW\0 = 17 / 25 bytes
 
@@ -48,10 +52,12 @@ stats = {"one_key": 0, "whole": 0, "one_ok": 0, "winner_in_key": 0, "loser_clear
 for r in range(rounds):
     subprocess.run([nfskeys, "cifs", "clear", "127.0.0.2"], capture_output=True)
     ps = {}
+    env = dict(os.environ, LD_PRELOAD=shim, KEYSHIM_ADD_KEY_DELAY_MS="300")
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
     for n in "AB":
         ps[n] = subprocess.Popen([nfskeys, "cifs", "add", "-u", "alice", "127.0.0.2"],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
+                                 stderr=subprocess.PIPE, env=env)
     t = time.monotonic()
     while time.monotonic() - t < 20 and not all(in_read(p.pid) for p in ps.values()):
         time.sleep(0.01)
