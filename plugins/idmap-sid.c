@@ -414,7 +414,8 @@ static int assign_slice(struct nfskeys_ctx *ctx, struct sid_data *d, const uint3
 		 * read back as another slice. */
 		char buf[sizeof(name) + 96];
 		off_t end;
-		int n = 0;
+		ssize_t k;
+		int n = 0, done = 0;
 
 		slice_name(dom, first_rid, name, sizeof(name));
 		end = lseek(fileno(f), 0, SEEK_END);
@@ -423,8 +424,11 @@ static int assign_slice(struct nfskeys_ctx *ctx, struct sid_data *d, const uint3
 				     "# nfskeys idmap sid slice assignments: slice-name slice\n");
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s %" PRIu32 "\n", name, slice);
 		errno = 0;
-		if (end < 0 || write(fileno(f), buf, (size_t)n) != n ||
-		    fdatasync(fileno(f)) < 0) {
+		/* after a short write the rest fails with the reason (ENOSPC) */
+		while (end >= 0 && done < n &&
+		       (k = write(fileno(f), buf + done, (size_t)(n - done))) > 0)
+			done += (int)k;
+		if (end < 0 || done < n || fdatasync(fileno(f)) < 0) {
 			int e = errno ? errno : EIO;
 
 			if (end >= 0 && ftruncate(fileno(f), end) < 0)

@@ -27,7 +27,7 @@ mkdir -p "$ST"
 mount -t tmpfs -o size=4m,mode=0755 nfskeys-test "$ST" ||
 	skip_all "cannot mount a tmpfs in the private namespace"
 t_on_exit "umount -l '$ST'"
-plan 37
+plan 39
 
 CONF="$T_TMP/nfskeys.conf"
 DB="$ST/attr.db"
@@ -104,6 +104,45 @@ check_contains "space back: the read path shows it after the daemon's next call 
 check "the daemon is still running" t_attrd_alive
 t_attrd_stop
 check_eq "daemon stops cleanly" 0 "$?"
+
+# --- (a') the sid backend's State-File on a full disk.  The assignment line must reach
+# the file whole or not at all: the file is padded so that its page ends two bytes before
+# the end of the line, so a write can only be cut inside the slice number (a half line
+# "S-1-5-21-9-9-9 4" of "... 42" would read back as slice 4 and the next process would
+# map the domain elsewhere).
+NFSKEYS_BIN=$NFSKEYS
+[ -x "$top_builddir/tools/.libs/nfskeys" ] && NFSKEYS_BIN="$top_builddir/tools/.libs/nfskeys"
+sidconf() {
+	printf '[General]\nDomain = sid.test\n[Translation]\nMethod = sid\n[SID]\nState-File = %s\nRange-Min = 100000\nRange-Max = 164000\nRange-Size = 1000\n' "$1"
+}
+sid() { LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" "$NFSKEYS_BIN" -c "$1" idmap sid "$2" \
+	2>>"$T_TMP/sid.err"; }
+sidconf "$T_TMP/scratch.slices" >"$T_TMP/scratch.conf"
+sidconf "$ST/slices" >"$T_TMP/sid.conf"
+SID=S-1-5-21-9-9-19-500
+sid "$T_TMP/scratch.conf" $SID >/dev/null
+line=$(grep -v '^#' "$T_TMP/scratch.slices")
+diag "the assignment line: $line"
+python3 -c '
+import sys
+line = sys.argv[1] + "\n"
+head = "# nfskeys idmap sid slice assignments: slice-name slice\n"
+pad = 4096 - (len(line) - 2) - len(head)
+body = ""
+while pad > 0:
+    n = min(pad, 80)
+    body += "#" + "x" * (n - 2) + "\n" if n >= 2 else "\n"
+    pad -= n
+sys.stdout.write(head + body)' "$line" >"$ST/slices"
+cp "$ST/slices" "$T_TMP/slices.before"
+fill
+out1=$(sid "$T_TMP/sid.conf" $SID)
+rm -f "$ST/fill"
+check_eq "full disk: the State-File is left as it was (no half line)" \
+	"$(sha256sum <"$T_TMP/slices.before")" "$(sha256sum <"$ST/slices")"
+out2=$(sid "$T_TMP/sid.conf" $SID)
+check_eq "... and the next process maps the SID to the same id" "$out1" "$out2"
+diag "first: $out1" "next: $out2" "$(cat "$T_TMP/sid.err")"
 
 # --- (b) a damaged store at start
 check_eq "the clean stop checkpointed the WAL away" "" "$(ls "$DB-wal" 2>/dev/null)"
