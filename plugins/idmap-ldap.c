@@ -3,9 +3,11 @@
  * by a mutex; connect and search timeouts; after a failure the server is not retried
  * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
  * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
- * ldap_bv2escaped_filter_value(); StartTLS is optional.  Names: the NFSv4-name attribute
- * always; the user/group name attribute for name@our-domain, and for a bare name (no
- * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap. */
+ * ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the CA, no bind password in
+ * clear) is common/ldap-tls.c, shared with nfskeys-attrd's fleet sync.  Names: the
+ * NFSv4-name attribute always; the user/group name attribute for name@our-domain, and for
+ * a bare name (no @domain) only with [Translation] No-Strip, as the nsswitch backend and
+ * nfsidmap. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
@@ -14,11 +16,12 @@
 #include <time.h>
 
 #include "idmap-util.h"
+#include "ldap-tls.h"
 
 struct ldap_conf {
 	char *uri, *user_base, *group_base, *bind_dn, *bind_pw_file, *ca_file;
 	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
-	bool start_tls;
+	bool start_tls, allow_cleartext_bind;
 	int timeout, search_timeout, backoff_max;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
@@ -27,6 +30,7 @@ struct ldap_data {
 	pthread_mutex_t lock;
 	struct nfskeys_ctx *ctx;
 	struct ldap_conf c;
+	struct ldap_tls tls; /* points into c */
 	LDAP *ld;
 	time_t retry_at;
 	int backoff;
@@ -143,6 +147,8 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	}
 	if (nfskeys_conf_get_bool(ctx, "LDAP", "StartTLS", &b) == 0)
 		d->c.start_tls = b;
+	if (nfskeys_conf_get_bool(ctx, "LDAP", "Allow-Cleartext-Bind", &b) == 0)
+		d->c.allow_cleartext_bind = b;
 	if ((r = conf_secs(ctx, "Timeout", 5, &d->c.timeout)) < 0 ||
 	    (r = conf_secs(ctx, "Search-Timeout", 5, &d->c.search_timeout)) < 0 ||
 	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0 ||
@@ -154,6 +160,20 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		plog(ctx, LOG_ERR, "[LDAP] URI: '%s' is not an ldap:// or ldaps:// URL", d->c.uri);
 		ldap_done(d);
 		return -EINVAL;
+	}
+	d->tls = (struct ldap_tls){ .uri = d->c.uri, .ca_file = d->c.ca_file,
+				    .start_tls = d->c.start_tls, .section = "[LDAP] ",
+				    .key_prefix = "" };
+	/* a bind password never goes over a cleartext connection unless the admin says so */
+	if (d->c.bind_dn[0] && d->c.bind_pw_file[0]) {
+		char err[512];
+
+		r = ldap_tls_check_bind(&d->tls, d->c.allow_cleartext_bind, err, sizeof(err));
+		if (r < 0) {
+			plog(ctx, LOG_ERR, "%s", err);
+			ldap_done(d);
+			return r == -EPERM ? -EINVAL : r;
+		}
 	}
 	*ret_data = d;
 	return 0;
@@ -175,27 +195,10 @@ static int fail_down(struct ldap_data *d, int err, const char *what)
 {
 	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
 	d->retry_at = mono_now() + d->backoff;
-	char *diag = NULL;
 
-	/* libldap's diagnostic says what the server objected to; for a failed TLS
-	 * handshake (GnuTLS-built libldap says only "unknown error code") name the usual
-	 * causes instead */
-	if (d->ld)
-		ldap_get_option(d->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
-	if (err == LDAP_CONNECT_ERROR && d->c.start_tls && strcmp(what, "StartTLS") == 0) {
-		ldap_memfree(diag);
-		diag = NULL;
-		snprintf(d->last_error, sizeof(d->last_error),
-			 "%s: StartTLS: TLS handshake failed: the server certificate is not "
-			 "trusted (signed by [LDAP] CA-File %s?) or does not name the URI's host",
-			 d->c.uri, d->c.ca_file[0] ? d->c.ca_file : "(unset: system CAs)");
-		goto out;
-	}
-	snprintf(d->last_error, sizeof(d->last_error), "%s: %s: %s%s%s%s", d->c.uri, what,
-		 ldap_err2string(err), diag && *diag ? " (" : "", diag && *diag ? diag : "",
-		 diag && *diag ? ")" : "");
-	ldap_memfree(diag);
-out:
+	/* libldap's text and the server's diagnostic, or the certificate named when a TLS
+	 * handshake failed */
+	ldap_tls_error(&d->tls, d->ld, what, err, d->last_error, sizeof(d->last_error));
 	if (d->ld) {
 		ldap_unbind_ext_s(d->ld, NULL, NULL);
 		d->ld = NULL;
@@ -214,6 +217,7 @@ static int ensure_connected(struct ldap_data *d)
 		return 0;
 	if (d->retry_at && mono_now() < d->retry_at)
 		return -EHOSTDOWN;
+	d->tls.handshake = false;
 	r = ldap_initialize(&d->ld, d->c.uri);
 	if (r != LDAP_SUCCESS)
 		return fail_down(d, r, "initialize");
@@ -222,21 +226,11 @@ static int ensure_connected(struct ldap_data *d)
 	ldap_set_option(d->ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(d->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
 	/* the CA applies to StartTLS and to ldaps:// alike; the certificate is always
-	 * verified (libldap's default: demand), and a failed StartTLS never falls back to
-	 * plain LDAP: the backend is then down */
-	if (d->c.start_tls || d->c.ca_file[0]) {
-		int newctx = 0, demand = LDAP_OPT_X_TLS_DEMAND;
-
-		ldap_set_option(d->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &demand);
-		if (d->c.ca_file[0])
-			ldap_set_option(d->ld, LDAP_OPT_X_TLS_CACERTFILE, d->c.ca_file);
-		ldap_set_option(d->ld, LDAP_OPT_X_TLS_NEWCTX, &newctx);
-	}
-	if (d->c.start_tls) {
-		r = ldap_start_tls_s(d->ld, NULL, NULL);
-		if (r != LDAP_SUCCESS)
-			return fail_down(d, r, "StartTLS");
-	}
+	 * verified, and a failed StartTLS never falls back to plain LDAP: the backend is
+	 * then down */
+	r = ldap_tls_setup(d->ld, &d->tls);
+	if (r != LDAP_SUCCESS)
+		return fail_down(d, r, d->c.start_tls ? "StartTLS" : "connect");
 	if (d->c.bind_dn[0]) {
 		struct nfskeys_secret *pw = NULL;
 		struct berval cred;
