@@ -655,6 +655,9 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 {
 	struct daemon *d = userdata;
 
+	/* readers may lag behind a commit whose snapshot failed (a full disk): any call
+	 * publishes it again, so the lag ends when space returns */
+	(void)attr_store_publish_retry(d->store);
 	switch (req->call.proc) {
 	case ATTRD_NULL:
 		finish(d, OP_OTHER, req, 0);

@@ -127,6 +127,9 @@ struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
 /* Publish the committed state of a writable store as PATH.snapshot for readers (done
  * after every commit and at open; readers never open the live database). */
 int attr_store_publish(struct nfskeys_attr_store *st);
+/* Publish again if the last publication failed (a full disk): a committed change must not
+ * stay invisible to readers until the next change.  0 when nothing was pending. */
+int attr_store_publish_retry(struct nfskeys_attr_store *st);
 /* For read-only stores: rebuild the index when another connection changed the store.
  * Returns 1 when it was rebuilt. */
 int attr_store_refresh(struct nfskeys_attr_store *store);

@@ -25,6 +25,7 @@ struct nfskeys_attr_store {
 	int version;
 	int64_t data_version;
 	struct attr_index *index;
+	bool publish_failed;    /* the snapshot lags behind the last commit */
 	bool snap;              /* a reader of the published snapshot */
 	dev_t snap_dev;         /* ... which file it opened (a new one is renamed in) */
 	ino_t snap_ino;
@@ -312,6 +313,45 @@ int attr_store_publish(struct nfskeys_attr_store *st)
 	sqlite3_finalize(s);
 	if (r < 0)
 		(void)unlink(tmp);
+	else if (st->publish_failed)
+		log_info(st->ctx, "published %s again: readers see every committed change", snap);
+	st->publish_failed = r < 0;
+	return r;
+}
+
+int attr_store_publish_retry(struct nfskeys_attr_store *st)
+{
+	return st && st->publish_failed ? attr_store_publish(st) : 0;
+}
+
+/* The writer refuses a damaged store before it writes anything (a store it cannot read
+ * whole would be served in part, and the next snapshot would publish the part): a file
+ * that is not SQLite fails with "file is not a database", a truncated or overwritten one
+ * fails PRAGMA quick_check.  It is then closed without a checkpoint, so not one byte of
+ * the file (or of a -wal beside it) is changed. */
+static int check_intact(struct nfskeys_attr_store *st)
+{
+	sqlite3_stmt *s = NULL;
+	const char *res;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		log_err(st->ctx, "attr store %s is damaged or not a policy store: %s; refusing "
+				 "to open it (move it away, or restore it from a backup)",
+			st->path, sqlite3_errmsg(st->db));
+		r = sql_err(st, rc, "PRAGMA quick_check");
+	} else if (!(res = (const char *)sqlite3_column_text(s, 0)) || !streq(res, "ok")) {
+		log_err(st->ctx, "attr store %s is damaged: %s; refusing to open it (move it "
+				 "away, or restore it from a backup)",
+			st->path, res ? res : "(no answer)");
+		r = -EBADMSG;
+	}
+	sqlite3_finalize(s);
+	if (r < 0)
+		(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	return r;
 }
 
@@ -357,7 +397,9 @@ static int open_db(struct nfskeys_attr_store *st)
 			if (chmod(f, 0600) < 0 && errno != ENOENT)
 				log_debug(st->ctx, "chmod %s: %m", f);
 		}
-		r = exec(st, "PRAGMA journal_mode = WAL");
+		r = check_intact(st);
+		if (r == 0)
+			r = exec(st, "PRAGMA journal_mode = WAL");
 		if (r == 0)
 			r = exec(st, "PRAGMA synchronous = FULL");
 		if (r == 0)
