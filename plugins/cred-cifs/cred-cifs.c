@@ -189,6 +189,44 @@ static int cifs_key_finish(struct nfskeys_ctx *ctx, const struct nfskeys_cred_pa
  * keyring (possessed: timeout and permissions may be set), linked into the process
  * keyring to stay possessed, finished, and only then moved into the target keyring with
  * KEYCTL_MOVE_EXCL, which fails with EEXIST when that keyring already holds such a key. */
+/* Unlink from KEYRING the logon keys described DESC that a search cannot find: negative
+ * ones (a CIFS access before the user had a key leaves one, the kernel's request-key
+ * failing), expired or revoked ones.  A keyring holds one key per type and description:
+ * when the search finds a live one (another process added it meanwhile), nothing goes.
+ * Returns how many went. */
+static int unlink_dead_keys(int32_t keyring, const char *desc)
+{
+	_cleanup_free_ void *buf = NULL;
+	int32_t live;
+	long n;
+	int gone = 0;
+
+	if (nfskeys_key_search(keyring, CIFS_KEY_TYPE, desc, 0, &live) == 0)
+		return 0;
+	n = keyctl_read_alloc(keyring, &buf);
+
+	for (long i = 0; n > 0 && i < n / (long)sizeof(int32_t); i++) {
+		int32_t k = ((int32_t *)buf)[i];
+		_cleanup_free_ char *d = NULL;
+		char *type_end, *p;
+		int fields = 0;
+
+		if (keyctl_describe_alloc(k, &d) < 0)
+			continue;
+		/* "type;uid;gid;perm;description" */
+		type_end = strchr(d, ';');
+		for (p = d; *p && fields < 4; p++)
+			if (*p == ';')
+				fields++;
+		if (!type_end || fields < 4 || (size_t)(type_end - d) != strlen(CIFS_KEY_TYPE) ||
+		    strncmp(d, CIFS_KEY_TYPE, strlen(CIFS_KEY_TYPE)) != 0 || !streq(p, desc))
+			continue;
+		if (nfskeys_key_unlink(k, keyring) == 0)
+			gone++;
+	}
+	return gone;
+}
+
 static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p,
 			const char *desc, struct nfskeys_secret *payload, int32_t keyring,
 			int32_t *ret_key)
@@ -208,8 +246,14 @@ static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_param
 		nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
 		return r;
 	}
-	if (keyctl_move(key, KEY_SPEC_THREAD_KEYRING, keyring, KEYCTL_MOVE_EXCL) < 0) {
-		r = negerrno();
+	r = keyctl_move(key, KEY_SPEC_THREAD_KEYRING, keyring, KEYCTL_MOVE_EXCL) < 0 ? negerrno() : 0;
+	/* a dead key of that description (the kernel's negative one after a refused access)
+	 * is not credentials: it goes, and the move is tried once more */
+	if (r == -EEXIST && unlink_dead_keys(keyring, desc) > 0)
+		r = keyctl_move(key, KEY_SPEC_THREAD_KEYRING, keyring, KEYCTL_MOVE_EXCL) < 0
+			    ? negerrno()
+			    : 0;
+	if (r < 0) {
 		if (r == -EEXIST)
 			log_err(ctx, "credentials for %s already exist (%s was added meanwhile, "
 				     "by another process; use update to change them)",

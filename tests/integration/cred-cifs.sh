@@ -2,7 +2,7 @@
 # nfskeys cifs: the command line over the real session keyring (run-test gives this
 # script its own): add/update/clear/clearall/list, exit codes and the error messages.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 27
+plan 29
 
 # run EXPECTED_RC DESCRIPTION PASSWORD ARGS...: run nfskeys cifs with PASSWORD on stdin;
 # output in $out.
@@ -65,3 +65,17 @@ keyctl session "_uid_ses.$(id -u)" "$NFSKEYS" cifs clear --domain "NFSKEYS-WARN-
 err=$(printf 'pw\n' | "$NFSKEYS" cifs add -u alice --domain "NFSKEYS-NOWARN-$$" 2>&1)
 case "$err" in *shared*) not_ok "no warning with a private session keyring"; diag "$err" ;;
 *) ok "no warning with a private session keyring" ;; esac
+
+# A CIFS access before the user had a key leaves the kernel's negative key (request-key
+# finds no line for logon keys); add must replace it with the real one, not say "already
+# exist" (the real kernel's run: tests/kernel/cifs-multiuser.ktest).  request2 from user
+# space leaves the same negative key.
+out=$(printf 'pw\n' | keyctl session - sh -c '
+	keyctl request2 logon cifs:a:127.0.0.1 x @s >/dev/null 2>&1
+	keyctl search @s logon cifs:a:127.0.0.1 >/dev/null 2>&1 && echo "not negative"
+	"$0" cifs add -u alice 127.0.0.1 >/dev/null 2>&1; echo "add $?"
+	keyctl search @s logon cifs:a:127.0.0.1 >/dev/null 2>&1 && echo found || echo missing
+	keyctl rlist @s | wc -w' "$NFSKEYS" 2>/dev/null)
+check_eq "a negative cifs:a: key left by a refused access: add replaces it" \
+	"add 0 found" "$(echo $out | cut -d' ' -f1-3)"
+check_eq "... one key in the keyring, not two" "1" "$(echo $out | cut -d' ' -f4)"
