@@ -11,6 +11,9 @@
 #                                 looks up KEY every 20 ms: how many churn connections, the
 #                                 other client's answered/failed lookups and latencies
 #   probe SECONDS KEY             only that other client (run it as another uid)
+#   burst SECONDS KEY...          one connection sends a lookup of each KEY in one write,
+#                                 reads nothing, and closes after SECONDS (work queued for
+#                                 a caller that then goes)
 import os
 import socket
 import struct
@@ -158,5 +161,12 @@ elif mode in ("churn", "probe"):
 
     out(churn_connections=counts[0], other_answered=len(lat), other_failed=failed,
         other_p50_ms=pct(0.5), other_p99_ms=pct(0.99), other_max_ms=pct(1.0))
+elif mode == "burst":
+    seconds, keys = float(args[0]), args[1:]
+    s = conn(10)
+    s.sendall(b"".join(lookup_msg(k)[1] for k in keys))
+    time.sleep(seconds)
+    s.close()
+    out(sent=len(keys))
 else:
     sys.exit("unknown mode " + mode)
