@@ -19,7 +19,7 @@ run_round() {
 	_t0=$(date +%s%N)
 	_pids=
 	for _i in $(seq "$1" $(($1 + 7))); do
-		"$NFSKEYS" -c "$IDMAPD_CONF" idmapd lookup name-to-uid "user$_i@ldap.test" \
+		"$NFSKEYS" -c "$IDMAPD_CONF" idmapd --timeout 60s lookup name-to-uid "user$_i@ldap.test" \
 			>"$T_TMP/look.$_i" 2>&1 &
 		_pids="$_pids $!"
 	done
