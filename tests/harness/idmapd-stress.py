@@ -14,6 +14,10 @@
 #   burst SECONDS KEY...          one connection sends a lookup of each KEY in one write,
 #                                 reads nothing, and closes after SECONDS (work queued for
 #                                 a caller that then goes)
+#   parallel CONNS FIRST COUNT DOMAIN  CONNS connections, each one lookup at a time, share
+#                                 the keys userFIRST@DOMAIN .. user(FIRST+COUNT-1)@DOMAIN
+#                                 (new to the cache: every one goes to the backend); the
+#                                 wall time, answered/failed, lookups per second, p50/p99
 import os
 import socket
 import struct
@@ -168,5 +172,47 @@ elif mode == "burst":
     time.sleep(seconds)
     s.close()
     out(sent=len(keys))
+elif mode == "parallel":
+    nconn, first, count, domain = int(args[0]), int(args[1]), int(args[2]), args[3]
+    keys = ["user%d@%s" % (first + i, domain) for i in range(count)]
+    lock = threading.Lock()
+    lat, failed = [], [0]
+
+    def worker():
+        s = conn(60)
+        while True:
+            with lock:
+                if not keys:
+                    break
+                k = keys.pop()
+            t0 = time.monotonic()
+            try:
+                x, m = lookup_msg(k)
+                s.sendall(m)
+                rx, st = read_reply(s)
+                ok = rx == x and st == 0
+            except (EOFError, OSError):
+                ok = False
+            with lock:
+                if ok:
+                    lat.append(time.monotonic() - t0)
+                else:
+                    failed[0] += 1
+        s.close()
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(nconn)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    lat.sort()
+
+    def pct(p):
+        return "%.1f" % (lat[min(len(lat) - 1, int(len(lat) * p))] * 1000) if lat else "nan"
+
+    out(wall_ms=int(wall * 1000), answered=len(lat), failed=failed[0],
+        per_s="%.0f" % (len(lat) / wall), p50_ms=pct(0.5), p99_ms=pct(0.99))
 else:
     sys.exit("unknown mode " + mode)
