@@ -235,8 +235,12 @@ out:
 		s->ld = NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
-	d->retry_at = mono_now() + d->backoff;
+	/* connections failing together (a server gone under several searches) back off
+	 * once, not once each */
+	if (!d->retry_at || mono_now() >= d->retry_at) {
+		d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
+		d->retry_at = mono_now() + d->backoff;
+	}
 	backoff = d->backoff;
 	memcpy(d->last_error, s->last_error, sizeof(d->last_error));
 	pthread_mutex_unlock(&d->lock);
