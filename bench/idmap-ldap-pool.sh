@@ -5,7 +5,7 @@
 # loopback as it is, and behind a proxy that holds every chunk LDAP_POOL_DELAY_MS (default
 # 5) milliseconds, a directory a few network hops away.  Prints lookups per second and
 # the latency per lookup.  LDAP_POOL_N: lookups per run (default 800; the directory holds
-# that many users per run).
+# that many users per run); LDAP_POOL_SIZES: the pool sizes (default "1 2 4 8").
 set -u
 : "${top_builddir:?}" "${top_srcdir:?}"
 . "$top_srcdir/tests/harness/lib.sh"
@@ -14,7 +14,7 @@ set -u
 . "$top_srcdir/tests/harness/faults.sh"
 N=${LDAP_POOL_N:-800}
 DELAY=${LDAP_POOL_DELAY_MS:-5}
-POOLS="1 2 4 8"
+POOLS=${LDAP_POOL_SIZES:-1 2 4 8}
 RUNS=0
 for p in $POOLS; do RUNS=$((RUNS + 2)); done
 NFSKEYS_PLUGIN_DIR=${NFSKEYS_PLUGIN_DIR:-$top_builddir/plugins/.libs}
@@ -46,8 +46,10 @@ for where in loopback delayed; do
 			"Max-Queue-Per-User = 4096"
 		t_idmapd_start || { echo "idmapd did not start"; exit 1; }
 		python3 "$top_srcdir/tests/harness/idmapd-stress.py" "$IDMAPD_SOCK" parallel 8 \
-			"$first" "$N" ldap.test >"$T_TMP/run.out"
+			"$first" "$N" ldap.test >"$T_TMP/run.out" 2>"$T_TMP/run.err"
 		t_idmapd_stop
+		sed 's/^/   /' "$T_TMP/run.err"
+		[ -s "$T_TMP/run.err" ] && grep -i "ldap\|error\|fail" "$T_TMP/idmapd.log" | tail -3 | sed 's/^/   daemon: /'
 		v() { sed -n "s/^$1=//p" "$T_TMP/run.out"; }
 		[ "$(v failed)" = 0 ] || echo "   ($(v failed) lookups failed)"
 		label=$where

@@ -186,18 +186,21 @@ elif mode == "parallel":
                     break
                 k = keys.pop()
             t0 = time.monotonic()
+            why = None
             try:
                 x, m = lookup_msg(k)
                 s.sendall(m)
                 rx, st = read_reply(s)
-                ok = rx == x and st == 0
-            except (EOFError, OSError):
-                ok = False
+                if rx != x or st != 0:
+                    why = "%s: xid %d (sent %d), accept status %d" % (k, rx, x, st)
+            except (EOFError, OSError) as e:
+                why = "%s: %r" % (k, e)
             with lock:
-                if ok:
+                if not why:
                     lat.append(time.monotonic() - t0)
                 else:
                     failed[0] += 1
+                    sys.stderr.write("failed: %s\n" % why)
         s.close()
 
     t0 = time.monotonic()
