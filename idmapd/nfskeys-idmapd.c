@@ -170,6 +170,7 @@ out:
 	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_cache_free(d.cache);
 	idmapd_quota_clear(&d.quota);
+	evloop_timer_free(d.cancel_timer);
 	evloop_free(d.loop);
 	if (lfd >= 0)
 		close(lfd);
