@@ -17,7 +17,8 @@
 #   parallel CONNS FIRST COUNT DOMAIN  CONNS connections, each one lookup at a time, share
 #                                 the keys userFIRST@DOMAIN .. user(FIRST+COUNT-1)@DOMAIN
 #                                 (new to the cache: every one goes to the backend); the
-#                                 wall time, answered/failed, lookups per second, p50/p99
+#                                 wall time, answered (result status 0)/failed, lookups
+#                                 per second, p50/p99
 import os
 import socket
 import struct
@@ -61,8 +62,9 @@ def conn(timeout=60):
             time.sleep(0.001)
 
 
-def read_reply(s):
-    """(xid, accept status) of the next reply; raises when the connection ends."""
+def read_reply(s, want_status=False):
+    """(xid, accept status) of the next reply (with want_status, also the lookup's result
+    status, -1 when absent); raises when the connection ends."""
     mark = s.recv(4, socket.MSG_WAITALL)
     if len(mark) < 4:
         raise EOFError
@@ -70,8 +72,11 @@ def read_reply(s):
     data = s.recv(n, socket.MSG_WAITALL)
     if len(data) < n:
         raise EOFError
-    return struct.unpack(">I", data[0:4])[0], (struct.unpack(">I", data[20:24])[0]
-                                               if len(data) >= 24 else -1)
+    r = (struct.unpack(">I", data[0:4])[0],
+         struct.unpack(">I", data[20:24])[0] if len(data) >= 24 else -1)
+    if want_status:
+        r += (struct.unpack(">i", data[24:28])[0] if len(data) >= 28 else -1,)
+    return r
 
 
 def out(**kw):
@@ -190,9 +195,10 @@ elif mode == "parallel":
             try:
                 x, m = lookup_msg(k)
                 s.sendall(m)
-                rx, st = read_reply(s)
-                if rx != x or st != 0:
-                    why = "%s: xid %d (sent %d), accept status %d" % (k, rx, x, st)
+                rx, st, res = read_reply(s, True)
+                if rx != x or st != 0 or res != 0:
+                    why = "%s: xid %d (sent %d), accept status %d, result %d" % (
+                        k, rx, x, st, res)
             except (EOFError, OSError) as e:
                 why = "%s: %r" % (k, e)
             with lock:

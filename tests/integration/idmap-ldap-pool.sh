@@ -13,23 +13,14 @@ t_idmapd_slapd_users $(seq 0 40)
 plan 7
 t_proxy_start "$SLAPD_PORT" || fail_all "the TCP proxy did not start"
 
-# run_round FIRST: lookups of user FIRST .. FIRST+7 at once; prints the wall time in ms
-# and fails unless every one was answered with its uid
+# run_round FIRST: lookups of user FIRST .. FIRST+7 at once, on 8 connections of one
+# client process (tests/harness/idmapd-stress.py: no process start-up in the time);
+# prints the wall time in ms and fails unless all 8 were answered
 run_round() {
-	_t0=$(date +%s%N)
-	_pids=
-	for _i in $(seq "$1" $(($1 + 7))); do
-		"$NFSKEYS" -c "$IDMAPD_CONF" idmapd --timeout 60s lookup name-to-uid "user$_i@ldap.test" \
-			>"$T_TMP/look.$_i" 2>&1 &
-		_pids="$_pids $!"
-	done
-	_bad=0
-	for _p in $_pids; do wait "$_p" || _bad=1; done
-	t_ms_since "$_t0"
-	for _i in $(seq "$1" $(($1 + 7))); do
-		grep -q "$((10000 + _i))" "$T_TMP/look.$_i" || _bad=1
-	done
-	return $_bad
+	python3 "$top_srcdir/tests/harness/idmapd-stress.py" "$IDMAPD_SOCK" parallel 8 "$1" 8 \
+		ldap.test >"$T_TMP/round.out" 2>&1
+	sed -n 's/^wall_ms=//p' "$T_TMP/round.out"
+	grep -qx "answered=8" "$T_TMP/round.out" && grep -qx "failed=0" "$T_TMP/round.out"
 }
 
 # measure POOL: start the daemon with that pool, warm its connections (a first round
