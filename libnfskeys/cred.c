@@ -80,10 +80,24 @@ static int cred_ops(struct nfskeys_ctx *ctx, const char *fs, const struct nfskey
 	return 0;
 }
 
+/* The keyring credentials go to and are looked up in.  A process without a session
+ * keyring of its own (started by a service manager, setpriv, su without pam_keyinit) would
+ * get a new anonymous session keyring from add_key(2) on KEY_SPEC_SESSION_KEYRING, which
+ * dies with the process: the key is "added" and gone, and the kernel, which searches the
+ * user-session keyring on that user's behalf, never sees it (found on a real CIFS
+ * multiuser mount, tests/kernel/cifs-multiuser.ktest).  Resolving the special id without
+ * creating gives the keyring the kernel searches for this process (the user-session
+ * keyring): use its serial then.  A process with a session keyring of its own keeps the
+ * special id, so the calls stay those of cifscreds (tests/integration/cred-cifs-interop.sh). */
 static int32_t cred_keyring(unsigned flags)
 {
-	return (flags & NFSKEYS_CRED_USER_KEYRING) ? KEY_SPEC_USER_KEYRING
-						   : KEY_SPEC_SESSION_KEYRING;
+	key_serial_t ses, user_ses;
+
+	if (flags & NFSKEYS_CRED_USER_KEYRING)
+		return KEY_SPEC_USER_KEYRING;
+	ses = keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0);
+	user_ses = keyctl_get_keyring_ID(KEY_SPEC_USER_SESSION_KEYRING, 0);
+	return ses > 0 && ses == user_ses ? ses : KEY_SPEC_SESSION_KEYRING;
 }
 
 _public_ int nfskeys_cred_check_session(struct nfskeys_ctx *ctx)
