@@ -1,7 +1,9 @@
 /* Fleet sync for nfskeys-attrd: a worker thread reads every nfskeysDirectoryPolicy entry
  * below [Attrd] LDAP-Base (bounded by LDAP-Timeout), and the loop thread swaps them in as
  * the store's LDAP-sourced rows in one transaction.  A failed sync changes nothing: the
- * copy from the last good sync stays in the store (and survives restarts). */
+ * copy from the last good sync stays in the store (and survives restarts).  TLS (StartTLS,
+ * ldaps://, the CA, no bind password in clear) is common/ldap-tls.c, shared with the idmap
+ * ldap backend. */
 #include <fcntl.h>
 #include <ldap.h>
 #include <pthread.h>
@@ -10,11 +12,13 @@
 #include "attr-private.h"
 #include "attrd-ldap.h"
 #include "evloop.h"
+#include "ldap-tls.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
 
 struct settings {
-	char *uri, *base, *bind_dn, *pw_file;
+	char *uri, *base, *bind_dn, *pw_file, *ca_file;
+	bool start_tls;
 	unsigned interval, timeout;
 };
 
@@ -24,7 +28,7 @@ struct result {
 	char **strings; /* everything rows point to */
 	size_t n, nstrings;
 	int error;
-	char msg[256];
+	char msg[512];
 };
 
 struct attrd_ldap {
@@ -45,6 +49,7 @@ static void settings_done(struct settings *s)
 	free(s->base);
 	free(s->bind_dn);
 	free(s->pw_file);
+	free(s->ca_file);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -55,21 +60,51 @@ static int settings_dup(const struct settings *from, struct settings *to)
 	to->base = from->base ? strdup(from->base) : NULL;
 	to->bind_dn = from->bind_dn ? strdup(from->bind_dn) : NULL;
 	to->pw_file = from->pw_file ? strdup(from->pw_file) : NULL;
+	to->ca_file = from->ca_file ? strdup(from->ca_file) : NULL;
 	if ((from->uri && !to->uri) || (from->base && !to->base) ||
-	    (from->bind_dn && !to->bind_dn) || (from->pw_file && !to->pw_file)) {
+	    (from->bind_dn && !to->bind_dn) || (from->pw_file && !to->pw_file) ||
+	    (from->ca_file && !to->ca_file)) {
 		settings_done(to);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static int settings_read(struct nfskeys_ctx *ctx, struct settings *s)
+static struct ldap_tls settings_tls(const struct settings *s)
+{
+	return (struct ldap_tls){ .uri = s->uri, .ca_file = s->ca_file,
+				  .start_tls = s->start_tls, .section = "[Attrd] ",
+				  .key_prefix = "LDAP-" };
+}
+
+/* A yes/no [Attrd] key (default no); a malformed value is an error naming it. */
+static int conf_flag(struct nfskeys_ctx *ctx, const char *key, bool *ret, char *err,
+		     size_t err_size)
+{
+	int r = nfskeys_conf_get_bool(ctx, "Attrd", key, ret);
+
+	if (r == -ENOENT) {
+		*ret = false;
+		return 0;
+	}
+	if (r < 0)
+		snprintf(err, err_size, "[Attrd] %s = %s: expected yes or no", key,
+			 nfskeys_conf_get(ctx, "Attrd", key));
+	return r;
+}
+
+/* The [Attrd] LDAP settings into *s (s->uri NULL when none); on error err says why. */
+static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
+			 size_t err_size)
 {
 	const char *uri = nfskeys_conf_get(ctx, "Attrd", "LDAP-URI");
 	const char *base = nfskeys_conf_get(ctx, "Attrd", "LDAP-Base");
 	const char *dn = nfskeys_conf_get(ctx, "Attrd", "LDAP-Bind-DN");
 	const char *pw = nfskeys_conf_get(ctx, "Attrd", "LDAP-Bind-Password-File");
+	const char *ca = nfskeys_conf_get(ctx, "Attrd", "LDAP-CA-File");
 	struct settings tmp = { 0 };
+	struct ldap_tls tls;
+	bool cleartext;
 	int64_t v;
 	int r;
 
@@ -77,32 +112,53 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s)
 	if (!uri || !*uri)
 		return 0;
 	if (!base || !*base) {
-		log_err(ctx, "[Attrd] LDAP-URI is set but LDAP-Base is not");
+		snprintf(err, err_size, "[Attrd] LDAP-URI is set but LDAP-Base is not");
 		return -EINVAL;
 	}
 	tmp.uri = (char *)uri;
 	tmp.base = (char *)base;
 	tmp.bind_dn = dn && *dn ? (char *)dn : NULL;
 	tmp.pw_file = pw && *pw ? (char *)pw : NULL;
+	tmp.ca_file = ca && *ca ? (char *)ca : NULL;
 	tmp.interval = 300;
 	tmp.timeout = 10;
 	r = nfskeys_conf_get_duration(ctx, "Attrd", "Sync-Interval", 1000, 1, 86400, &v);
 	if (r == 0)
 		tmp.interval = (unsigned)v;
 	else if (r != -ENOENT) {
-		log_err(ctx, "[Attrd] Sync-Interval = %s: expected a duration from 1 to 86400 s",
-			nfskeys_conf_get(ctx, "Attrd", "Sync-Interval"));
+		snprintf(err, err_size,
+			 "[Attrd] Sync-Interval = %s: expected a duration from 1 to 86400 s",
+			 nfskeys_conf_get(ctx, "Attrd", "Sync-Interval"));
 		return r;
 	}
 	r = nfskeys_conf_get_duration(ctx, "Attrd", "LDAP-Timeout", 1000, 1, 600, &v);
 	if (r == 0)
 		tmp.timeout = (unsigned)v;
 	else if (r != -ENOENT) {
-		log_err(ctx, "[Attrd] LDAP-Timeout = %s: expected a duration from 1 to 600 s",
-			nfskeys_conf_get(ctx, "Attrd", "LDAP-Timeout"));
+		snprintf(err, err_size,
+			 "[Attrd] LDAP-Timeout = %s: expected a duration from 1 to 600 s",
+			 nfskeys_conf_get(ctx, "Attrd", "LDAP-Timeout"));
 		return r;
 	}
+	if ((r = conf_flag(ctx, "LDAP-StartTLS", &tmp.start_tls, err, err_size)) < 0 ||
+	    (r = conf_flag(ctx, "LDAP-Allow-Cleartext-Bind", &cleartext, err, err_size)) < 0)
+		return r;
+	/* a bind password never goes over a cleartext connection unless the admin says so */
+	tls = settings_tls(&tmp);
+	if (tmp.bind_dn && tmp.pw_file &&
+	    (r = ldap_tls_check_bind(&tls, cleartext, err, err_size)) < 0)
+		return -EINVAL;
 	return settings_dup(&tmp, s);
+}
+
+int attrd_ldap_check(struct nfskeys_ctx *ctx, char *err, size_t err_size)
+{
+	struct settings s;
+	int r = settings_read(ctx, &s, err, err_size);
+
+	if (r == 0)
+		settings_done(&s);
+	return r;
 }
 
 int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret)
@@ -111,8 +167,12 @@ int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret)
 	struct settings s;
 	int r;
 
+	char err[512];
+
 	*ret = NULL;
-	r = settings_read(ctx, &s);
+	r = settings_read(ctx, &s, err, sizeof(err));
+	if (r < 0)
+		log_err(ctx, "%s", err);
 	if (r < 0 || !s.uri)
 		return r;
 	l = calloc(1, sizeof(*l));
@@ -130,10 +190,13 @@ int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret)
 int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx)
 {
 	struct settings s;
-	int r = settings_read(ctx, &s);
+	char err[512];
+	int r = settings_read(ctx, &s, err, sizeof(err));
 
-	if (r < 0)
+	if (r < 0) {
+		log_err(ctx, "%s", err);
 		return r;
+	}
 	if (!s.uri) {
 		log_notice(ctx, "LDAP-URI removed: syncing stops at the next restart; the "
 				"LDAP-sourced policies stay");
@@ -201,6 +264,8 @@ static void fetch(struct result *res, const struct settings *s)
 {
 	static char *attrs[] = { "nfskeysDomain", "nfskeysPath", "nfskeysAttribute", NULL };
 	struct timeval tv = { .tv_sec = s->timeout };
+	struct ldap_tls tls = settings_tls(s);
+	const char *step = "initialize";
 	LDAP *ld = NULL;
 	LDAPMessage *msg = NULL;
 	int v3 = LDAP_VERSION3, rc;
@@ -212,6 +277,12 @@ static void fetch(struct result *res, const struct settings *s)
 	ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
 	ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
+	/* the certificate is always checked; a failed StartTLS never falls back to plain
+	 * LDAP: the sync fails and the last good copy stays */
+	step = s->start_tls ? "StartTLS" : "connect";
+	rc = ldap_tls_setup(ld, &tls);
+	if (rc != LDAP_SUCCESS)
+		goto fail;
 	if (s->bind_dn) {
 		/* Read into a secret buffer (wiped, and the process made non-dumpable), not
 		 * through stdio, whose buffer would keep a copy in freed heap. */
@@ -239,11 +310,13 @@ static void fetch(struct result *res, const struct settings *s)
 			cred.bv_val = nfskeys_secret_data(pw);
 			cred.bv_len = nfskeys_secret_len(pw);
 		}
+		step = "bind";
 		rc = ldap_sasl_bind_s(ld, s->bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
 		nfskeys_secret_free(pw);
 		if (rc != LDAP_SUCCESS)
 			goto fail;
 	}
+	step = "search";
 	rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE,
 			       "(objectClass=nfskeysDirectoryPolicy)", attrs, 0, NULL, NULL, &tv,
 			       0, &msg);
@@ -268,7 +341,7 @@ static void fetch(struct result *res, const struct settings *s)
 	}
 	goto out;
 fail:
-	snprintf(res->msg, sizeof(res->msg), "%s: %s", s->uri, ldap_err2string(rc));
+	ldap_tls_error(&tls, ld, step, rc, res->msg, sizeof(res->msg));
 	res->error = rc == LDAP_SERVER_DOWN || rc == LDAP_TIMEOUT || rc == LDAP_CONNECT_ERROR ?
 			     -EHOSTDOWN : -EIO;
 out:

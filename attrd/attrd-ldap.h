@@ -12,8 +12,12 @@ struct stats_metric;
 struct evloop;
 
 /* From [Attrd] LDAP-URI, LDAP-Base, LDAP-Bind-DN, LDAP-Bind-Password-File,
- * Sync-Interval, LDAP-Timeout.  *ret NULL (and 0) when no LDAP-URI is configured. */
+ * LDAP-StartTLS, LDAP-CA-File, LDAP-Allow-Cleartext-Bind, Sync-Interval, LDAP-Timeout.
+ * *ret NULL (and 0) when no LDAP-URI is configured. */
 int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret);
+/* Validate those settings (a bad value, or a bind password that would go in clear):
+ * 0, or a negative errno with err saying why.  Start and reload call it first. */
+int attrd_ldap_check(struct nfskeys_ctx *ctx, char *err, size_t err_size);
 void attrd_ldap_free(struct attrd_ldap *l);
 /* Take new settings (SIGHUP); they apply from the next sync. */
 int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx);

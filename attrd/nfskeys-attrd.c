@@ -141,7 +141,8 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 	if ((r = conf_limit(c->ctx, "Max-Clients", 1, 65536, &c->max_clients, msg, msg_size)) < 0 ||
 	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", 1, 65536, &c->max_clients_user, msg,
 			    msg_size)) < 0 ||
-	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0)
+	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0 ||
+	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
 		goto fail;
 	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
 	/* Opened anew on every reload, even at the same path: the index is rebuilt from what

@@ -193,8 +193,34 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 
 /* ---------------------------------------------------------------- helpers */
 
-/* The pid of a running rpc.idmapd, or 0. */
-static pid_t find_rpc_idmapd(void)
+/* What rpc.idmapd's command line says it serves: -S only knfsd's channels, -C only the
+ * client's pipes, both without either (rpc.idmapd(8)); -p and -c take an argument. */
+static void rpc_idmapd_serves(const char *cmdline, size_t len, bool *server, bool *client)
+{
+	bool only_server = false, only_client = false;
+
+	/* argv[0], then the arguments, NUL-separated */
+	for (size_t i = strnlen(cmdline, len) + 1; i < len; i += strnlen(cmdline + i, len - i) + 1) {
+		const char *a = cmdline + i;
+
+		if (a[0] != '-' || a[1] == '-')
+			continue;
+		for (const char *o = a + 1; *o; o++) {
+			if (*o == 'S')
+				only_server = true;
+			else if (*o == 'C')
+				only_client = true;
+			else if (*o == 'p' || *o == 'c')
+				break; /* the rest is the option's argument */
+		}
+	}
+	*server = !only_client;
+	*client = !only_server;
+}
+
+/* The pid of a running rpc.idmapd that serves knfsd's channels (SERVER) or the client's
+ * pipes (!SERVER), or 0. */
+static pid_t find_rpc_idmapd(bool server)
 {
 	DIR *dir = opendir("/proc");
 	struct dirent *de;
@@ -203,7 +229,9 @@ static pid_t find_rpc_idmapd(void)
 	if (!dir)
 		return 0;
 	while (!found && (de = readdir(dir))) {
-		char path[NAME_MAX + 16], comm[32] = "";
+		char path[NAME_MAX + 16], comm[32] = "", cmdline[4096];
+		bool srv, cli;
+		size_t n;
 		FILE *f;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -212,9 +240,21 @@ static pid_t find_rpc_idmapd(void)
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "rpc.idmapd\n"))
-			found = (pid_t)atoi(de->d_name);
+		if (!fgets(comm, sizeof(comm), f) || strcmp(comm, "rpc.idmapd\n") != 0) {
+			fclose(f);
+			continue;
+		}
 		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		n = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+		fclose(f);
+		cmdline[n] = '\0';
+		rpc_idmapd_serves(cmdline, n, &srv, &cli);
+		if (server ? srv : cli)
+			found = (pid_t)atoi(de->d_name);
 	}
 	closedir(dir);
 	return found;
@@ -772,12 +812,9 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	kp->userdata = userdata;
 	kp->chan[0].fd = kp->chan[1].fd = -1;
 	kp->ino_fd = kp->nfs_wd = -1;
-	if (cfg->check_rpc_idmapd && (cfg->server_channels != KPATH_NO ||
-				      cfg->client_pipe != KPATH_NO))
-		other = find_rpc_idmapd();
-
 	if (cfg->server_channels != KPATH_NO) {
 		why[0] = '\0';
+		other = cfg->check_rpc_idmapd ? find_rpc_idmapd(true) : 0;
 		if (other) {
 			snprintf(why, sizeof(why), "rpc.idmapd (pid %d) already serves knfsd's idmap "
 				 "channels: stop it (systemctl stop nfs-idmapd) or set "
@@ -801,6 +838,7 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	}
 	if (cfg->client_pipe != KPATH_NO) {
 		why[0] = '\0';
+		other = cfg->check_rpc_idmapd ? find_rpc_idmapd(false) : 0;
 		if (other) {
 			snprintf(why, sizeof(why), "rpc.idmapd (pid %d) already serves the NFS client's "
 				 "idmap pipes: stop it (systemctl stop nfs-idmapd) or set "

@@ -71,6 +71,9 @@ static const struct conf_key schema[] = {
 	{ "Attrd", "LDAP-Base" },
 	{ "Attrd", "LDAP-Bind-DN" },
 	{ "Attrd", "LDAP-Bind-Password-File" },
+	{ "Attrd", "LDAP-StartTLS" },
+	{ "Attrd", "LDAP-CA-File" },
+	{ "Attrd", "LDAP-Allow-Cleartext-Bind" },
 	{ "Attrd", "Sync-Interval" },
 	{ "Attrd", "LDAP-Timeout" },
 

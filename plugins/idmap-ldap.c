@@ -5,9 +5,11 @@
  * server is not retried
  * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
  * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
- * ldap_bv2escaped_filter_value(); StartTLS is optional.  Names: the NFSv4-name attribute
- * always; the user/group name attribute for name@our-domain, and for a bare name (no
- * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap. */
+ * ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the CA, no bind password in
+ * clear) is common/ldap-tls.c, shared with nfskeys-attrd's fleet sync.  Names: the
+ * NFSv4-name attribute always; the user/group name attribute for name@our-domain, and for
+ * a bare name (no @domain) only with [Translation] No-Strip, as the nsswitch backend and
+ * nfsidmap. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
@@ -16,11 +18,12 @@
 #include <time.h>
 
 #include "idmap-util.h"
+#include "ldap-tls.h"
 
 struct ldap_conf {
 	char *uri, *user_base, *group_base, *bind_dn, *bind_pw_file, *ca_file;
 	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
-	bool start_tls;
+	bool start_tls, allow_cleartext_bind;
 	int timeout, search_timeout, backoff_max;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
@@ -31,6 +34,7 @@ struct ldap_conf {
 /* One pooled connection: used by one lookup at a time, opened when first needed. */
 struct ldap_slot {
 	LDAP *ld;
+	struct ldap_tls tls; /* d->tls, with this handle's handshake state (outlives ld) */
 	bool busy;
 	char last_error[320]; /* of the lookup using it */
 };
@@ -40,6 +44,7 @@ struct ldap_data {
 	pthread_cond_t free_slot;
 	struct nfskeys_ctx *ctx;
 	struct ldap_conf c;
+	struct ldap_tls tls; /* points into c; each connection works on its own copy */
 	unsigned pool_size;
 	struct ldap_slot *slots;
 	/* the server's state, shared by all connections: one failure backs them all off */
@@ -163,6 +168,8 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	}
 	if (nfskeys_conf_get_bool(ctx, "LDAP", "StartTLS", &b) == 0)
 		d->c.start_tls = b;
+	if (nfskeys_conf_get_bool(ctx, "LDAP", "Allow-Cleartext-Bind", &b) == 0)
+		d->c.allow_cleartext_bind = b;
 	if ((r = conf_secs(ctx, "Timeout", 5, &d->c.timeout)) < 0 ||
 	    (r = conf_secs(ctx, "Search-Timeout", 5, &d->c.search_timeout)) < 0 ||
 	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0 ||
@@ -190,6 +197,20 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		ldap_done(d);
 		return -EINVAL;
 	}
+	d->tls = (struct ldap_tls){ .uri = d->c.uri, .ca_file = d->c.ca_file,
+				    .start_tls = d->c.start_tls, .section = "[LDAP] ",
+				    .key_prefix = "" };
+	/* a bind password never goes over a cleartext connection unless the admin says so */
+	if (d->c.bind_dn[0] && d->c.bind_pw_file[0]) {
+		char err[512];
+
+		r = ldap_tls_check_bind(&d->tls, d->c.allow_cleartext_bind, err, sizeof(err));
+		if (r < 0) {
+			plog(ctx, LOG_ERR, "%s", err);
+			ldap_done(d);
+			return r == -EPERM ? -EINVAL : r;
+		}
+	}
 	*ret_data = d;
 	return 0;
 }
@@ -208,28 +229,11 @@ static int read_password(struct ldap_data *d, struct nfskeys_secret **ret)
 
 static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const char *what)
 {
-	char *diag = NULL;
 	int backoff;
 
-	/* libldap's diagnostic says what the server objected to; for a failed TLS
-	 * handshake (GnuTLS-built libldap says only "unknown error code") name the usual
-	 * causes instead */
-	if (s->ld)
-		ldap_get_option(s->ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
-	if (err == LDAP_CONNECT_ERROR && d->c.start_tls && strcmp(what, "StartTLS") == 0) {
-		ldap_memfree(diag);
-		diag = NULL;
-		snprintf(s->last_error, sizeof(s->last_error),
-			 "%s: StartTLS: TLS handshake failed: the server certificate is not "
-			 "trusted (signed by [LDAP] CA-File %s?) or does not name the URI's host",
-			 d->c.uri, d->c.ca_file[0] ? d->c.ca_file : "(unset: system CAs)");
-		goto out;
-	}
-	snprintf(s->last_error, sizeof(s->last_error), "%s: %s: %s%s%s%s", d->c.uri, what,
-		 ldap_err2string(err), diag && *diag ? " (" : "", diag && *diag ? diag : "",
-		 diag && *diag ? ")" : "");
-	ldap_memfree(diag);
-out:
+	/* libldap's text and the server's diagnostic, or the certificate named when a TLS
+	 * handshake failed */
+	ldap_tls_error(&s->tls, s->ld, what, err, s->last_error, sizeof(s->last_error));
 	if (s->ld) {
 		ldap_unbind_ext_s(s->ld, NULL, NULL);
 		s->ld = NULL;
@@ -264,6 +268,7 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 	pthread_mutex_unlock(&d->lock);
 	if (down)
 		return -EHOSTDOWN;
+	s->tls = d->tls; /* the handshake flag is the connection's own */
 	r = ldap_initialize(&s->ld, d->c.uri);
 	if (r != LDAP_SUCCESS)
 		return fail_down(d, s, r, "initialize");
@@ -272,21 +277,11 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 	ldap_set_option(s->ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(s->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
 	/* the CA applies to StartTLS and to ldaps:// alike; the certificate is always
-	 * verified (libldap's default: demand), and a failed StartTLS never falls back to
-	 * plain LDAP: the backend is then down */
-	if (d->c.start_tls || d->c.ca_file[0]) {
-		int newctx = 0, demand = LDAP_OPT_X_TLS_DEMAND;
-
-		ldap_set_option(s->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &demand);
-		if (d->c.ca_file[0])
-			ldap_set_option(s->ld, LDAP_OPT_X_TLS_CACERTFILE, d->c.ca_file);
-		ldap_set_option(s->ld, LDAP_OPT_X_TLS_NEWCTX, &newctx);
-	}
-	if (d->c.start_tls) {
-		r = ldap_start_tls_s(s->ld, NULL, NULL);
-		if (r != LDAP_SUCCESS)
-			return fail_down(d, s, r, "StartTLS");
-	}
+	 * verified, and a failed StartTLS never falls back to plain LDAP: the backend is
+	 * then down */
+	r = ldap_tls_setup(s->ld, &s->tls);
+	if (r != LDAP_SUCCESS)
+		return fail_down(d, s, r, d->c.start_tls ? "StartTLS" : "connect");
 	if (d->c.bind_dn[0]) {
 		struct nfskeys_secret *pw = NULL;
 		struct berval cred;

@@ -13,6 +13,7 @@
 #include "idmapd-client.h"
 #include "nfskeys-idmap.h"
 #include "nfskeys-tool.h"
+#include "request-key-conf.h"
 
 #define PING_TIMEOUT_MS 2000
 /* A quota is short when fewer than this share (percent) of the keys or bytes is left. */
@@ -96,8 +97,9 @@ struct route {
 	unsigned line;
 };
 
-static void route_scan_file(struct route *r, const char *path, const char *shown)
+static void route_scan_file(const char *path, const char *shown, void *userdata)
 {
+	struct route *r = userdata;
 	char line[2048];
 	unsigned no = 0;
 	FILE *f = fopen(path, "re");
@@ -105,16 +107,15 @@ static void route_scan_file(struct route *r, const char *path, const char *shown
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		char op[32], type[128], desc[512], callout[512], prog[512];
+		struct rk_rule rule;
 		long skip[3];
 
 		no++;
-		if (sscanf(line, " %31s %127s %511s %511s %511s", op, type, desc, callout, prog) != 5 ||
-		    op[0] == '#' || !streq(op, "create"))
+		if (rk_parse_line(line, &rule) <= 0 || !streq(rule.op, "create"))
 			continue;
-		skip[0] = wild_skip(type, r->type);
-		skip[1] = wild_skip(desc, r->desc);
-		skip[2] = wild_skip(callout, r->callout);
+		skip[0] = wild_skip(rule.type, r->type);
+		skip[1] = wild_skip(rule.desc, r->desc);
+		skip[2] = wild_skip(rule.callout, r->callout);
 		if (skip[0] < 0 || skip[1] < 0 || skip[2] < 0)
 			continue;
 		if (r->found) {
@@ -131,36 +132,49 @@ static void route_scan_file(struct route *r, const char *path, const char *shown
 		memcpy(r->skip, skip, sizeof(skip));
 		r->found = true;
 		r->line = no;
-		snprintf(r->prog, sizeof(r->prog), "%s", prog[0] == '|' ? prog + 1 : prog);
+		snprintf(r->prog, sizeof(r->prog), "%s",
+			 rule.prog[0] == '|' ? rule.prog + 1 : rule.prog);
 		snprintf(r->file, sizeof(r->file), "%s", shown);
 	}
 	fclose(f);
 }
 
-static int conf_filter(const struct dirent *de)
+/* request-key's files under --root */
+static void rk_files(const struct doctor *d, char *ddir, char *conf)
 {
-	size_t n = strlen(de->d_name);
-
-	return de->d_name[0] != '.' && n > 5 && streq(de->d_name + n - 5, ".conf");
+	rooted(d, "/etc/request-key.d", ddir, PATH_MAX);
+	rooted(d, "/etc/request-key.conf", conf, PATH_MAX);
 }
 
 static void route_find(const struct doctor *d, struct route *r)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 300], shown[PATH_MAX];
-	struct dirent **names = NULL;
-	int n;
+	char ddir[PATH_MAX], conf[PATH_MAX];
 
-	rooted(d, "/etc/request-key.d", dir, sizeof(dir));
-	n = scandir(dir, &names, conf_filter, alphasort);
-	for (int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		snprintf(shown, sizeof(shown), "/etc/request-key.d/%s", names[i]->d_name);
-		route_scan_file(r, path, shown);
-		free(names[i]);
-	}
-	free(names);
-	rooted(d, "/etc/request-key.conf", path, sizeof(path));
-	route_scan_file(r, path, "/etc/request-key.conf");
+	rk_files(d, ddir, conf);
+	rk_for_each_file(ddir, conf, strlen(d->root), route_scan_file, r);
+}
+
+/* request-key stops at a line it cannot read ("Syntax error") and fails the key: one bad
+ * line in any file fails every upcall, ours included (tests/kernel/nfs-failure.ktest). */
+static void report_malformed(const char *shown, unsigned line, const char *text, void *userdata)
+{
+	struct doctor *d = userdata;
+	char subject[PATH_MAX + 16];
+
+	snprintf(subject, sizeof(subject), "%s:%u", shown, line);
+	finding(d, "request-key", subject, ST_PROBLEM, "correct the line or remove it",
+		"'%.200s' is not a rule (op type description callout program): request-key "
+		"gives up on it, so every upcall fails, nfskeys-upcall's too", text);
+}
+
+static void check_request_key_syntax(struct doctor *d)
+{
+	char ddir[PATH_MAX], conf[PATH_MAX];
+
+	rk_files(d, ddir, conf);
+	if (rk_find_malformed(ddir, conf, strlen(d->root), report_malformed, d) == 0)
+		finding(d, "request-key", "files", ST_OK, NULL,
+			"every line of /etc/request-key.d/*.conf and /etc/request-key.conf is a rule");
 }
 
 static const char *owner_of(const char *prog)
@@ -636,6 +650,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	}
 	if (d.json)
 		printf("{\"findings\":[\n");
+	check_request_key_syntax(&d);
 	check_routes(&d);
 	check_daemons(&d, ctx, idmapd_sock, attrd_sock);
 	check_domain(&d, ctx);

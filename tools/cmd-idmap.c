@@ -12,6 +12,7 @@
 #include "idmapd-client.h"
 #include "ini.h"
 #include "nfskeys-tool.h"
+#include "request-key-conf.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
 
@@ -450,41 +451,60 @@ static int find_helper(char *buf, size_t size)
 
 /* Report the lines of other files that we take over (ours are more specific: request-key
  * prefers the match with the fewest wildcard characters). */
-static void report_overrides(const char *dir, const char *ours)
+static void report_override(const char *path, const char *shown, void *userdata)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	bool *any = userdata;
+	char line[2048];
+	FILE *f;
+
+	const char *base = strrchr(shown, '/');
+
+	if (base && streq(base, "/nfskeys.conf"))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct rk_rule r;
+
+		if (rk_parse_line(line, &r) <= 0 || !streq(r.op, "create"))
+			continue;
+		if (!streq(r.type, "id_resolver") && !streq(r.type, "cifs.idmap"))
+			continue;
+		printf("overrides %s: %s keys (%s) were handled by %s\n", shown, r.type, r.desc,
+		       r.prog);
+		*any = true;
+	}
+	fclose(f);
+}
+
+/* A line request-key cannot read fails every upcall, ours included: say so now. */
+static void warn_malformed(const char *shown, unsigned line, const char *text, void *userdata)
+{
+	(void)userdata;
+	fprintf(stderr,
+		"nfskeys: warning: %s:%u: '%.200s' is not a request-key rule: request-key "
+		"gives up on it and every upcall fails, nfskeys-upcall's too; correct or "
+		"remove it\n",
+		shown, line, text);
+}
+
+/* DIR (request-key.d) and the request-key.conf beside it */
+static void report_request_key(const char *dir)
+{
+	char conf[PATH_MAX + 32], *slash;
 	bool any = false;
 
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX], line[1024];
-		FILE *f;
-
-		if (de->d_name[0] == '.' || streq(de->d_name, ours))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char op[32], type[64], desc[256], prog[512];
-
-			if (sscanf(line, "%31s %63s %255s %*s %511s", op, type, desc, prog) != 4 ||
-			    op[0] == '#' || !streq(op, "create"))
-				continue;
-			if (!streq(type, "id_resolver") && !streq(type, "cifs.idmap"))
-				continue;
-			printf("overrides %s: %s keys (%s) were handled by %s\n", path, type, desc,
-			       prog);
-			any = true;
-		}
-		fclose(f);
-	}
-	closedir(d);
+	snprintf(conf, sizeof(conf), "%s", dir);
+	slash = strrchr(conf, '/');
+	if (slash)
+		strcpy(slash + 1, "request-key.conf");
+	else
+		snprintf(conf, sizeof(conf), "request-key.conf");
+	rk_for_each_file(dir, conf, 0, report_override, &any);
 	if (!any)
-		printf("no other request-key.d file handled id_resolver or cifs.idmap keys\n");
+		printf("no other request-key file handled id_resolver or cifs.idmap keys\n");
+	rk_find_malformed(dir, conf, 0, warn_malformed, NULL);
 }
 
 static int cmd_enable_upcalls(int argc, char *argv[])
@@ -537,7 +557,7 @@ static int cmd_enable_upcalls(int argc, char *argv[])
 				  strerror(errno));
 	}
 	printf("installed %s (helper %s)\n", path, helper);
-	report_overrides(dir, "nfskeys.conf");
+	report_request_key(dir);
 	return EXIT_OK;
 }
 

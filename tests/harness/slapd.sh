@@ -8,7 +8,8 @@
 #                            same port with the same data.  t_slapd_kill stops it with
 #                            SIGKILL (a crash; faster than the orderly ~2 s shutdown).
 #   t_slapd_enable_tls CERT KEY  restart it offering StartTLS with that server certificate
-#                            and key (PEM files; plain LDAP stays available).
+#                            and key (PEM files; plain LDAP stays available), and ldaps://
+#                            on a second free port: sets SLAPD_LDAPS_URI SLAPD_LDAPS_PORT.
 # The rootdn password is a random test-only value kept in a file (never in argv).
 # LDIF for t_slapd_load, on stdout (entries end with a blank line; concatenate them):
 #   t_ldif_ou NAME            an organizationalUnit ou=NAME under $SLAPD_SUFFIX
@@ -58,8 +59,8 @@ t_slapd_start() {
 }
 
 t_slapd_restart() {
-	"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" -h "$SLAPD_URI" >"$SLAPD_DIR/slapd.log" 2>&1 ||
-		return 1
+	"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" -h "$SLAPD_URI${SLAPD_LDAPS_URI:+ $SLAPD_LDAPS_URI}" \
+		>"$SLAPD_DIR/slapd.log" 2>&1 || return 1
 	t_wait_for "ldapsearch -x -LLL -H '$SLAPD_URI' -s base -b '' namingContexts" 10
 }
 
@@ -105,6 +106,8 @@ t_slapd_enable_tls() {
 	# TLS directives are global: they go before the database section
 	sed -i -e '/^TLSCertificate/d' -e "/^database /i TLSCertificateFile $1\\
 TLSCertificateKeyFile $2" "$SLAPD_DIR/slapd.conf" || return 1
+	SLAPD_LDAPS_PORT=$(t_free_port)
+	SLAPD_LDAPS_URI="ldaps://127.0.0.1:$SLAPD_LDAPS_PORT/"
 	t_slapd_stop
 	t_slapd_restart
 }

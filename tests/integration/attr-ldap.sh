@@ -37,6 +37,8 @@ LDAP-URI = $SLAPD_URI
 LDAP-Base = ou=nfskeys,dc=nfskeys,dc=test
 LDAP-Bind-DN = $SLAPD_ROOTDN
 LDAP-Bind-Password-File = $SLAPD_ROOTPW_FILE
+# plain LDAP on loopback: TLS is ldap-tls.sh's subject
+LDAP-Allow-Cleartext-Bind = yes
 Sync-Interval = 1
 LDAP-Timeout = 2
 EOF

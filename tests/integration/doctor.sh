@@ -110,6 +110,21 @@ fault "helper missing" "routes NFS name to uid to /usr/sbin/nfskeys-upcall, whic
 mv "$T_TMP/upcall.saved" "$R/usr/sbin/nfskeys-upcall"
 check_eq "routes restored: exit 0" 0 "$(doc >/dev/null 2>&1; echo $?)"
 
+# --- a malformed line in another file: request-key gives up on it, every upcall fails
+# (the kernel test bed's nfs-failure.ktest shows it on a real kernel)
+printf '# a comment\n\ncreate id_resolver\n' >"$R/etc/request-key.d/00-broken.conf"
+fault "malformed request-key line" \
+	"request-key /etc/request-key.d/00-broken.conf:3: 'create id_resolver' is not a rule (op type description callout program): request-key gives up on it, so every upcall fails, nfskeys-upcall's too; fix: correct the line or remove it"
+check_contains "malformed request-key line: healthy files are not blamed" \
+	"1 problem found" "$(printf '%s\n' "$out" | tail -1)"
+"$NFSKEYS" idmap enable-upcalls --dir "$R/etc/request-key.d" --helper /usr/sbin/nfskeys-upcall \
+	>"$T_TMP/enable.out" 2>&1
+check_contains "enable-upcalls warns about the malformed line" \
+	"nfskeys: warning: $R/etc/request-key.d/00-broken.conf:3: 'create id_resolver' is not a request-key rule: request-key gives up on it and every upcall fails" \
+	"$(cat "$T_TMP/enable.out")"
+rm "$R/etc/request-key.d/00-broken.conf"
+check_eq "malformed line removed: exit 0" 0 "$(doc >/dev/null 2>&1; echo $?)"
+
 # --- a domain mismatch with nfs-common's idmapd.conf
 printf '[General]\nDomain = other.test\n' >"$R/etc/idmapd.conf"
 fault "domain mismatch" "domain NFSv4: nfskeys uses example.test (from"

@@ -137,6 +137,7 @@ LDAP-URI = ldap://127.0.0.1:$PROXY_PORT/
 LDAP-Base = ou=nfskeys,$S
 LDAP-Bind-DN = $SLAPD_ROOTDN
 LDAP-Bind-Password-File = $SLAPD_ROOTPW_FILE
+LDAP-Allow-Cleartext-Bind = yes
 Sync-Interval = 1
 LDAP-Timeout = 1
 EOF

@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 29
+plan 34
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -119,3 +119,33 @@ printf '[Kernel]\nServer-Channels = maybe\n' >"$T_TMP/bad.conf"
 check_eq "[Kernel] Server-Channels = maybe: the daemon does not start (exit 3)" 3 $?
 check_contains "... and says why" "[Kernel] Server-Channels = maybe: expected yes, no or auto" \
 	"$(cat "$T_TMP/bad.log")"
+
+# rpc.idmapd beside us: -S serves only knfsd's channels, so the client's pipes are ours to
+# serve (found by bench/kernel-idmap.ktest: an rpc.idmapd -S made Client-Pipe = yes refuse
+# to start); without -S it serves both, and we refuse rather than fight over the pipes.
+# A stand-in: a shell that names itself rpc.idmapd (comm) with rpc.idmapd's options.
+fake_rpc_idmapd() {
+	sh -c 'printf rpc.idmapd >/proc/$$/comm; while :; do sleep 1; done' rpc.idmapd "$@" &
+	FAKE=$!
+	t_wait_for "grep -qx rpc.idmapd /proc/$FAKE/comm" 5
+}
+t_idmapd_conf '[Kernel]' 'Server-Channels = no' 'Client-Pipe = yes' \
+	"Pipefs-Directory = $PIPEFS"
+fake_rpc_idmapd -f -S -p /run/rpc_pipefs
+check "rpc.idmapd -S runs: Client-Pipe = yes starts (the pipes are not rpc.idmapd's)" \
+	t_idmapd_start
+t_idmapd_stop
+t_idmapd_conf '[Kernel]' 'Server-Channels = yes' 'Client-Pipe = no' "Channel-Dir = $RPC"
+"$IDMAPD" --foreground --config "$IDMAPD_CONF" >"$T_TMP/busy.log" 2>&1
+check_eq "rpc.idmapd -S runs: Server-Channels = yes refuses to start (exit 3)" 3 $?
+check_contains "... naming rpc.idmapd and the channels" \
+	"rpc.idmapd (pid $FAKE) already serves knfsd's idmap channels" "$(cat "$T_TMP/busy.log")"
+kill $FAKE
+fake_rpc_idmapd -vf
+t_idmapd_conf '[Kernel]' 'Server-Channels = no' 'Client-Pipe = yes' \
+	"Pipefs-Directory = $PIPEFS"
+"$IDMAPD" --foreground --config "$IDMAPD_CONF" >"$T_TMP/busy.log" 2>&1
+check_eq "rpc.idmapd without -S/-C runs: Client-Pipe = yes refuses to start (exit 3)" 3 $?
+check_contains "... naming rpc.idmapd and the pipes" \
+	"rpc.idmapd (pid $FAKE) already serves the NFS client's idmap pipes" "$(cat "$T_TMP/busy.log")"
+kill $FAKE

@@ -53,6 +53,7 @@ Base = $S
 User-Base = ou=people,$S
 Bind-DN = $SLAPD_ROOTDN
 Bind-Password-File = $W/bindpw
+Allow-Cleartext-Bind = yes
 [Idmapd]
 Socket = $W/idmapd.sock
 Kernel-Keyrings = nfskeys-test-none-$$
@@ -87,6 +88,7 @@ LDAP-URI = $SLAPD_URI
 LDAP-Base = ou=nfskeys,$S
 LDAP-Bind-DN = $SLAPD_ROOTDN
 LDAP-Bind-Password-File = $W/bindpw
+LDAP-Allow-Cleartext-Bind = yes
 Sync-Interval = 1
 EOF
 setpriv --reuid=$U --regid=$U --clear-groups $T_OU_ENV \
