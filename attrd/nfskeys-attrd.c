@@ -22,6 +22,18 @@
 enum op { OP_SET, OP_UNSET, OP_LOOKUP, OP_OTHER, _OP_MAX };
 static const char *const op_names[_OP_MAX] = { "set", "unset", "lookup", "other" };
 
+/* What a user who is not an admin may do (issue 21 items 4 and 6). */
+struct attrd_limits {
+	uint64_t user_dirs;      /* [Attrd] Max-Policies-Per-User */
+	uint64_t user_bytes;     /* [Attrd] Max-Bytes-Per-User */
+	unsigned sweep_interval; /* [Attrd] Orphan-Check-Interval, seconds */
+	bool synthesized_owners; /* [Attrd] Trust-Synthesized-Owners */
+};
+
+#define ATTRD_DEFAULT_USER_DIRS 1000
+#define ATTRD_DEFAULT_USER_BYTES (1024 * 1024)
+#define ATTRD_DEFAULT_SWEEP 300
+
 struct op_stats {
 	uint64_t calls, errors, refused;
 	struct stats_hist latency;
@@ -38,11 +50,13 @@ struct daemon {
 	bool have_admin;
 	gid_t admin_gid;
 	char *admin_group;
+	struct attrd_limits lim;
 	uint64_t generation;
 	int64_t start_usec;
 	struct op_stats ops[_OP_MAX];
 	struct attrd_ldap *ldap;
 	struct evtimer *sync_timer;
+	struct evtimer *sweep_timer;
 	struct daemon_shell sh;
 	char *runtime_dir;
 	unsigned max_clients, idle_timeout; /* as started (they apply at start only) */
@@ -58,6 +72,7 @@ struct attrd_config {
 	bool have_admin;
 	gid_t admin_gid;
 	char *admin_group;
+	struct attrd_limits lim;
 	unsigned max_clients;  /* [Attrd] Max-Clients; applies at start */
 	unsigned max_clients_user; /* [Attrd] Max-Clients-Per-User (root exempt); at start */
 	unsigned idle_timeout; /* [Attrd] Idle-Timeout, seconds; applies at start */
@@ -92,6 +107,43 @@ static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned min, un
 	return 0;
 }
 
+/* The per-user limits and the owner rule; a malformed value is an error naming it. */
+static int conf_user_limits(struct nfskeys_ctx *ctx, struct attrd_limits *lim, char *msg,
+			    size_t msg_size)
+{
+	const char *key = "Max-Policies-Per-User", *what = "a number from 0 (no limit) to 10000000";
+	int64_t v;
+	int r;
+
+	r = nfskeys_conf_get_int(ctx, "Attrd", key, 0, 10000000, &v);
+	if (r == 0)
+		lim->user_dirs = (uint64_t)v;
+	if (r == 0 || r == -ENOENT) {
+		key = "Max-Bytes-Per-User";
+		what = "a size from 0 (no limit) to 1G (bytes, with K, M or G)";
+		r = nfskeys_conf_get_size(ctx, "Attrd", key, 0, 1LL << 30, &v);
+		if (r == 0)
+			lim->user_bytes = (uint64_t)v;
+	}
+	if (r == 0 || r == -ENOENT) {
+		key = "Orphan-Check-Interval";
+		what = "a duration from 1 s to 1 d (a number, optionally with s, m, h or d)";
+		r = nfskeys_conf_get_duration(ctx, "Attrd", key, 1000, 1, 86400, &v);
+		if (r == 0)
+			lim->sweep_interval = (unsigned)v;
+	}
+	if (r == 0 || r == -ENOENT) {
+		key = "Trust-Synthesized-Owners";
+		what = "yes or no";
+		r = nfskeys_conf_get_bool(ctx, "Attrd", key, &lim->synthesized_owners);
+	}
+	if (r == 0 || r == -ENOENT)
+		return 0;
+	snprintf(msg, msg_size, "[Attrd] %s = %s: expected %s", key,
+		 nfskeys_conf_get(ctx, "Attrd", key), what);
+	return -EINVAL;
+}
+
 /* Load the configuration and open the store it names into *c (nothing of the running
  * daemon is touched); on error *msg says why and the exit code class is returned in
  * *ret_exit. */
@@ -103,7 +155,10 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 	int r;
 
 	*c = (struct attrd_config){ .max_clients = 1024, .max_clients_user = 64,
-				    .idle_timeout = 30 };
+				    .idle_timeout = 30,
+				    .lim = { .user_dirs = ATTRD_DEFAULT_USER_DIRS,
+					     .user_bytes = ATTRD_DEFAULT_USER_BYTES,
+					     .sweep_interval = ATTRD_DEFAULT_SWEEP } };
 	*ret_exit = DAEMON_EXIT_CONFIG;
 	daemon_capture_errors(why, sizeof(why));
 	r = nfskeys_ctx_new_full(d->conf_path, daemon_lib_log, NULL, &c->ctx);
@@ -142,6 +197,7 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", 1, 65536, &c->max_clients_user, msg,
 			    msg_size)) < 0 ||
 	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0 ||
+	    (r = conf_user_limits(c->ctx, &c->lim, msg, msg_size)) < 0 ||
 	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
 		goto fail;
 	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
@@ -164,17 +220,20 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 {
 	struct attrd_config old = { .ctx = d->ctx, .store = d->store,
 				    .have_admin = d->have_admin, .admin_gid = d->admin_gid,
-				    .admin_group = d->admin_group };
+				    .admin_group = d->admin_group, .lim = d->lim };
 
 	d->ctx = c->ctx;
 	d->store = c->store;
 	d->have_admin = c->have_admin;
 	d->admin_gid = c->admin_gid;
 	d->admin_group = c->admin_group;
+	d->lim = c->lim;
 	if (d->ldap)
 		attrd_ldap_configure(d->ldap, d->ctx);
 	*c = old;
 }
+
+static void sweep(struct daemon *d);
 
 /* SIGHUP or RELOAD: the new configuration and store, all or nothing. */
 static int do_reload(struct daemon *d, char *msg, size_t msg_size)
@@ -191,6 +250,7 @@ static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 					       "changes take effect at restart");
 		config_swap(d, &c);
 		config_clear(&c);
+		sweep(d);
 		d->generation++;
 		snprintf(msg, msg_size, "configuration %s loaded (generation %llu)",
 			 nfskeys_ctx_get_conf_path(d->ctx), (unsigned long long)d->generation);
@@ -238,16 +298,36 @@ static bool peer_in_group(const struct ucred *peer, gid_t gid)
 	return uid_ok && found;
 }
 
-/* May peer change the attributes of the directory st (identity where)? */
+/* May peer change the attributes of the directory st (identity id, shown as where)?
+ * *ret_admin tells root and the admin group (no per-user limits) from owners. */
 static int authorize(struct daemon *d, const struct ucred *peer, const struct stat *st,
-		     const char *where, char *msg, size_t msg_size)
+		     const struct nfskeys_attr_id *id, const char *where, bool *ret_admin,
+		     char *msg, size_t msg_size)
 {
+	const char *fstype = nfskeys_attr_id_get_fstype(id);
+
+	*ret_admin = true;
 	if (peer->uid == 0)
 		return 0;
 	if (d->have_admin && peer_in_group(peer, d->admin_gid))
 		return 0;
-	if (st->st_uid == peer->uid)
-		return 0;
+	*ret_admin = false;
+	if (st->st_uid == peer->uid) {
+		/* On a mount whose client makes owners up (cifs without Unix extensions or
+		 * cifsacl, forceuid; afs) whoever mounted it "owns" every directory. */
+		if (d->lim.synthesized_owners ||
+		    !attr_owner_synthesized(fstype, attr_id_get_options(id)))
+			return 0;
+		snprintf(msg, msg_size,
+			 "uid %u may not change the attributes of %s: its owner is made up by the "
+			 "%s client (not the server's), so only root%s%s%s may "
+			 "(see [Attrd] Trust-Synthesized-Owners)",
+			 (unsigned)peer->uid, where, fstype,
+			 d->have_admin ? " or members of group '" : "",
+			 d->have_admin ? d->admin_group : "", d->have_admin ? "'" : "");
+		log_notice(d->ctx, "refused for pid %d: %s", (int)peer->pid, msg);
+		return -EPERM;
+	}
 	snprintf(msg, msg_size,
 		 "uid %u may not change the attributes of %s: it belongs to uid %u, and only its "
 		 "owner%s%s%s may",
@@ -260,8 +340,8 @@ static int authorize(struct daemon *d, const struct ucred *peer, const struct st
 
 /* ---------------------------------------------------------------- requests */
 
-/* The identity of the directory open as fd, seen from the caller's mount namespace if
- * it is not in ours. */
+/* The identity of the directory open as fd: its mount looked up in our mount table, or
+ * (a mount of another namespace) in the caller's, read only so far (issue 21 item 7). */
 static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 		       struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
 {
@@ -271,7 +351,13 @@ static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 
 	snprintf(peer_mi, sizeof(peer_mi), "/proc/%d/mountinfo", (int)peer->pid);
 	r = attr_id_from_fd_tables(d->ctx, fd, files, ret_id);
-	if (r < 0)
+	if (r == -E2BIG)
+		snprintf(msg, msg_size, "cannot place the directory: the mount table is longer "
+			 "than nfskeys-attrd reads (%d bytes)", ATTR_MOUNTINFO_MAX);
+	else if (r == -ESTALE)
+		snprintf(msg, msg_size, "cannot place the directory: its mount moved while it "
+			 "was looked at, or its path is not in the kernel's cache; try again");
+	else if (r < 0)
 		snprintf(msg, msg_size, "cannot place the directory in the mount table: %s",
 			 strerror(-r));
 	return r;
@@ -321,8 +407,8 @@ static void finish(struct daemon *d, enum op op, struct rpc_request *req, int st
 /* The directory passed with a change (its identity, and its display form in *ret_where),
  * when the caller may change it; else a message in msg. */
 static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_fd,
-			   struct nfskeys_attr_id **ret_id, char **ret_where, char *msg,
-			   size_t size)
+			   struct nfskeys_attr_id **ret_id, char **ret_where, bool *ret_admin,
+			   char *msg, size_t size)
 {
 	struct stat st;
 	int r = take_dir(d, req, ret_fd, &st, ret_id, msg, size);
@@ -331,7 +417,8 @@ static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_f
 		return r;
 	*ret_where = attr_id_format(nfskeys_attr_id_get_domain(*ret_id),
 				    nfskeys_attr_id_get_path(*ret_id));
-	return authorize(d, &req->peer, &st, *ret_where ? *ret_where : "?", msg, size);
+	return authorize(d, &req->peer, &st, *ret_id, *ret_where ? *ret_where : "?", ret_admin,
+			 msg, size);
 }
 
 /* Answer a set or unset (status r, message msg, the directory id) and free id. */
@@ -353,9 +440,11 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	attrd_change_res res = {};
 	struct nfskeys_attr_policy *policy = NULL;
 	struct nfskeys_attr_id *id = NULL;
+	struct attr_set_opts o = {};
 	_cleanup_free_ char *where = NULL;
 	_cleanup_close_ int fd = -1;
 	char msg[ATTRD_MESSAGE_MAX + 1] = "";
+	bool admin = false;
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_set_args, &a)) {
@@ -377,19 +466,39 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 		if (r < 0)
 			goto reply;
 	}
-	r = take_authorized(d, req, &fd, &id, &where, msg, sizeof(msg));
+	r = take_authorized(d, req, &fd, &id, &where, &admin, msg, sizeof(msg));
 	if (r < 0)
 		goto reply;
-	r = nfskeys_attr_store_set(d->store, id, policy, req->peer.uid, false);
+	if (!admin) {
+		o.max_dirs = d->lim.user_dirs;
+		o.max_bytes = d->lim.user_bytes;
+	}
+	r = attr_store_set_checked(d->store, id, policy, req->peer.uid, &o);
 	if (r == -E2BIG) {
 		snprintf(msg, sizeof(msg), "too many attributes on one directory (at most %d)",
 			 ATTR_MAX_PER_DIR);
+		goto reply;
+	} else if (r == -EDQUOT) {
+		bool dirs = o.max_dirs && o.dirs > o.max_dirs;
+
+		snprintf(msg, sizeof(msg),
+			 "uid %u would have policy on %llu directories, %llu bytes: over its limit "
+			 "of %llu %s ([Attrd] %s); unset some first",
+			 (unsigned)req->peer.uid, (unsigned long long)o.dirs,
+			 (unsigned long long)o.bytes,
+			 (unsigned long long)(dirs ? o.max_dirs : o.max_bytes),
+			 dirs ? "directories" : "bytes",
+			 dirs ? "Max-Policies-Per-User" : "Max-Bytes-Per-User");
+		log_notice(d->ctx, "refused for pid %d: %s", (int)req->peer.pid, msg);
 		goto reply;
 	} else if (r < 0) {
 		snprintf(msg, sizeof(msg), "cannot store the change: %s", strerror(-r));
 		goto reply;
 	}
 	res.changed = (u_int)nfskeys_attr_policy_count(policy);
+	if (o.dropped)
+		log_notice(d->ctx, "%s: dropped %u attribute(s) set on a directory of the same "
+				   "name that was removed", where, o.dropped);
 	nfskeys_ctx_log(d->ctx, LOG_INFO, __FILE__, __LINE__, __func__,
 			"uid %u set %u attribute(s) on %s", (unsigned)req->peer.uid, res.changed,
 			where);
@@ -408,6 +517,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	_cleanup_free_ char *where = NULL;
 	_cleanup_close_ int fd = -1;
 	char msg[ATTRD_MESSAGE_MAX + 1] = "";
+	bool admin;
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_unset_args, &a)) {
@@ -433,7 +543,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 			keys[i] = a.keys.keys_val[i];
 		}
 	}
-	r = take_authorized(d, req, &fd, &id, &where, msg, sizeof(msg));
+	r = take_authorized(d, req, &fd, &id, &where, &admin, msg, sizeof(msg));
 	if (r < 0)
 		goto reply;
 	r = nfskeys_attr_store_unset(d->store, id, keys, false);
@@ -553,6 +663,9 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 {
 	struct daemon *d = userdata;
 
+	/* readers may lag behind a commit whose snapshot failed (a full disk): any call
+	 * publishes it again, so the lag ends when space returns */
+	(void)attr_store_publish_retry(d->store);
 	switch (req->call.proc) {
 	case ATTRD_NULL:
 		finish(d, OP_OTHER, req, 0);
@@ -610,6 +723,27 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
+}
+
+/* Drop the policy of directories that are gone (issue 21 item 4), at start, on every
+ * reload and every [Attrd] Orphan-Check-Interval. */
+static void sweep(struct daemon *d)
+{
+	unsigned dropped;
+	int r = attr_store_sweep(d->store, &dropped);
+
+	if (r < 0)
+		log_err(d->ctx, "checking for policy of removed directories: %s", strerror(-r));
+	else if (dropped)
+		log_notice(d->ctx, "dropped %u attribute(s) of removed directories", dropped);
+}
+
+static void on_sweep_timer(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	sweep(d);
+	evloop_timer_set(t, evloop_now(loop) + (int64_t)d->lim.sweep_interval * USEC_PER_SEC);
 }
 
 static const char *socket_arg, *store_arg;
@@ -710,6 +844,12 @@ int main(int argc, char *argv[])
 		if (r < 0)
 			goto out;
 	}
+	sweep(&d);
+	r = evloop_add_timer(d.loop,
+			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
+			     on_sweep_timer, &d, &d.sweep_timer);
+	if (r < 0)
+		goto out;
 	daemon_log(LOG_NOTICE, "nfskeys-attrd %s: %zu directories with policy in %s, listening on %s",
 		   PACKAGE_VERSION, attr_index_count(attr_store_index(d.store)),
 		   attr_store_path(d.store), d.socket_path);
@@ -718,6 +858,7 @@ int main(int argc, char *argv[])
 	ret = r < 0 ? DAEMON_EXIT_FAIL : DAEMON_EXIT_OK;
 out:
 	evloop_timer_free(d.sync_timer);
+	evloop_timer_free(d.sweep_timer);
 	attrd_ldap_free(d.ldap);
 	rpc_server_free(d.srv);
 	if (d.socket_path && lfd >= 0)

@@ -6,7 +6,9 @@
 #include <libmount.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <linux/openat2.h>
 
 #include "attr-private.h"
 
@@ -16,6 +18,9 @@ struct nfskeys_attr_id {
 	char *fstype;
 	char *source;
 	char *mountpoint;
+	char *options;     /* the superblock's options from mountinfo (attr_owner_synthesized) */
+	char *handle;      /* name_to_handle_at() of the directory, hex; NULL if none */
+	char *local;       /* the directory's path in nfskeys-attrd's own mount namespace */
 };
 
 _public_ struct nfskeys_attr_id *nfskeys_attr_id_free(struct nfskeys_attr_id *id)
@@ -27,6 +32,9 @@ _public_ struct nfskeys_attr_id *nfskeys_attr_id_free(struct nfskeys_attr_id *id
 	free(id->fstype);
 	free(id->source);
 	free(id->mountpoint);
+	free(id->options);
+	free(id->handle);
+	free(id->local);
 	free(id);
 	return NULL;
 }
@@ -60,6 +68,57 @@ _public_ const char *nfskeys_attr_id_get_source(const struct nfskeys_attr_id *id
 _public_ const char *nfskeys_attr_id_get_mountpoint(const struct nfskeys_attr_id *id)
 {
 	return id ? id->mountpoint : NULL;
+}
+
+const char *attr_id_get_options(const struct nfskeys_attr_id *id)
+{
+	return id ? id->options : NULL;
+}
+
+const char *attr_id_get_handle(const struct nfskeys_attr_id *id)
+{
+	return id ? id->handle : NULL;
+}
+
+const char *attr_id_get_local(const struct nfskeys_attr_id *id)
+{
+	return id ? id->local : NULL;
+}
+
+/* Is the comma-separated option list opts holding exactly the option name? */
+static bool has_option(const char *opts, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = opts; p && *p;) {
+		const char *end = strchrnul(p, ',');
+		size_t len = (size_t)(end - p);
+		const char *eq = memchr(p, '=', len);
+
+		if (eq)
+			len = (size_t)(eq - p);
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+bool attr_owner_synthesized(const char *fstype, const char *options)
+{
+	if (!fstype)
+		return false;
+	/* kafs (and OpenAFS's client, also "afs") shows AFS PTS ids as owners */
+	if (streq(fstype, "afs"))
+		return true;
+	if (!streq(fstype, "cifs") && !streq(fstype, "smb3"))
+		return false;
+	/* forceuid: every inode shows the mount's uid=, whatever the server says */
+	if (has_option(options, "forceuid"))
+		return true;
+	/* real owners come from the Unix or POSIX extensions, or from the ACL's SIDs */
+	return !has_option(options, "unix") && !has_option(options, "posix") &&
+	       !has_option(options, "cifsacl") && !has_option(options, "idsfromsid");
 }
 
 int attr_path_normalize(const char *path, char **ret)
@@ -344,21 +403,57 @@ static int rel_below(const char *abs, const char *mountpoint, const char **ret_r
 	return 0;
 }
 
-static struct libmnt_fs *table_find_id(struct libmnt_table *tb, int mnt_id)
+/* The line of mount mnt_id in a mountinfo file, parsed by libmount.  Bounded before
+ * anything is authorized: at most ATTR_MOUNTINFO_MAX bytes are read (a caller in its own
+ * mount namespace can make its table huge), and only the one line is parsed.  -ENOENT
+ * when the mount is not in the table, -E2BIG when the table is longer than the bound. */
+static int mountinfo_find(struct nfskeys_ctx *ctx, const char *file, int mnt_id,
+			  struct libmnt_fs **ret_fs)
 {
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL, *found = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0, total = 0;
+	char want[24];
+	int wl, r = -ENOENT;
+	ssize_t n;
 
-	if (!it)
-		return NULL;
-	while (mnt_table_next_fs(tb, it, &fs) == 0) {
-		if (mnt_fs_get_id(fs) == mnt_id) {
-			found = fs;
-			break;
+	wl = snprintf(want, sizeof(want), "%d ", mnt_id);
+	f = fopen(file, "re");
+	if (!f)
+		return negerrno();
+	while ((n = getline(&line, &cap, f)) > 0) {
+		struct libmnt_table *tb;
+		struct libmnt_iter *it;
+		struct libmnt_fs *fs = NULL;
+		FILE *m;
+
+		total += (size_t)n;
+		if (total > ATTR_MOUNTINFO_MAX) {
+			log_notice(ctx, "%s: more than %d bytes before mount %d: not read further",
+				   file, ATTR_MOUNTINFO_MAX, mnt_id);
+			return -E2BIG;
 		}
+		if (strncmp(line, want, (size_t)wl) != 0)
+			continue;
+		tb = mnt_new_table();
+		m = fmemopen(line, (size_t)n, "r");
+		it = mnt_new_iter(MNT_ITER_FORWARD);
+		r = -ENOMEM;
+		if (tb && m && it && mnt_table_parse_stream(tb, m, file) == 0 &&
+		    mnt_table_next_fs(tb, it, &fs) == 0 && mnt_fs_get_id(fs) == mnt_id) {
+			mnt_ref_fs(fs);
+			*ret_fs = fs;
+			r = 0;
+		} else if (tb && m && it) {
+			r = -EBADMSG;
+		}
+		mnt_free_iter(it);
+		if (m)
+			fclose(m);
+		mnt_unref_table(tb);
+		return r;
 	}
-	mnt_free_iter(it);
-	return found;
+	return r;
 }
 
 static int fd_mount_id(int fd, int *ret)
@@ -400,13 +495,139 @@ int attr_fd_stat(int fd, struct stat *ret_st)
 	return 0;
 }
 
+static int fd_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return negerrno();
+	if (n >= (ssize_t)size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	if (buf[0] != '/' || (n > 10 && streq(buf + n - 10, " (deleted)")))
+		return -ENOENT;
+	return 0;
+}
+
+static int fd_statx(int fd, struct statx *stx)
+{
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, stx) < 0)
+		return negerrno();
+	return 0;
+}
+
+/* The directory's path below the root of its own mount, computed from one view: walk
+ * ".." from fd while the mount stays the same to find the mount's root, and take both
+ * paths from the kernel the same way (readlink of the descriptors), so neither the
+ * caller's root nor its view of the mount table enters.  The result is checked by
+ * opening it again beneath the mount's root, from the dentry cache only (no filesystem
+ * call can block the daemon): a mount moved in between fails instead of shifting. */
+static int rel_in_mount(int fd, char **ret_rel)
+{
+	char abs[PATH_MAX + 1], rootp[PATH_MAX + 1];
+	struct statx sfd, scur, sup;
+	_cleanup_close_ int cur = -1, chk = -1;
+	const char *rel;
+	int r;
+
+	r = fd_statx(fd, &sfd);
+	if (r < 0)
+		return r;
+	cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return negerrno();
+	scur = sfd;
+	for (int depth = 0;; depth++) {
+		int up;
+
+		if (depth > PATH_MAX / 2)
+			return -ELOOP;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			return negerrno();
+		r = fd_statx(up, &sup);
+		if (r < 0 || sup.stx_mnt_id != sfd.stx_mnt_id ||
+		    (sup.stx_ino == scur.stx_ino && sup.stx_dev_major == scur.stx_dev_major &&
+		     sup.stx_dev_minor == scur.stx_dev_minor)) {
+			close(up);
+			if (r < 0)
+				return r;
+			break;
+		}
+		close(cur);
+		cur = up;
+		scur = sup;
+	}
+	r = fd_path(cur, rootp, sizeof(rootp));
+	if (r == 0)
+		r = fd_path(fd, abs, sizeof(abs));
+	if (r < 0)
+		return r;
+	r = rel_below(abs, rootp, &rel);
+	if (r < 0)
+		return r;
+	if (*rel) {
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
+						   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+						   RESOLVE_CACHED };
+		struct statx s;
+
+		chk = (int)syscall(SYS_openat2, cur, rel, &how, sizeof(how));
+		if (chk < 0)
+			return errno == ENOENT || errno == EXDEV ? -ESTALE : negerrno();
+		r = fd_statx(chk, &s);
+		if (r < 0)
+			return r;
+		if (s.stx_mnt_id != sfd.stx_mnt_id || s.stx_ino != sfd.stx_ino)
+			return -ESTALE;
+	}
+	*ret_rel = strdup(rel);
+	return *ret_rel ? 0 : -ENOMEM;
+}
+
+/* name_to_handle_at() of fd as "TYPE:HEX", or NULL where the filesystem has none. */
+static char *fd_handle(int fd)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	int mnt;
+	char *s, *p;
+
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0 ||
+	    h.fh.handle_bytes > MAX_HANDLE_SZ)
+		return NULL;
+	s = malloc(16 + 2 * h.fh.handle_bytes);
+	if (!s)
+		return NULL;
+	p = s + sprintf(s, "%d:", h.fh.handle_type);
+	for (unsigned i = 0; i < h.fh.handle_bytes; i++)
+		p += sprintf(p, "%02x", h.fh.f_handle[i]);
+	return s;
+}
+
+char *attr_fd_handle(int fd)
+{
+	return fd_handle(fd);
+}
+
 int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
 			   struct nfskeys_attr_id **ret_id)
 {
 	static const char *const self[] = { "/proc/self/mountinfo", NULL };
-	char link[64], abs[PATH_MAX + 1];
+	const char *const *files = mountinfo_files ? mountinfo_files : self;
+	_cleanup_id_ struct nfskeys_attr_id *id = NULL;
+	_cleanup_free_ char *relbuf = NULL;
+	char abs[PATH_MAX + 1];
+	struct libmnt_fs *fs = NULL;
+	const char *rel = NULL;
 	struct stat st;
-	ssize_t n;
 	int mnt_id, r;
 
 	if (fd < 0 || !ret_id)
@@ -419,43 +640,52 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 	r = fd_mount_id(fd, &mnt_id);
 	if (r < 0)
 		return r;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, abs, sizeof(abs) - 1);
-	if (n < 0)
-		return negerrno();
-	if (n >= (ssize_t)sizeof(abs) - 1)
-		return -ENAMETOOLONG;
-	abs[n] = '\0';
-	if (abs[0] != '/' || (n > 10 && streq(abs + n - 10, " (deleted)")))
-		return -ENOENT;
+	r = fd_path(fd, abs, sizeof(abs));
+	if (r < 0)
+		return r;
 
-	for (const char *const *file = mountinfo_files ? mountinfo_files : self; *file; file++) {
-		struct libmnt_table *tb = mnt_new_table_from_file(*file);
-		struct libmnt_fs *fs;
-		const char *rel;
-
-		if (!tb) {
-			log_debug(ctx, "cannot read %s", *file);
-			continue;
-		}
-		fs = table_find_id(tb, mnt_id);
-		if (!fs) {
-			mnt_unref_table(tb);
-			continue;
-		}
+	/* Our own table first: the readlink above and its mount points are one view. */
+	r = mountinfo_find(ctx, files[0], mnt_id, &fs);
+	if (r == 0) {
 		r = rel_below(abs, mnt_fs_get_target(fs), &rel);
-		if (r == 0)
-			r = attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs),
-					       mnt_fs_get_root(fs), mnt_fs_get_devno(fs),
-					       mnt_fs_get_target(fs), rel, ret_id);
-		else
+		if (r < 0)
 			log_debug(ctx, "%s is not below its mount point %s", abs,
 				  mnt_fs_get_target(fs));
-		mnt_unref_table(tb);
-		return r;
+	} else if (r == -ENOENT) {
+		/* A mount of another namespace (the caller's): the other tables give only what
+		 * does not depend on who looks (type, source, root in the filesystem, device,
+		 * options); the path inside the mount comes from the mount itself.  Their
+		 * mount points are the caller's view (its root, its chroot): never joined with
+		 * ours. */
+		for (const char *const *file = files + 1; *file && r == -ENOENT; file++)
+			r = mountinfo_find(ctx, *file, mnt_id, &fs);
+		if (r == 0) {
+			r = rel_in_mount(fd, &relbuf);
+			rel = relbuf;
+		}
 	}
-	log_debug(ctx, "mount %d of %s not found in the mount table", mnt_id, abs);
-	return -ENOENT;
+	if (r == -ENOENT)
+		log_debug(ctx, "mount %d of %s not found in the mount table", mnt_id, abs);
+	if (r == 0)
+		r = attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs),
+				       mnt_fs_get_root(fs), mnt_fs_get_devno(fs),
+				       mnt_fs_get_target(fs), rel, &id);
+	if (r == 0) {
+		const char *o = mnt_fs_get_fs_options(fs);
+
+		if (o && !(id->options = strdup(o)))
+			r = -ENOMEM;
+		id->handle = fd_handle(fd);
+		/* the mount point, only where our own view placed it: the orphan check opens
+		 * the handle on its filesystem */
+		if (r == 0 && !relbuf && !(id->local = strdup(mnt_fs_get_target(fs))))
+			r = -ENOMEM;
+	}
+	mnt_unref_fs(fs);
+	if (r < 0)
+		return r;
+	*ret_id = TAKE_PTR(id);
+	return 0;
 }
 
 _public_ int nfskeys_attr_id_from_fd(struct nfskeys_ctx *ctx, int fd,

@@ -63,6 +63,23 @@ int attr_id_from_table(struct libmnt_table *tb, const char *path, struct nfskeys
 int attr_path_normalize(const char *path, char **ret);
 /* domain + path as one display string ("nfs://srv/export/a"). */
 char *attr_id_format(const char *domain, const char *path);
+/* Bytes of a mountinfo file read while looking for one mount (issue 21 item 7): a caller
+ * can make its own namespace's table as long as it likes. */
+#define ATTR_MOUNTINFO_MAX (4 * 1024 * 1024)
+/* Of an identity made from a descriptor: the superblock options of its mount, the
+ * directory's file handle ("TYPE:HEX", NULL where the filesystem has none), and the
+ * mount point it was reached through in our own mount namespace (NULL when the mount is
+ * another namespace's). */
+const char *attr_id_get_options(const struct nfskeys_attr_id *id);
+const char *attr_id_get_handle(const struct nfskeys_attr_id *id);
+const char *attr_id_get_local(const struct nfskeys_attr_id *id);
+/* name_to_handle_at() of fd as "TYPE:HEX" (malloc()ed), NULL when there is none. */
+char *attr_fd_handle(int fd);
+/* Does the kernel make up the owners of this mount's inodes (issue 21 item 6)?  afs
+ * (PTS ids), and cifs/smb3 with forceuid, or without unix, posix, cifsacl or
+ * idsfromsid (every inode shows the mount's uid=).  options: mountinfo's superblock
+ * options, comma-separated. */
+bool attr_owner_synthesized(const char *fstype, const char *options);
 
 /* ---------------------------------------------------------------- attr-index.c */
 
@@ -99,7 +116,7 @@ size_t attr_index_memory(const struct attr_index *index);
 
 /* ---------------------------------------------------------------- attr-store.c */
 
-#define ATTR_SCHEMA_VERSION 2
+#define ATTR_SCHEMA_VERSION 3
 
 /* nfskeys_attr_store_open() with a choice: hold_ctx false for a store the context itself
  * keeps (CTX_EXT_ATTR), which must not keep the context alive in turn. */
@@ -110,6 +127,9 @@ struct attr_index *attr_store_index(struct nfskeys_attr_store *store);
 /* Publish the committed state of a writable store as PATH.snapshot for readers (done
  * after every commit and at open; readers never open the live database). */
 int attr_store_publish(struct nfskeys_attr_store *st);
+/* Publish again if the last publication failed (a full disk): a committed change must not
+ * stay invisible to readers until the next change.  0 when nothing was pending. */
+int attr_store_publish_retry(struct nfskeys_attr_store *st);
 /* For read-only stores: rebuild the index when another connection changed the store.
  * Returns 1 when it was rebuilt. */
 int attr_store_refresh(struct nfskeys_attr_store *store);
@@ -124,6 +144,26 @@ struct attr_sync_row {
 int attr_store_replace_ldap(struct nfskeys_attr_store *store, const struct attr_sync_row *rows,
 			    size_t n);
 const char *attr_store_path(const struct nfskeys_attr_store *store);
+/* A set through nfskeys-attrd (issue 21 item 4): the rows are keyed to the directory's
+ * file handle (and our path to it) from id; rows on the same path keyed to another
+ * handle (a removed directory's) are dropped first (o->dropped); the setter's local
+ * rows must stay within max_dirs directories and max_bytes bytes (domain, path, key and
+ * value of each row; 0: no limit), else -EDQUOT with the would-be usage in o. */
+struct attr_set_opts {
+	uint64_t max_dirs, max_bytes;
+	uint64_t dirs, bytes; /* out: the setter's usage (when limited) */
+	unsigned dropped;     /* out */
+};
+int attr_store_set_checked(struct nfskeys_attr_store *store, const struct nfskeys_attr_id *id,
+			   const struct nfskeys_attr_policy *policy, uid_t by,
+			   struct attr_set_opts *o);
+/* Directories and bytes of local policy rows last set by uid. */
+int attr_store_usage(struct nfskeys_attr_store *store, uid_t uid, uint64_t *ret_dirs,
+		     uint64_t *ret_bytes);
+/* Drop the local policy of directories that are gone: on local filesystems, those whose
+ * stored file handle no longer opens (ESTALE) or opens a directory now elsewhere.
+ * *ret_dropped: rows removed. */
+int attr_store_sweep(struct nfskeys_attr_store *store, unsigned *ret_dropped);
 /* The default store path for ctx ([Attr] Store or STATEDIR/attr.db). */
 const char *attr_default_store_path(const struct nfskeys_ctx *ctx);
 /* The daemon socket for ctx ([Attrd] Socket or RUNDIR/attrd.sock). */

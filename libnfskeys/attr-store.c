@@ -10,7 +10,9 @@
 #include <limits.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <linux/openat2.h>
 
 #include "attr-private.h"
 
@@ -23,6 +25,7 @@ struct nfskeys_attr_store {
 	int version;
 	int64_t data_version;
 	struct attr_index *index;
+	bool publish_failed;    /* the snapshot lags behind the last commit */
 	bool snap;              /* a reader of the published snapshot */
 	dev_t snap_dev;         /* ... which file it opened (a new one is renamed in) */
 	ino_t snap_ino;
@@ -63,7 +66,10 @@ static char *immutable_uri(const char *path)
 }
 
 /* Schema history.  Version 1 had no origin column (every row local); version 2 tells
- * local rows from LDAP-sourced ones and adds a meta table (sync state). */
+ * local rows from LDAP-sourced ones and adds a meta table (sync state); version 3 keys
+ * a policy set through nfskeys-attrd to the directory's file handle as well as its path
+ * (handle, and local: where nfskeys-attrd saw it, to check that it is still there) and
+ * indexes rows by setter for the per-user limits.  Rows from before have no handle. */
 static const char *const migrations[ATTR_SCHEMA_VERSION] = {
 	/* 0 -> 1 */
 	"CREATE TABLE attrs ("
@@ -80,6 +86,10 @@ static const char *const migrations[ATTR_SCHEMA_VERSION] = {
 	"DROP TABLE attrs;"
 	"ALTER TABLE attrs2 RENAME TO attrs;"
 	"CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;",
+	/* 2 -> 3 */
+	"ALTER TABLE attrs ADD COLUMN handle TEXT;"
+	"ALTER TABLE attrs ADD COLUMN local TEXT;"
+	"CREATE INDEX attrs_by_setter ON attrs (set_by, origin);",
 };
 
 static int sql_err(struct nfskeys_attr_store *st, int rc, const char *what)
@@ -303,6 +313,45 @@ int attr_store_publish(struct nfskeys_attr_store *st)
 	sqlite3_finalize(s);
 	if (r < 0)
 		(void)unlink(tmp);
+	else if (st->publish_failed)
+		log_info(st->ctx, "published %s again: readers see every committed change", snap);
+	st->publish_failed = r < 0;
+	return r;
+}
+
+int attr_store_publish_retry(struct nfskeys_attr_store *st)
+{
+	return st && st->publish_failed ? attr_store_publish(st) : 0;
+}
+
+/* The writer refuses a damaged store before it writes anything (a store it cannot read
+ * whole would be served in part, and the next snapshot would publish the part): a file
+ * that is not SQLite fails with "file is not a database", a truncated or overwritten one
+ * fails PRAGMA quick_check.  It is then closed without a checkpoint, so not one byte of
+ * the file (or of a -wal beside it) is changed. */
+static int check_intact(struct nfskeys_attr_store *st)
+{
+	sqlite3_stmt *s = NULL;
+	const char *res;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		log_err(st->ctx, "attr store %s is damaged or not a policy store: %s; refusing "
+				 "to open it (move it away, or restore it from a backup)",
+			st->path, sqlite3_errmsg(st->db));
+		r = sql_err(st, rc, "PRAGMA quick_check");
+	} else if (!(res = (const char *)sqlite3_column_text(s, 0)) || !streq(res, "ok")) {
+		log_err(st->ctx, "attr store %s is damaged: %s; refusing to open it (move it "
+				 "away, or restore it from a backup)",
+			st->path, res ? res : "(no answer)");
+		r = -EBADMSG;
+	}
+	sqlite3_finalize(s);
+	if (r < 0)
+		(void)sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	return r;
 }
 
@@ -348,7 +397,9 @@ static int open_db(struct nfskeys_attr_store *st)
 			if (chmod(f, 0600) < 0 && errno != ENOENT)
 				log_debug(st->ctx, "chmod %s: %m", f);
 		}
-		r = exec(st, "PRAGMA journal_mode = WAL");
+		r = check_intact(st);
+		if (r == 0)
+			r = exec(st, "PRAGMA journal_mode = WAL");
 		if (r == 0)
 			r = exec(st, "PRAGMA synchronous = FULL");
 		if (r == 0)
@@ -511,11 +562,11 @@ static int count_dir(struct nfskeys_attr_store *st, const char *domain, const ch
 
 /* One attribute row, through a prepared INSERT_ROW statement. */
 #define INSERT_ROW                                                                        \
-	"INSERT OR REPLACE INTO attrs (domain, path, key, value, origin, set_by, set_at)" \
-	" VALUES (?, ?, ?, ?, ?, ?, ?)"
-static int insert_row(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
-		      const char *path, const char *key, const char *value, bool origin_ldap,
-		      uid_t by)
+	"INSERT OR REPLACE INTO attrs (domain, path, key, value, origin, set_by, set_at," \
+	" handle, local) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+static int insert_row_at(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
+			 const char *path, const char *key, const char *value, bool origin_ldap,
+			 uid_t by, const char *handle, const char *local)
 {
 	int rc, r;
 
@@ -526,9 +577,299 @@ static int insert_row(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char
 	sqlite3_bind_int(s, 5, origin_ldap ? 1 : 0);
 	sqlite3_bind_int64(s, 6, (int64_t)by);
 	sqlite3_bind_int64(s, 7, (int64_t)time(NULL));
+	if (handle)
+		sqlite3_bind_text(s, 8, handle, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 8);
+	if (local)
+		sqlite3_bind_text(s, 9, local, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 9);
 	rc = sqlite3_step(s);
 	r = rc == SQLITE_DONE ? 0 : sql_err(st, rc, "insert");
 	sqlite3_reset(s);
+	return r;
+}
+
+static int insert_row(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
+		      const char *path, const char *key, const char *value, bool origin_ldap,
+		      uid_t by)
+{
+	return insert_row_at(st, s, domain, path, key, value, origin_ldap, by, NULL, NULL);
+}
+
+/* One integer from sql with text parameters ?1.. and an integer ?9 (inside the caller's
+ * transaction). */
+static int64_t query_int(struct nfskeys_attr_store *st, const char *sql, const char *t1,
+			 const char *t2, const char *t3, int64_t i9, int *ret_r)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t v = 0;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		*ret_r = sql_err(st, rc, sql);
+		return 0;
+	}
+	if (t1)
+		sqlite3_bind_text(s, 1, t1, -1, SQLITE_STATIC);
+	if (t2)
+		sqlite3_bind_text(s, 2, t2, -1, SQLITE_STATIC);
+	if (t3)
+		sqlite3_bind_text(s, 3, t3, -1, SQLITE_STATIC);
+	if (sqlite3_bind_parameter_index(s, "?9"))
+		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, "?9"), i9);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		v = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+		*ret_r = 0;
+	} else {
+		*ret_r = sql_err(st, rc, "query");
+	}
+	sqlite3_finalize(s);
+	return v;
+}
+
+int attr_store_usage(struct nfskeys_attr_store *st, uid_t uid, uint64_t *ret_dirs,
+		     uint64_t *ret_bytes)
+{
+	int r;
+
+	if (!st || !st->db || st->version < 3)
+		return -EINVAL;
+	*ret_dirs = (uint64_t)query_int(st, "SELECT count(*) FROM (SELECT DISTINCT domain, path"
+					    " FROM attrs WHERE set_by = ?9 AND origin = 0)",
+					NULL, NULL, NULL, (int64_t)uid, &r);
+	if (r < 0)
+		return r;
+	*ret_bytes = (uint64_t)query_int(st, "SELECT coalesce(sum(length(CAST(domain AS BLOB)) +"
+					     " length(CAST(path AS BLOB)) + length(CAST(key AS BLOB))"
+					     " + length(CAST(value AS BLOB))), 0) FROM attrs"
+					     " WHERE set_by = ?9 AND origin = 0",
+					 NULL, NULL, NULL, (int64_t)uid, &r);
+	return r;
+}
+
+int attr_store_set_checked(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
+			   const struct nfskeys_attr_policy *policy, uid_t by,
+			   struct attr_set_opts *o)
+{
+	static const char sql[] = INSERT_ROW;
+	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
+	const char *handle = attr_id_get_handle(id), *local = attr_id_get_local(id);
+	struct nfskeys_attr_entry e;
+	sqlite3_stmt *s = NULL;
+	size_t n = nfskeys_attr_policy_count(policy);
+	int r, rc;
+
+	r = writable(st, id);
+	if (r < 0 || !policy || !o)
+		return r < 0 ? r : -EINVAL;
+	o->dropped = 0;
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	if (handle) {
+		/* Rows on this path keyed to another directory: that one was removed (or moved
+		 * away) and this is a new one of the same name, which they must not bind. */
+		static const char drop[] = "DELETE FROM attrs WHERE domain = ?1 AND path = ?2"
+					   " AND origin = 0 AND handle IS NOT NULL AND handle != ?3";
+
+		(void)query_int(st, drop, domain, path, handle, 0, &r);
+		if (r < 0)
+			goto fail;
+		o->dropped = (unsigned)sqlite3_changes(st->db);
+	}
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, sql);
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		nfskeys_attr_policy_entry(policy, i, &e);
+		r = insert_row_at(st, s, domain, path, e.key, e.value, false, by, handle, local);
+		if (r < 0)
+			goto fail;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	r = count_dir(st, domain, path, false);
+	if (r < 0)
+		goto fail;
+	if (r > ATTR_MAX_PER_DIR) {
+		r = -E2BIG;
+		goto fail;
+	}
+	if (o->max_dirs || o->max_bytes) {
+		r = attr_store_usage(st, by, &o->dirs, &o->bytes);
+		if (r < 0)
+			goto fail;
+		if ((o->max_dirs && o->dirs > o->max_dirs) ||
+		    (o->max_bytes && o->bytes > o->max_bytes)) {
+			r = -EDQUOT;
+			goto fail;
+		}
+	}
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	(void)attr_store_publish(st);
+	if (o->dropped) {
+		struct attr_index *ix = NULL;
+
+		r = load_index(st, &ix);
+		if (r < 0)
+			return r;
+		attr_index_free(st->index);
+		st->index = ix;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		nfskeys_attr_policy_entry(policy, i, &e);
+		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
+				   e.value, e.number, false);
+		if (r < 0) {
+			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	o->dropped = 0;
+	return r;
+}
+
+/* "TYPE:HEX" back into a file handle in buf (room for MAX_HANDLE_SZ bytes). */
+static int handle_parse(const char *text, struct file_handle *fh)
+{
+	char *end;
+	long type = strtol(text, &end, 10);
+	size_t n;
+
+	if (end == text || *end != ':')
+		return -EINVAL;
+	text = end + 1;
+	n = strlen(text);
+	if (n % 2 || n / 2 > MAX_HANDLE_SZ)
+		return -EINVAL;
+	fh->handle_type = (int)type;
+	fh->handle_bytes = (unsigned)(n / 2);
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned b;
+
+		if (sscanf(text + 2 * i, "%2x", &b) != 1)
+			return -EINVAL;
+		fh->f_handle[i] = (unsigned char)b;
+	}
+	return 0;
+}
+
+/* Is the directory stored as (domain, path, handle) gone, or no longer at path?  1 yes,
+ * 0 still there or unknown.  local is the mount point it was set through: its filesystem
+ * (checked to still be the row's domain) opens the handle, which fails with ESTALE once
+ * the directory is removed; found, its path must still be the row's.  Only local
+ * filesystems: opening a handle on a network one can wait for a server. */
+static int orphan_check(struct nfskeys_attr_store *st, const char *domain, const char *path,
+			const char *handle, const char *local)
+{
+	/* open_by_handle_at() wants a real descriptor on the filesystem, not O_PATH */
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	struct nfskeys_attr_id *mid = NULL, *did = NULL;
+	_cleanup_close_ int mfd = -1, fd = -1;
+	int gone = 0;
+
+	if (!startswith(domain, "local://") || handle_parse(handle, &h.fh) < 0)
+		return 0;
+	mfd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
+	if (mfd < 0 || attr_id_from_fd_tables(st->ctx, mfd, NULL, &mid) < 0)
+		return 0;
+	if (streq(nfskeys_attr_id_get_domain(mid), domain)) {
+		fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			gone = errno == ESTALE;
+		else if (attr_id_from_fd_tables(st->ctx, fd, NULL, &did) == 0)
+			gone = !streq(nfskeys_attr_id_get_domain(did), domain) ||
+			       !streq(nfskeys_attr_id_get_path(did), path);
+	}
+	nfskeys_attr_id_free(mid);
+	nfskeys_attr_id_free(did);
+	return gone;
+}
+
+int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
+{
+	static const char list[] = "SELECT DISTINCT domain, path, handle, local FROM attrs"
+				   " WHERE origin = 0 AND handle IS NOT NULL AND local IS NOT NULL";
+	static const char del[] = "DELETE FROM attrs WHERE domain = ?1 AND path = ?2"
+				  " AND origin = 0 AND handle = ?3";
+	struct attr_index *ix = NULL;
+	sqlite3_stmt *s = NULL;
+	unsigned dropped = 0;
+	int r, rc;
+
+	*ret_dropped = 0;
+	if (!st || !st->writable || !st->db || st->version < 3)
+		return 0;
+	r = exec(st, "BEGIN IMMEDIATE");
+	if (r < 0)
+		return r;
+	rc = sqlite3_prepare_v2(st->db, list, -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		r = sql_err(st, rc, list);
+		goto fail;
+	}
+	/* collected first: no DELETE while the SELECT is stepping */
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *d = (const char *)sqlite3_column_text(s, 0);
+		const char *p = (const char *)sqlite3_column_text(s, 1);
+		const char *h = (const char *)sqlite3_column_text(s, 2);
+		const char *l = (const char *)sqlite3_column_text(s, 3);
+
+		if (!d || !p || !h || !l || !orphan_check(st, d, p, h, l))
+			continue;
+		log_info(st->ctx, "attr store %s: %s%s is gone (its directory was removed): "
+				  "dropping its policy", st->path, d, p);
+		r = exec(st, "SAVEPOINT sweep");
+		if (r < 0)
+			goto fail;
+		(void)query_int(st, del, d, p, h, 0, &r);
+		if (r < 0)
+			goto fail;
+		dropped += (unsigned)sqlite3_changes(st->db);
+		r = exec(st, "RELEASE sweep");
+		if (r < 0)
+			goto fail;
+	}
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, rc, "sweep");
+		goto fail;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	r = exec(st, "COMMIT");
+	if (r < 0)
+		goto fail;
+	if (!dropped)
+		return 0;
+	(void)attr_store_publish(st);
+	r = load_index(st, &ix);
+	if (r < 0)
+		return r;
+	attr_index_free(st->index);
+	st->index = ix;
+	*ret_dropped = dropped;
+	return 0;
+fail:
+	sqlite3_finalize(s);
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	return r;
 }
 

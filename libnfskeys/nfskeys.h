@@ -108,7 +108,10 @@ size_t nfskeys_secret_capacity(const struct nfskeys_secret *secret);
 int nfskeys_secret_set_len(struct nfskeys_secret *secret, size_t len);
 /* Read one line (a password) of at most max bytes: from the terminal without echo when
  * fd is a terminal (prompt written to stderr), else from fd.  The newline is dropped.
- * -EMSGSIZE when longer than max, -ENODATA on empty input. */
+ * -EMSGSIZE when longer than max, -ENODATA on empty input or end of input.  While echo is
+ * off, SIGINT, SIGQUIT, SIGTERM and SIGHUP are caught: the terminal is restored, the
+ * caller's handlers put back, and the signal raised again (by default the process ends
+ * by it; -EINTR if a handler of the caller returns). */
 int nfskeys_secret_read_password(int fd, const char *prompt, size_t max,
 				 struct nfskeys_secret **ret_secret);
 

@@ -3,6 +3,7 @@
  * pages are returned.  A process that ever holds one becomes non-dumpable (no core,
  * no ptrace or /proc/PID/mem by other processes of the same uid).  Own pages matter: mlock() does not nest, so two secrets sharing
  * a heap page would unlock each other when the first is freed. */
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <termios.h>
@@ -88,19 +89,33 @@ _public_ int nfskeys_secret_set_len(struct nfskeys_secret *secret, size_t len)
 
 /* Read bytes up to a newline or EOF into s; at most max bytes are kept, one more is read
  * to tell "too long" apart from "exactly max". */
+/* A signal that would end the process while the terminal's echo is off (see
+ * nfskeys_secret_read_password); 0 when none came. */
+static volatile sig_atomic_t pw_signal;
+
+static void pw_catch(int sig)
+{
+	pw_signal = sig;
+}
+
 static int read_line(int fd, struct nfskeys_secret *s, size_t max)
 {
 	size_t n = 0;
 
 	for (;;) {
 		unsigned char c;
-		ssize_t k = read(fd, &c, 1);
+		ssize_t k;
 
+		if (pw_signal)
+			return -EINTR;
+		k = read(fd, &c, 1);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
 			return negerrno();
 		}
+		if (k == 0 && n == 0)
+			return -ENODATA; /* end of input (^D on a terminal) before any byte */
 		if (k == 0 || c == '\n')
 			break;
 		/* One '\r' past max is allowed: it is dropped below (CRLF input). */
@@ -123,6 +138,8 @@ static int read_line(int fd, struct nfskeys_secret *s, size_t max)
 _public_ int nfskeys_secret_read_password(int fd, const char *prompt, size_t max,
 					  struct nfskeys_secret **ret_secret)
 {
+	static const int pw_sigs[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+	struct sigaction saved[ARRAY_SIZE(pw_sigs)];
 	struct nfskeys_secret *s = NULL;
 	struct termios old, noecho;
 	bool tty;
@@ -136,25 +153,52 @@ _public_ int nfskeys_secret_read_password(int fd, const char *prompt, size_t max
 
 	tty = isatty(fd) && tcgetattr(fd, &old) == 0;
 	if (tty) {
+		/* A signal that ends the process (^C, ^\\, a hang-up, kill) must not leave the
+		 * terminal without echo: catch them while echo is off, restore the terminal,
+		 * then deliver the signal again under the caller's own disposition. */
+		struct sigaction sa = { .sa_handler = pw_catch }; /* no SA_RESTART: read stops */
+
+		sigemptyset(&sa.sa_mask);
+		pw_signal = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(pw_sigs); i++)
+			sigaction(pw_sigs[i], &sa, &saved[i]);
 		noecho = old;
 		noecho.c_lflag &= ~(tcflag_t)ECHO;
 		noecho.c_lflag |= ECHONL;
 		if (prompt)
 			fprintf(stderr, "%s", prompt);
 		if (tcsetattr(fd, TCSAFLUSH, &noecho) < 0) {
-			nfskeys_secret_free(s);
-			return negerrno();
+			r = negerrno();
+			goto out;
 		}
 	}
 	r = read_line(fd, s, max);
-	if (tty)
+	if (tty) {
 		tcsetattr(fd, TCSAFLUSH, &old);
+		if (r == -EINTR || r == -ENODATA)
+			fputc('\n', stderr); /* ECHONL printed none: the next output starts a line */
+	}
 	if (r >= 0 && s->len == 0)
 		r = -ENODATA;
-	if (r < 0) {
-		nfskeys_secret_free(s);
-		return r;
+out:
+	if (r < 0)
+		s = nfskeys_secret_free(s);
+	if (tty) {
+		int sig = pw_signal;
+
+		for (size_t i = 0; i < ARRAY_SIZE(pw_sigs); i++)
+			sigaction(pw_sigs[i], &saved[i], NULL);
+		pw_signal = 0;
+		if (sig) {
+			/* the secret is wiped and the terminal restored: now the caller's
+			 * disposition (by default: the process ends by this signal) */
+			nfskeys_secret_free(s);
+			raise(sig);
+			return -EINTR;
+		}
 	}
+	if (r < 0)
+		return r;
 	*ret_secret = s;
 	return 0;
 }

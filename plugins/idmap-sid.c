@@ -348,7 +348,9 @@ static void read_state(struct sid_data *d, FILE *f)
 		char name[200];
 		uint32_t dom[3], first_rid, slice;
 
-		if (line[0] == '#' || sscanf(line, "%199s %" SCNu32, name, &slice) != 2)
+		/* a line without its newline is the unfinished end of an interrupted write */
+		if (line[0] == '#' || !strchr(line, '\n') ||
+		    sscanf(line, "%199s %" SCNu32, name, &slice) != 2)
 			continue;
 		if (!parse_slice_name(name, dom, &first_rid))
 			continue;
@@ -407,13 +409,33 @@ static int assign_slice(struct nfskeys_ctx *ctx, struct sid_data *d, const uint3
 	if (r < 0)
 		return r;
 	if (f) {
+		/* One write of whole lines; on a short write (a full disk) the file is cut back
+		 * to where it was: a half line ("S-1-5-21-A-B-C 12" cut to "... 1") would
+		 * read back as another slice. */
+		char buf[sizeof(name) + 96];
+		off_t end;
+		ssize_t k;
+		int n = 0, done = 0;
+
 		slice_name(dom, first_rid, name, sizeof(name));
-		if (fseek(f, 0, SEEK_END) == 0 && ftell(f) == 0)
-			fputs("# nfskeys idmap sid slice assignments: slice-name slice\n", f);
-		fprintf(f, "%s %" PRIu32 "\n", name, slice);
-		if (fflush(f) != 0 || fdatasync(fileno(f)) < 0)
+		end = lseek(fileno(f), 0, SEEK_END);
+		if (end == 0)
+			n = snprintf(buf, sizeof(buf),
+				     "# nfskeys idmap sid slice assignments: slice-name slice\n");
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s %" PRIu32 "\n", name, slice);
+		errno = 0;
+		/* after a short write the rest fails with the reason (ENOSPC) */
+		while (end >= 0 && done < n &&
+		       (k = write(fileno(f), buf + done, (size_t)(n - done))) > 0)
+			done += (int)k;
+		if (end < 0 || done < n || fdatasync(fileno(f)) < 0) {
+			int e = errno ? errno : EIO;
+
+			if (end >= 0 && ftruncate(fileno(f), end) < 0)
+				e = errno;
 			plog(ctx, LOG_WARNING, "idmap sid: cannot write %s: %s", d->state_file,
-			     strerror(errno));
+			     strerror(e));
+		}
 	}
 	*ret_index = (ssize_t)(d->n - 1);
 	return 0;

@@ -66,7 +66,7 @@ static int read_password(const char *prompt, struct nfskeys_secret **ret)
 	int r = nfskeys_secret_read_password(STDIN_FILENO, prompt, PASSWORD_READ_MAX, ret);
 
 	if (r == -ENODATA)
-		return tool_error("empty password"), -EINVAL;
+		return tool_error("no password given (empty line or end of input)"), -EINVAL;
 	if (r == -EMSGSIZE)
 		return tool_error("password longer than %d bytes", PASSWORD_READ_MAX), -EINVAL;
 	if (r < 0)

@@ -378,7 +378,7 @@ static int daemon_error(struct opts *o, int r, const char *msg)
 			attrd_socket_path(o->ctx, o->socket));
 		return EXIT_NODAEMON;
 	}
-	if (r == -EPERM || r == -EACCES) {
+	if (r == -EPERM || r == -EACCES || r == -EDQUOT) {
 		fprintf(stderr, "nfsattr: refused: %s\n", msg[0] ? msg : strerror(-r));
 		return EXIT_REFUSED;
 	}

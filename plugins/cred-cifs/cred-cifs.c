@@ -183,12 +183,61 @@ static int cifs_key_finish(struct nfskeys_ctx *ctx, const struct nfskeys_cred_pa
 	return 0;
 }
 
+/* Add one new key, never displacing one: the search in cifs_add and the add are not
+ * atomic, so two "add" calls for one target at once would both see no key and the second
+ * add_key would silently replace the first one's password.  The key is made in the thread
+ * keyring (possessed: timeout and permissions may be set), linked into the process
+ * keyring to stay possessed, finished, and only then moved into the target keyring with
+ * KEYCTL_MOVE_EXCL, which fails with EEXIST when that keyring already holds such a key. */
+static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p,
+			const char *desc, struct nfskeys_secret *payload, int32_t keyring,
+			int32_t *ret_key)
+{
+	int32_t key;
+	int r;
+
+	r = nfskeys_key_add(CIFS_KEY_TYPE, desc, nfskeys_secret_data(payload),
+			    nfskeys_secret_len(payload), KEY_SPEC_THREAD_KEYRING, &key);
+	if (r < 0) {
+		log_err(ctx, "cannot add key %s: %s", desc, strerror(-r));
+		return r;
+	}
+	r = nfskeys_key_link(key, KEY_SPEC_PROCESS_KEYRING);
+	if (r < 0) {
+		log_err(ctx, "cannot stage key %s: %s", desc, strerror(-r));
+		nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
+		return r;
+	}
+	if (keyctl_move(key, KEY_SPEC_THREAD_KEYRING, keyring, KEYCTL_MOVE_EXCL) < 0) {
+		r = negerrno();
+		if (r == -EEXIST)
+			log_err(ctx, "credentials for %s already exist (%s was added meanwhile, "
+				     "by another process; use update to change them)",
+				p->target, desc);
+		else
+			log_err(ctx, "cannot move %s into the keyring: %s", desc, strerror(-r));
+		/* gone at once, payload and all, not when the garbage collector comes */
+		(void)keyctl_invalidate(key);
+		nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
+		nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
+		return r;
+	}
+	r = cifs_key_finish(ctx, p, key, desc, keyring, false);
+	nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
+	if (r < 0)
+		return r;
+	log_debug(ctx, "added key %s (serial %d)", desc, key);
+	*ret_key = key;
+	return 0;
+}
+
 static int cifs_add(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p,
 		    int32_t keyring, bool update)
 {
 	struct nfskeys_secret *payload = NULL;
 	struct desc_list d;
 	bool present[CIFS_MAX_ADDRESSES] = { false };
+	int32_t added[CIFS_MAX_ADDRESSES];
 	size_t ulen, plen, npresent = 0;
 	int r, written = 0;
 
@@ -241,37 +290,31 @@ static int cifs_add(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p
 
 	for (size_t i = 0; i < d.n; i++) {
 		int32_t key;
-		bool stage;
 
 		if (update && !present[i])
 			continue;
-		/* A new key is only ours to change (timeout, permissions) while we possess
-		 * it: a key made in the user keyring is not possessed from a session that
-		 * does not link that keyring, so stage it in the thread keyring first. */
-		stage = !update && keyring != KEY_SPEC_SESSION_KEYRING;
-		r = nfskeys_key_add(CIFS_KEY_TYPE, d.v[i], nfskeys_secret_data(payload),
-				    nfskeys_secret_len(payload),
-				    stage ? KEY_SPEC_THREAD_KEYRING : keyring, &key);
-		if (r < 0) {
-			log_err(ctx, "cannot add key %s: %s", d.v[i], strerror(-r));
-			break;
-		}
-		if (stage) {
-			r = nfskeys_key_link(key, keyring);
+		if (update) {
+			/* add_key on an existing key of the keyring updates it in place */
+			r = nfskeys_key_add(CIFS_KEY_TYPE, d.v[i], nfskeys_secret_data(payload),
+					    nfskeys_secret_len(payload), keyring, &key);
 			if (r < 0) {
-				log_err(ctx, "cannot link %s into the keyring: %s", d.v[i],
-					strerror(-r));
-				nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
+				log_err(ctx, "cannot update key %s: %s", d.v[i], strerror(-r));
 				break;
 			}
+			log_debug(ctx, "updated key %s (serial %d)", d.v[i], key);
+			written++;
+			continue;
 		}
-		r = cifs_key_finish(ctx, p, key, d.v[i], keyring, update);
-		if (stage)
-			nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
+		r = cifs_key_new(ctx, p, d.v[i], payload, keyring, &added[written]);
 		if (r < 0)
 			break;
-		log_debug(ctx, "%s key %s (serial %d)", update ? "updated" : "added", d.v[i], key);
 		written++;
+	}
+	if (r < 0 && !update) {
+		/* all or nothing: take back the keys this call added for other addresses */
+		for (int i = 0; i < written; i++)
+			nfskeys_key_unlink(added[i], keyring);
+		written = 0;
 	}
 	nfskeys_secret_free(payload);
 	return r < 0 ? r : written;

@@ -3,6 +3,8 @@
  * libc's syscall(), then performs the call.  Lines go to $KEYSHIM_LOG:
  *   add_key TYPE_HEX DESC_HEX PAYLOAD_HEX KEYRING
  *   keyctl OP ARG2 (serials are replaced by "K" so runs can be compared)
+ * $KEYSHIM_ADD_KEY_DELAY_MS makes every add_key(2) wait that long first, which widens a
+ * check-then-add window so that a race test can hit it every time.
  * Built without sanitizers so it can be preloaded into any program. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -52,6 +54,8 @@ long syscall(long nr, ...)
 	va_end(ap);
 	if (!real)
 		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (nr == SYS_add_key && getenv("KEYSHIM_ADD_KEY_DELAY_MS"))
+		usleep((useconds_t)atoi(getenv("KEYSHIM_ADD_KEY_DELAY_MS")) * 1000);
 
 	if (nr == SYS_add_key && (f = logfile())) {
 		fputs("add_key ", f);

@@ -1021,7 +1021,7 @@ static void test_store_migration(void **state)
 
 	/* opening for writing migrates, keeping the rows as local ones */
 	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
-	assert_int_equal(nfskeys_attr_store_version(st), 2);
+	assert_int_equal(nfskeys_attr_store_version(st), ATTR_SCHEMA_VERSION);
 	assert_int_equal(attr_index_resolve(attr_store_index(st), "nfs://srv", "/export/x", 0, p), 0);
 	assert_int_equal(nfskeys_attr_policy_get(p, "actimeo", &e), 0);
 	assert_string_equal(e.value, "30");
@@ -1196,6 +1196,173 @@ static void test_mount_options(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* Issue 21 item 4: a store written by schema version 2 (the SQL of the code before
+ * version 3, as it created and filled it) opens, is migrated, and nothing is lost: local
+ * and LDAP rows, who set them and when, the sync state; old rows have no handle (so they
+ * are never taken for a removed directory's) and count towards their setter's usage. */
+static void test_store_migration_v2(void **state)
+{
+	struct nfskeys_ctx *ctx = test_ctx();
+	struct nfskeys_attr_store *st = NULL;
+	struct nfskeys_attr_policy *p = NULL;
+	struct nfskeys_attr_id *id = NULL;
+	struct nfskeys_attr_entry e;
+	sqlite3_stmt *q;
+	uint64_t dirs, bytes;
+	sqlite3 *db;
+	char path[128];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/attr.db", tu_dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	/* versions 0 -> 1 -> 2 exactly as the old migrations ran them */
+	sql(db, "CREATE TABLE attrs ("
+		" domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+		" set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
+		" PRIMARY KEY (domain, path, key)) WITHOUT ROWID;");
+	sql(db, "CREATE TABLE attrs2 ("
+		" domain TEXT NOT NULL, path TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+		" origin INTEGER NOT NULL DEFAULT 0, set_by INTEGER NOT NULL, set_at INTEGER NOT NULL,"
+		" PRIMARY KEY (domain, path, key, origin)) WITHOUT ROWID;"
+		"INSERT INTO attrs2 (domain, path, key, value, origin, set_by, set_at)"
+		" SELECT domain, path, key, value, 0, set_by, set_at FROM attrs;"
+		"DROP TABLE attrs;"
+		"ALTER TABLE attrs2 RENAME TO attrs;"
+		"CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
+		"PRAGMA user_version = 2;");
+	/* rows as the version 2 daemon and LDAP sync wrote them */
+	sql(db, "INSERT INTO attrs (domain, path, key, value, origin, set_by, set_at) VALUES"
+		" ('nfs://srv', '/export', 'actimeo', '30', 0, 1000, 1700000000),"
+		" ('nfs://srv', '/export', 'inherit', 'no', 0, 1000, 1700000001),"
+		" ('nfs://srv', '/export/b', 'user.note', 'kept', 0, 1001, 1700000002),"
+		" ('nfs://srv', '/export', 'actimeo', '60', 1, 0, 1700000003);"
+		"INSERT INTO meta VALUES ('ldap_csn', '20250101000000Z');");
+	sqlite3_close(db);
+
+	assert_int_equal(nfskeys_attr_store_open(ctx, NULL, NFSKEYS_ATTR_STORE_WRITE, &st), 0);
+	assert_int_equal(nfskeys_attr_store_version(st), 3);
+	assert_int_equal(attr_index_count(attr_store_index(st)), 2);
+	assert_int_equal(nfskeys_attr_id_new("nfs://srv", "/export", &id), 0);
+	assert_int_equal(nfskeys_attr_policy_new(&p), 0);
+	assert_int_equal(attr_index_explicit(attr_store_index(st), "nfs://srv", "/export", p), 0);
+	assert_int_equal(nfskeys_attr_policy_count(p), 2);
+	assert_int_equal(nfskeys_attr_policy_get(p, "inherit", &e), 0);
+	assert_string_equal(e.value, "no");
+	assert_int_equal(attr_store_usage(st, 1000, &dirs, &bytes), 0);
+	assert_int_equal(dirs, 1);
+	assert_int_equal(bytes, strlen("nfs://srv/exportactimeo30") +
+					strlen("nfs://srv/exportinheritno"));
+	/* a sweep keeps rows without a handle */
+	{
+		unsigned dropped = 99;
+		assert_int_equal(attr_store_sweep(st, &dropped), 0);
+		assert_int_equal(dropped, 0);
+	}
+	nfskeys_attr_store_close(st);
+
+	/* every row and column there, byte for byte, and the sync state */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT domain || path || key || value || origin"
+						" || set_by || set_at || coalesce(handle, '-')"
+						" || coalesce(local, '-') FROM attrs ORDER BY 1",
+					    -1, &q, NULL),
+			 SQLITE_OK);
+	{
+		static const char *const want[] = {
+			"nfs://srv/export/buser.notekept0"
+			"10011700000002--",
+			"nfs://srv/exportactimeo300"
+			"10001700000000--",
+			"nfs://srv/exportactimeo601"
+			"01700000003--",
+			"nfs://srv/exportinheritno0"
+			"10001700000001--",
+		};
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			assert_true(n < 4);
+			assert_string_equal((const char *)sqlite3_column_text(q, 0), want[n]);
+			n++;
+		}
+	}
+	sqlite3_finalize(q);
+	assert_int_equal(n, 4);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'ldap_csn'", -1,
+					    &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(q, 0), "20250101000000Z");
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+
+	nfskeys_attr_policy_free(p);
+	nfskeys_attr_id_free(id);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* Issue 21 item 6: which mounts have owners the kernel client makes up, over every
+ * combination of the options that decide it, for every type (the rule written out
+ * independently of attr_owner_synthesized), plus options as the kernels print them. */
+static void test_owner_synthesized(void **state)
+{
+	static const char *const types[] = { "cifs", "smb3", "afs", "nfs", "nfs4", "tmpfs",
+					     "ext4", "fuse.cifs", "fuse", "9p", "cifsx", "" };
+	static const char *const opts[] = { "forceuid", "unix", "posix", "cifsacl",
+					    "idsfromsid" };
+	unsigned checked = 0;
+
+	for (size_t t = 0; t < ARRAY_SIZE(types); t++) {
+		for (unsigned m = 0; m < 1u << ARRAY_SIZE(opts); m++) {
+			for (int noise = 0; noise < 2; noise++) {
+				char o[256];
+				bool cifs = streq(types[t], "cifs") || streq(types[t], "smb3");
+				bool want;
+				size_t len = 0;
+
+				o[0] = '\0';
+				if (noise) /* what the kernel prints around them */
+					len += (size_t)snprintf(o + len, sizeof(o) - len,
+								"rw,vers=3.1.1,uid=1000,noforceuid,"
+								"nounix,forcegid,");
+				for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+					if (m & (1u << i))
+						len += (size_t)snprintf(o + len, sizeof(o) - len,
+									"%s,", opts[i]);
+				if (len)
+					o[len - 1] = '\0';
+				if (streq(types[t], "afs"))
+					want = true;
+				else if (!cifs)
+					want = false;
+				else if (m & 1u) /* forceuid */
+					want = true;
+				else
+					want = (m & 0x1eu) == 0;
+				if (attr_owner_synthesized(types[t], o) != want)
+					fail_msg("%s \"%s\": expected %s", types[t], o,
+						 want ? "made up" : "real");
+				checked++;
+			}
+		}
+	}
+	assert_int_equal(checked, ARRAY_SIZE(types) * 32 * 2);
+	/* as mountinfo shows them */
+	assert_true(attr_owner_synthesized("cifs", "rw,vers=3.1.1,cache=strict,username=u,"
+					   "uid=1000,forceuid,gid=0,noforcegid,addr=10.0.0.1,"
+					   "file_mode=0755,dir_mode=0755,soft,nounix,serverino"));
+	assert_true(attr_owner_synthesized("smb3", "rw,vers=3.1.1,uid=1000,noforceuid,nounix"));
+	assert_false(attr_owner_synthesized("cifs", "rw,vers=1.0,uid=0,noforceuid,unix,"
+					    "posixpaths,serverino"));
+	assert_false(attr_owner_synthesized("cifs", "rw,vers=3.1.1,uid=0,noforceuid,nounix,"
+					    "cifsacl,multiuser"));
+	/* option names are whole words: neither "nounix" nor "unix_x" is "unix" */
+	assert_true(attr_owner_synthesized("cifs", "nounix,unix_x,xcifsacl,posixpaths"));
+	assert_false(attr_owner_synthesized("cifs", "posix=1"));
+	assert_true(attr_owner_synthesized("afs", NULL));
+	assert_true(attr_owner_synthesized("cifs", NULL));
+	assert_false(attr_owner_synthesized(NULL, "forceuid"));
+	assert_false(attr_owner_synthesized("nfs4", "rw,forceuid"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1216,6 +1383,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_dir_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_migration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_migration_v2, setup, teardown),
+		cmocka_unit_test(test_owner_synthesized),
 		cmocka_unit_test_setup_teardown(test_mount_options, setup, teardown),
 	};
 
