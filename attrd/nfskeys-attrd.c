@@ -60,6 +60,7 @@ struct daemon {
 	struct daemon_shell sh;
 	char *runtime_dir;
 	unsigned max_clients, idle_timeout; /* as started (they apply at start only) */
+	unsigned max_clients_user;
 };
 
 /* ---------------------------------------------------------------- configuration */
@@ -73,6 +74,7 @@ struct attrd_config {
 	char *admin_group;
 	struct attrd_limits lim;
 	unsigned max_clients;  /* [Attrd] Max-Clients; applies at start */
+	unsigned max_clients_user; /* [Attrd] Max-Clients-Per-User (root exempt); at start */
 	unsigned idle_timeout; /* [Attrd] Idle-Timeout, seconds; applies at start */
 };
 
@@ -152,7 +154,8 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 	char why[256];
 	int r;
 
-	*c = (struct attrd_config){ .max_clients = 1024, .idle_timeout = 30,
+	*c = (struct attrd_config){ .max_clients = 1024, .max_clients_user = 64,
+				    .idle_timeout = 30,
 				    .lim = { .user_dirs = ATTRD_DEFAULT_USER_DIRS,
 					     .user_bytes = ATTRD_DEFAULT_USER_BYTES,
 					     .sweep_interval = ATTRD_DEFAULT_SWEEP } };
@@ -191,6 +194,8 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 		}
 	}
 	if ((r = conf_limit(c->ctx, "Max-Clients", 1, 65536, &c->max_clients, msg, msg_size)) < 0 ||
+	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", 1, 65536, &c->max_clients_user, msg,
+			    msg_size)) < 0 ||
 	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0 ||
 	    (r = conf_user_limits(c->ctx, &c->lim, msg, msg_size)) < 0 ||
 	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
@@ -239,9 +244,10 @@ static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 	daemon_reload_begin();
 	r = config_load(d, &c, msg, msg_size, &code);
 	if (r == 0) {
-		if (c.max_clients != d->max_clients || c.idle_timeout != d->idle_timeout)
-			daemon_log(LOG_NOTICE,
-				   "Max-Clients and Idle-Timeout changes take effect at restart");
+		if (c.max_clients != d->max_clients || c.idle_timeout != d->idle_timeout ||
+		    c.max_clients_user != d->max_clients_user)
+			daemon_log(LOG_NOTICE, "Max-Clients, Max-Clients-Per-User and Idle-Timeout "
+					       "changes take effect at restart");
 		config_swap(d, &c);
 		config_clear(&c);
 		sweep(d);
@@ -627,6 +633,8 @@ static void handle_stats(struct daemon *d, struct rpc_request *req)
 	GAUGE("uptime_seconds", (uint64_t)((mono_usec() - d->start_usec) / USEC_PER_SEC));
 	COUNTER("connections_total", "", ss.accepted);
 	COUNTER("bad_messages_total", "", ss.bad_frames + ss.bad_headers);
+	COUNTER("connections_refused_total", "", ss.refused);
+	COUNTER("connections_refused_user_total", "", ss.refused_uid);
 	for (int o = 0; o < _OP_MAX; o++) {
 		struct stats_hist h;
 
@@ -784,6 +792,8 @@ int main(int argc, char *argv[])
 	}
 	ret = DAEMON_EXIT_FAIL;
 	d.max_clients = limits.max_clients = c.max_clients;
+	/* one user cannot take every slot: the same per-uid count as nfskeys-idmapd's */
+	d.max_clients_user = limits.max_clients_per_uid = c.max_clients_user;
 	d.idle_timeout = c.idle_timeout;
 	limits.idle_timeout_ms = c.idle_timeout * 1000;
 	config_swap(&d, &c);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <syslog.h>
 
@@ -136,6 +137,8 @@ static void conn_close(struct rpc_conn *c)
 		srv->st.current--;
 		if (srv->accept_paused) /* a descriptor came free */
 			accept_resume(srv);
+		if (c->inflight && srv->lim.conn_closed)
+			srv->lim.conn_closed(srv->userdata, c->peer.uid, c->inflight);
 	}
 	c->srv = NULL;
 	c->prev = c->next = NULL;
@@ -638,6 +641,27 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 	}
 }
 
+/* Descriptors the daemon needs besides its clients' (listening socket, epoll, timers,
+ * signalfd, logs, store or backends, descriptors waiting for the closer). */
+#define NOFILE_RESERVE 64
+
+/* Max-Clients is a promise only when the process may open that many descriptors: say so
+ * at start when RLIMIT_NOFILE is lower (a unit's LimitNOFILE not raised with it). */
+static void check_nofile(struct rpc_server *srv)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= (rlim_t)srv->lim.max_clients + NOFILE_RESERVE)
+		return;
+	server_log(srv, LOG_WARNING,
+		   "RLIMIT_NOFILE is %llu, below Max-Clients (%u) + %d: clients past %llu will "
+		   "wait for descriptors (raise LimitNOFILE or lower Max-Clients)",
+		   (unsigned long long)rl.rlim_cur, srv->lim.max_clients, NOFILE_RESERVE,
+		   rl.rlim_cur > NOFILE_RESERVE ? (unsigned long long)(rl.rlim_cur - NOFILE_RESERVE)
+						: 0ULL);
+}
+
 int rpc_server_new(struct evloop *loop, int listen_fd, uint32_t prog, uint32_t vers,
 		   const struct rpc_server_limits *limits, rpc_dispatch_fn dispatch,
 		   void *userdata, struct rpc_server **ret_server)
@@ -668,6 +692,7 @@ int rpc_server_new(struct evloop *loop, int listen_fd, uint32_t prog, uint32_t v
 		srv->lim.max_clients = 1024;
 	if (!srv->lim.max_outbuf)
 		srv->lim.max_outbuf = 1024 * 1024;
+	check_nofile(srv);
 	r = evloop_add_timer(loop, 0, on_resume, srv, &srv->resume);
 	if (r < 0) {
 		free(srv);

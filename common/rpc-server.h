@@ -40,6 +40,11 @@ struct rpc_server_limits {
 	/* Told (at most every 10 s each) when clients are refused past max_clients and when
 	 * accept() fails for want of descriptors; NULL: quiet.  userdata: rpc_server_new's. */
 	void (*log)(void *userdata, int priority, const char *message);
+	/* Told when a client goes (closed by either side) with calls still unanswered, so
+	 * that the daemon can cancel work nobody waits for; the replies to those calls are
+	 * dropped.  Called from inside the server (possibly while a reply is being sent):
+	 * only note it and act later from the loop.  NULL: not told. */
+	void (*conn_closed)(void *userdata, uid_t uid, unsigned inflight);
 };
 
 /* Counters kept by the server (read with rpc_server_get_stats). */

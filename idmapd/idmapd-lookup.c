@@ -303,6 +303,83 @@ static void job_done(struct evloop *loop, void *userdata)
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata);
 
+/* ---------------------------------------------------------------- gone callers */
+
+void conn_closed(void *userdata, uid_t uid, unsigned inflight)
+{
+	struct daemon *d = userdata;
+
+	/* Called from inside the RPC server, maybe from a reply in answer_all: the queue is
+	 * swept from the loop instead, once for any number of closes. */
+	if (!d->stopping && d->cancel_timer)
+		evloop_timer_set(d->cancel_timer, 0);
+}
+
+/* Whether anybody still waits for this entry's fetch: a kernel query, or a socket call
+ * whose connection is open.  A refresh-ahead (no waiters) is kept: it serves the cache. */
+static bool entry_abandoned(const struct idmapd_entry *e)
+{
+	if (!e->waiters)
+		return false;
+	for (const struct idmapd_waiter *w = e->waiters; w; w = w->next)
+		if (w->kq || rpc_request_connected(w->req))
+			return false;
+	return true;
+}
+
+/* Lookups queued for the workers whose every caller has gone are dropped before a worker
+ * starts them (a running one goes on: its answer fills the cache and goes to nobody, and
+ * it counts against its uid's queue bound until it is done, so closing connections never
+ * frees a user's share while the workers are still busy with its work). */
+void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct job *gone = NULL, **pp;
+
+	evloop_timer_cancel(t);
+	pthread_mutex_lock(&d->lock);
+	for (pp = &d->queue_head; *pp;) {
+		struct job *j = *pp;
+
+		if (!entry_abandoned(j->e)) {
+			pp = &j->next;
+			continue;
+		}
+		*pp = j->next;
+		d->queued--;
+		j->next = gone;
+		gone = j;
+	}
+	d->queue_tail = pp;
+	pthread_mutex_unlock(&d->lock);
+
+	while (gone) {
+		struct job *j = gone;
+		struct idmapd_entry *e = j->e;
+
+		gone = j->next;
+		idmapd_quota_dec(&d->quota, j->uid);
+		d->st.cancelled++;
+		e->busy = false;
+		evloop_timer_free(e->stale_timer);
+		e->stale_timer = NULL;
+		while (e->waiters) {
+			struct idmapd_waiter *w = e->waiters;
+
+			e->waiters = w->next;
+			rpc_request_error(w->req, RPC_STATUS_SYSTEM_ERR); /* gone: only freed */
+			free(w);
+		}
+		/* a new entry never fetched holds nothing worth caching */
+		if (!e->have_answer && !e->orphan)
+			idmapd_cache_drop(d->cache, e);
+		idmapd_cache_unpin(d->cache, e);
+		nfskeys_ctx_unref(j->ctx);
+		free(j->key);
+		free(j);
+	}
+}
+
 /* A caller that cannot be served (out of memory). */
 static void fail_caller(struct rpc_request *req, struct kquery *kq)
 {

@@ -69,6 +69,8 @@ struct daemon_stats {
 	size_t n_backends;
 	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
 	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
+	uint64_t cancelled;      /* queued lookups dropped: every caller had gone */
+	uint64_t detached;       /* running lookups whose callers had all gone */
 };
 
 struct job;
@@ -105,6 +107,7 @@ struct daemon {
 	pthread_cond_t cond;
 	struct job *queue_head, **queue_tail;
 	size_t queued;
+	struct evtimer *cancel_timer; /* a client went with calls unanswered: sweep the queue */
 	bool pool_stop;
 	pthread_t *threads;
 	size_t n_threads;
@@ -164,6 +167,10 @@ void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
 /* kpaths_lookup_fn: a kernel query through the same cache and engine */
 void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody);
 void do_ping(struct daemon *d, struct rpc_request *req);
+/* rpc_server_limits.conn_closed: cancel queued work nobody waits for any more (from the
+ * loop, soon after); cancel_sweep is the timer that does it. */
+void conn_closed(void *userdata, uid_t uid, unsigned inflight);
+void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */
 unsigned clear_kernel_keyrings(struct daemon *d);

@@ -110,7 +110,8 @@ int main(int argc, char *argv[])
 	}
 
 	if ((r = evloop_new(&d.loop)) < 0 || (r = daemon_add_signals(d.loop, on_sighup, &d)) < 0 ||
-	    (r = idmapd_cache_new(d.set.cache_size, &d.cache)) < 0) {
+	    (r = idmapd_cache_new(d.set.cache_size, &d.cache)) < 0 ||
+	    (r = evloop_add_timer(d.loop, 0, cancel_sweep, &d, &d.cancel_timer)) < 0) {
 		daemon_log(LOG_ERR, "cannot set up the event loop: %s", strerror(-r));
 		goto out;
 	}
@@ -121,7 +122,9 @@ int main(int argc, char *argv[])
 		.max_clients = d.set.max_clients,
 		.max_clients_per_uid = d.set.max_clients_user,
 		.log = daemon_rpc_log,
+		.conn_closed = conn_closed,
 	};
+	evloop_timer_cancel(d.cancel_timer);
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
 			   &d.srv);
 	if (r < 0) {
@@ -167,6 +170,7 @@ out:
 	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_cache_free(d.cache);
 	idmapd_quota_clear(&d.quota);
+	evloop_timer_free(d.cancel_timer);
 	evloop_free(d.loop);
 	if (lfd >= 0)
 		close(lfd);

@@ -1,6 +1,8 @@
 /* idmap backend "ldap": RFC 2307 posixAccount/posixGroup entries, plus a configurable
- * attribute holding the NFSv4 name ("name@domain").  One persistent connection guarded
- * by a mutex; connect and search timeouts; after a failure the server is not retried
+ * attribute holding the NFSv4 name ("name@domain").  A small pool of persistent
+ * connections ([LDAP] Pool-Size), each used by one lookup at a time, so that searches of
+ * concurrent lookups run in parallel; connect and search timeouts; after a failure the
+ * server is not retried
  * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
  * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
  * ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the CA, no bind password in
@@ -26,12 +28,26 @@ struct ldap_conf {
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
 
+#define POOL_SIZE_DEFAULT 4
+#define POOL_SIZE_MAX 64
+
+/* One pooled connection: used by one lookup at a time, opened when first needed. */
+struct ldap_slot {
+	LDAP *ld;
+	struct ldap_tls tls; /* d->tls, with this handle's handshake state (outlives ld) */
+	bool busy;
+	char last_error[320]; /* of the lookup using it */
+};
+
 struct ldap_data {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* the slots' busy flags and the shared state below */
+	pthread_cond_t free_slot;
 	struct nfskeys_ctx *ctx;
 	struct ldap_conf c;
-	struct ldap_tls tls; /* points into c */
-	LDAP *ld;
+	struct ldap_tls tls; /* points into c; each connection works on its own copy */
+	unsigned pool_size;
+	struct ldap_slot *slots;
+	/* the server's state, shared by all connections: one failure backs them all off */
 	time_t retry_at;
 	int backoff;
 	char last_error[320];
@@ -58,8 +74,10 @@ static void ldap_done(void *data)
 
 	if (!d)
 		return;
-	if (d->ld)
-		ldap_unbind_ext_s(d->ld, NULL, NULL);
+	for (unsigned i = 0; d->slots && i < d->pool_size; i++)
+		if (d->slots[i].ld)
+			ldap_unbind_ext_s(d->slots[i].ld, NULL, NULL);
+	free(d->slots);
 	free(d->c.uri);
 	free(d->c.user_base);
 	free(d->c.group_base);
@@ -72,6 +90,7 @@ static void ldap_done(void *data)
 	free(d->c.gidnum_attr);
 	free(d->c.group_attr);
 	free(d->c.member_attr);
+	pthread_cond_destroy(&d->free_slot);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -113,6 +132,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
 	const char *base;
+	int64_t pool;
 	bool b;
 	int r;
 
@@ -120,6 +140,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		return -ENOMEM;
 	pin_libldap();
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->free_slot, NULL);
 	d->ctx = ctx;
 	base = nfskeys_conf_get(ctx, "LDAP", "Base");
 	if (!nfskeys_conf_get(ctx, "LDAP", "URI") || !base) {
@@ -156,6 +177,21 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		ldap_done(d);
 		return r;
 	}
+	r = nfskeys_conf_get_int(ctx, "LDAP", "Pool-Size", 1, POOL_SIZE_MAX, &pool);
+	if (r == -ENOENT)
+		pool = POOL_SIZE_DEFAULT;
+	else if (r < 0) {
+		plog(ctx, LOG_ERR, "[LDAP] Pool-Size = %s: expected a number of connections from 1 "
+		     "to %d", nfskeys_conf_get(ctx, "LDAP", "Pool-Size"), POOL_SIZE_MAX);
+		ldap_done(d);
+		return r;
+	}
+	d->pool_size = (unsigned)pool;
+	d->slots = calloc(d->pool_size, sizeof(*d->slots));
+	if (!d->slots) {
+		ldap_done(d);
+		return -ENOMEM;
+	}
 	if (ldap_is_ldap_url(d->c.uri) == 0 && strncmp(d->c.uri, "ldapi://", 8) != 0) {
 		plog(ctx, LOG_ERR, "[LDAP] URI: '%s' is not an ldap:// or ldaps:// URL", d->c.uri);
 		ldap_done(d);
@@ -191,75 +227,92 @@ static int read_password(struct ldap_data *d, struct nfskeys_secret **ret)
 	return r;
 }
 
-static int fail_down(struct ldap_data *d, int err, const char *what)
+static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const char *what)
 {
-	d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
-	d->retry_at = mono_now() + d->backoff;
+	int backoff;
 
 	/* libldap's text and the server's diagnostic, or the certificate named when a TLS
 	 * handshake failed */
-	ldap_tls_error(&d->tls, d->ld, what, err, d->last_error, sizeof(d->last_error));
-	if (d->ld) {
-		ldap_unbind_ext_s(d->ld, NULL, NULL);
-		d->ld = NULL;
+	ldap_tls_error(&s->tls, s->ld, what, err, s->last_error, sizeof(s->last_error));
+	if (s->ld) {
+		ldap_unbind_ext_s(s->ld, NULL, NULL);
+		s->ld = NULL;
 	}
-	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", d->last_error, d->backoff);
+	pthread_mutex_lock(&d->lock);
+	/* connections failing together (a server gone under several searches) back off
+	 * once, not once each */
+	if (!d->retry_at || mono_now() >= d->retry_at) {
+		d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
+		d->retry_at = mono_now() + d->backoff;
+	}
+	backoff = d->backoff;
+	memcpy(d->last_error, s->last_error, sizeof(d->last_error));
+	pthread_mutex_unlock(&d->lock);
+	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", s->last_error, backoff);
 	return -EHOSTDOWN;
 }
 
-/* Make sure d->ld is a bound connection; called with the lock held. */
-static int ensure_connected(struct ldap_data *d)
+/* Make sure s->ld is a bound connection (s is ours: the lock is not held). */
+static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 {
 	struct timeval tv = { .tv_sec = d->c.timeout };
 	int version = LDAP_VERSION3, r;
+	bool down;
 
-	if (d->ld)
+	if (s->ld)
 		return 0;
-	if (d->retry_at && mono_now() < d->retry_at)
+	pthread_mutex_lock(&d->lock);
+	down = d->retry_at && mono_now() < d->retry_at;
+	if (down)
+		memcpy(s->last_error, d->last_error, sizeof(s->last_error));
+	pthread_mutex_unlock(&d->lock);
+	if (down)
 		return -EHOSTDOWN;
-	d->tls.handshake = false;
-	r = ldap_initialize(&d->ld, d->c.uri);
+	s->tls = d->tls; /* the handshake flag is the connection's own */
+	r = ldap_initialize(&s->ld, d->c.uri);
 	if (r != LDAP_SUCCESS)
-		return fail_down(d, r, "initialize");
-	ldap_set_option(d->ld, LDAP_OPT_PROTOCOL_VERSION, &version);
-	ldap_set_option(d->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
-	ldap_set_option(d->ld, LDAP_OPT_TIMEOUT, &tv);
-	ldap_set_option(d->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
+		return fail_down(d, s, r, "initialize");
+	ldap_set_option(s->ld, LDAP_OPT_PROTOCOL_VERSION, &version);
+	ldap_set_option(s->ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
+	ldap_set_option(s->ld, LDAP_OPT_TIMEOUT, &tv);
+	ldap_set_option(s->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
 	/* the CA applies to StartTLS and to ldaps:// alike; the certificate is always
 	 * verified, and a failed StartTLS never falls back to plain LDAP: the backend is
 	 * then down */
-	r = ldap_tls_setup(d->ld, &d->tls);
+	r = ldap_tls_setup(s->ld, &s->tls);
 	if (r != LDAP_SUCCESS)
-		return fail_down(d, r, d->c.start_tls ? "StartTLS" : "connect");
+		return fail_down(d, s, r, d->c.start_tls ? "StartTLS" : "connect");
 	if (d->c.bind_dn[0]) {
 		struct nfskeys_secret *pw = NULL;
 		struct berval cred;
 
 		if (!d->c.bind_pw_file[0] || read_password(d, &pw) < 0) {
-			snprintf(d->last_error, sizeof(d->last_error),
+			snprintf(s->last_error, sizeof(s->last_error),
 				 "cannot read [LDAP] Bind-Password-File");
-			plog(d->ctx, LOG_ERR, "idmap ldap: %s", d->last_error);
-			ldap_unbind_ext_s(d->ld, NULL, NULL);
-			d->ld = NULL;
+			plog(d->ctx, LOG_ERR, "idmap ldap: %s", s->last_error);
+			ldap_unbind_ext_s(s->ld, NULL, NULL);
+			s->ld = NULL;
 			return -EACCES;
 		}
 		cred.bv_val = nfskeys_secret_data(pw);
 		cred.bv_len = nfskeys_secret_len(pw);
-		r = ldap_sasl_bind_s(d->ld, d->c.bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
+		r = ldap_sasl_bind_s(s->ld, d->c.bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
 		nfskeys_secret_free(pw);
 		if (r != LDAP_SUCCESS)
-			return fail_down(d, r, "bind");
+			return fail_down(d, s, r, "bind");
 	} else {
 		/* an anonymous "whoami" proves the server is there */
 		struct berval anon = { 0, NULL };
 
-		r = ldap_sasl_bind_s(d->ld, NULL, LDAP_SASL_SIMPLE, &anon, NULL, NULL, NULL);
+		r = ldap_sasl_bind_s(s->ld, NULL, LDAP_SASL_SIMPLE, &anon, NULL, NULL, NULL);
 		if (r != LDAP_SUCCESS)
-			return fail_down(d, r, "anonymous bind");
+			return fail_down(d, s, r, "anonymous bind");
 	}
+	pthread_mutex_lock(&d->lock);
 	d->backoff = 0;
 	d->retry_at = 0;
 	d->last_error[0] = '\0';
+	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
 
@@ -281,7 +334,7 @@ static int escape(const char *value, char **ret)
 }
 
 /* Run one search (retrying once on a dropped connection); *ret_msg on success. */
-static int search(struct ldap_data *d, const char *base, const char *filter, char **attrs,
+static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter, char **attrs,
 		  LDAPMessage **ret_msg)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
@@ -290,10 +343,10 @@ static int search(struct ldap_data *d, const char *base, const char *filter, cha
 	for (int attempt = 0; attempt < 2; attempt++) {
 		LDAPMessage *msg = NULL;
 
-		r = ensure_connected(d);
+		r = ensure_connected(d, s);
 		if (r < 0)
 			return r;
-		r = ldap_search_ext_s(d->ld, base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL, NULL,
+		r = ldap_search_ext_s(s->ld, base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL, NULL,
 				      &tv, 16, &msg);
 		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED) {
 			*ret_msg = msg;
@@ -306,15 +359,15 @@ static int search(struct ldap_data *d, const char *base, const char *filter, cha
 			return 0;
 		}
 		if (!server_gone(r)) {
-			snprintf(d->last_error, sizeof(d->last_error), "search %s: %s", filter,
+			snprintf(s->last_error, sizeof(s->last_error), "search %s: %s", filter,
 				 ldap_err2string(r));
 			return -EIO;
 		}
 		/* a stale persistent connection: reconnect once now */
-		ldap_unbind_ext_s(d->ld, NULL, NULL);
-		d->ld = NULL;
+		ldap_unbind_ext_s(s->ld, NULL, NULL);
+		s->ld = NULL;
 		if (attempt == 1 || r == LDAP_TIMEOUT)
-			return fail_down(d, r, "search");
+			return fail_down(d, s, r, "search");
 	}
 	return -EHOSTDOWN;
 }
@@ -348,8 +401,8 @@ static int value_u32(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
 	return 0;
 }
 
-static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
-			 struct nfskeys_idmap_answer *ret)
+static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_idmap_request *req,
+		     struct nfskeys_idmap_answer *ret)
 {
 	const struct ldap_conf *c = &d->c;
 	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
@@ -400,13 +453,13 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 		return -ENOENT;
 	}
 
-	r = search(d, base, filter, attrs, &msg);
+	r = search(d, s, base, filter, attrs, &msg);
 	if (r < 0) {
 		if (r == -EHOSTDOWN)
-			util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", d->last_error);
+			util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", s->last_error);
 		return r;
 	}
-	e = msg ? ldap_first_entry(d->ld, msg) : NULL;
+	e = msg ? ldap_first_entry(s->ld, msg) : NULL;
 	if (!e) {
 		ldap_msgfree(msg);
 		if ((req->kind == NFSKEYS_IDMAP_NAME_TO_UID ||
@@ -421,10 +474,10 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 				   filter, base);
 	}
 	/* prefer the entry whose NFSv4 name is the key */
-	for (LDAPMessage *x = e; x && req->domain; x = ldap_next_entry(d->ld, x)) {
+	for (LDAPMessage *x = e; x && req->domain; x = ldap_next_entry(s->ld, x)) {
 		char v[NFSKEYS_IDMAP_NAME_MAX];
 
-		if (first_value(d->ld, x, c->nfs_attr, v, sizeof(v)) == 0 && strcaseeq(v, req->key)) {
+		if (first_value(s->ld, x, c->nfs_attr, v, sizeof(v)) == 0 && strcaseeq(v, req->key)) {
 			e = x;
 			break;
 		}
@@ -432,7 +485,7 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 	switch (req->kind) {
 	case NFSKEYS_IDMAP_NAME_TO_UID:
 	case NFSKEYS_IDMAP_GROUP_TO_GID:
-		r = value_u32(d->ld, e, group ? c->gidnum_attr : c->uidnum_attr, &ret->id);
+		r = value_u32(s->ld, e, group ? c->gidnum_attr : c->uidnum_attr, &ret->id);
 		break;
 	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS: {
 		char uname[NFSKEYS_IDMAP_NAME_MAX];
@@ -440,10 +493,10 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 		char *gattrs[] = { c->gidnum_attr, NULL };
 		char *euname = NULL;
 
-		r = value_u32(d->ld, e, c->uidnum_attr, &ret->id);
+		r = value_u32(s->ld, e, c->uidnum_attr, &ret->id);
 		if (r == 0)
-			r = value_u32(d->ld, e, c->gidnum_attr, &ret->gid);
-		if (r == 0 && first_value(d->ld, e, c->uid_attr, uname, sizeof(uname)) == 0 &&
+			r = value_u32(s->ld, e, c->gidnum_attr, &ret->gid);
+		if (r == 0 && first_value(s->ld, e, c->uid_attr, uname, sizeof(uname)) == 0 &&
 		    escape(uname, &euname) == 0) {
 			free(filter);
 			filter = NULL;
@@ -453,12 +506,12 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 			ber_memfree(euname);
 			ret->groups[0] = ret->gid;
 			ret->n_groups = 1;
-			if (filter && search(d, c->group_base, filter, gattrs, &gm) == 0 && gm) {
-				for (LDAPMessage *g = ldap_first_entry(d->ld, gm); g;
-				     g = ldap_next_entry(d->ld, g)) {
+			if (filter && search(d, s, c->group_base, filter, gattrs, &gm) == 0 && gm) {
+				for (LDAPMessage *g = ldap_first_entry(s->ld, gm); g;
+				     g = ldap_next_entry(s->ld, g)) {
 					uint32_t gid;
 
-					if (value_u32(d->ld, g, c->gidnum_attr, &gid) < 0 ||
+					if (value_u32(s->ld, g, c->gidnum_attr, &gid) < 0 ||
 					    gid == ret->gid)
 						continue;
 					if (ret->n_groups >= NFSKEYS_IDMAP_GROUPS_MAX) {
@@ -476,9 +529,9 @@ static int lookup_locked(struct ldap_data *d, struct nfskeys_idmap_request *req,
 		char v[NFSKEYS_IDMAP_NAME_MAX];
 
 		ret->id = req->id;
-		if (first_value(d->ld, e, c->nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
+		if (first_value(s->ld, e, c->nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
 			r = util_answer_name(ret, v, NULL);
-		else if (first_value(d->ld, e, name_attr, v, sizeof(v)) == 0)
+		else if (first_value(s->ld, e, name_attr, v, sizeof(v)) == 0)
 			r = util_answer_name(ret, v, req->nfs_domain);
 		else
 			r = -EBADMSG;
@@ -496,13 +549,31 @@ static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap
 		       struct nfskeys_idmap_answer *ret)
 {
 	struct ldap_data *d = data;
+	struct ldap_slot *s = NULL;
 	int r;
 
+	/* the first free connection (the lowest: a steady trickle keeps using one) */
 	pthread_mutex_lock(&d->lock);
-	r = lookup_locked(d, req, ret);
+	for (;;) {
+		for (unsigned i = 0; i < d->pool_size && !s; i++)
+			if (!d->slots[i].busy)
+				s = &d->slots[i];
+		if (s)
+			break;
+		pthread_cond_wait(&d->free_slot, &d->lock);
+	}
+	s->busy = true;
+	pthread_mutex_unlock(&d->lock);
+
+	s->last_error[0] = '\0';
+	r = lookup_on(d, s, req, ret);
 	if (r == -EHOSTDOWN && !req->reason[0])
 		util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s (retrying after a backoff)",
-			    d->last_error[0] ? d->last_error : "server unreachable");
+			    s->last_error[0] ? s->last_error : "server unreachable");
+
+	pthread_mutex_lock(&d->lock);
+	s->busy = false;
+	pthread_cond_signal(&d->free_slot);
 	pthread_mutex_unlock(&d->lock);
 	return r;
 }

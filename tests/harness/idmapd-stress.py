@@ -11,6 +11,14 @@
 #                                 looks up KEY every 20 ms: how many churn connections, the
 #                                 other client's answered/failed lookups and latencies
 #   probe SECONDS KEY             only that other client (run it as another uid)
+#   burst SECONDS KEY...          one connection sends a lookup of each KEY in one write,
+#                                 reads nothing, and closes after SECONDS (work queued for
+#                                 a caller that then goes)
+#   parallel CONNS FIRST COUNT DOMAIN  CONNS connections, each one lookup at a time, share
+#                                 the keys userFIRST@DOMAIN .. user(FIRST+COUNT-1)@DOMAIN
+#                                 (new to the cache: every one goes to the backend); the
+#                                 wall time, answered (result status 0)/failed, lookups
+#                                 per second, p50/p99
 import os
 import socket
 import struct
@@ -54,8 +62,9 @@ def conn(timeout=60):
             time.sleep(0.001)
 
 
-def read_reply(s):
-    """(xid, accept status) of the next reply; raises when the connection ends."""
+def read_reply(s, want_status=False):
+    """(xid, accept status) of the next reply (with want_status, also the lookup's result
+    status, -1 when absent); raises when the connection ends."""
     mark = s.recv(4, socket.MSG_WAITALL)
     if len(mark) < 4:
         raise EOFError
@@ -63,8 +72,11 @@ def read_reply(s):
     data = s.recv(n, socket.MSG_WAITALL)
     if len(data) < n:
         raise EOFError
-    return struct.unpack(">I", data[0:4])[0], (struct.unpack(">I", data[20:24])[0]
-                                               if len(data) >= 24 else -1)
+    r = (struct.unpack(">I", data[0:4])[0],
+         struct.unpack(">I", data[20:24])[0] if len(data) >= 24 else -1)
+    if want_status:
+        r += (struct.unpack(">i", data[24:28])[0] if len(data) >= 28 else -1,)
+    return r
 
 
 def out(**kw):
@@ -158,5 +170,58 @@ elif mode in ("churn", "probe"):
 
     out(churn_connections=counts[0], other_answered=len(lat), other_failed=failed,
         other_p50_ms=pct(0.5), other_p99_ms=pct(0.99), other_max_ms=pct(1.0))
+elif mode == "burst":
+    seconds, keys = float(args[0]), args[1:]
+    s = conn(10)
+    s.sendall(b"".join(lookup_msg(k)[1] for k in keys))
+    time.sleep(seconds)
+    s.close()
+    out(sent=len(keys))
+elif mode == "parallel":
+    nconn, first, count, domain = int(args[0]), int(args[1]), int(args[2]), args[3]
+    keys = ["user%d@%s" % (first + i, domain) for i in range(count)]
+    lock = threading.Lock()
+    lat, failed = [], [0]
+
+    def worker():
+        s = conn(60)
+        while True:
+            with lock:
+                if not keys:
+                    break
+                k = keys.pop()
+            t0 = time.monotonic()
+            why = None
+            try:
+                x, m = lookup_msg(k)
+                s.sendall(m)
+                rx, st, res = read_reply(s, True)
+                if rx != x or st != 0 or res != 0:
+                    why = "%s: xid %d (sent %d), accept status %d, result %d" % (
+                        k, rx, x, st, res)
+            except (EOFError, OSError) as e:
+                why = "%s: %r" % (k, e)
+            with lock:
+                if not why:
+                    lat.append(time.monotonic() - t0)
+                else:
+                    failed[0] += 1
+                    sys.stderr.write("failed: %s\n" % why)
+        s.close()
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(nconn)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    lat.sort()
+
+    def pct(p):
+        return "%.1f" % (lat[min(len(lat) - 1, int(len(lat) * p))] * 1000) if lat else "nan"
+
+    out(wall_ms=int(wall * 1000), answered=len(lat), failed=failed[0],
+        per_s="%.0f" % (len(lat) / wall), p50_ms=pct(0.5), p99_ms=pct(0.99))
 else:
     sys.exit("unknown mode " + mode)

@@ -3,7 +3,7 @@
 # without libFuzzer (tests/fuzz/replay-main.c): no crash, no failed invariant, and every
 # file of the corpus was run.
 . "$top_srcdir/tests/harness/lib.sh"
-TARGETS="ini keydesc config sid upcall idmapd-rpc attr mountinfo attrd-rpc attr-index upcall-reply spnego-desc"
+TARGETS="ini keydesc config sid upcall idmapd-rpc attr mountinfo attrd-rpc attr-index upcall-reply spnego-desc attrd-fd"
 plan $(echo $TARGETS | wc -w)
 for t in $TARGETS; do
 	corpus="$top_srcdir/tests/fuzz/corpus/$t"
