@@ -10,7 +10,7 @@ krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev libpam0g-dev pamtester
 python3 valgrind gnuplot-nox hyperfine groff-base iproute2
 debhelper dh-exec lintian devscripts fakeroot
-qemu-system-x86 busybox-static kmod samba smbclient nfs-kernel-server rpcbind
+qemu-system-x86 busybox-static kmod samba smbclient nfs-kernel-server rpcbind dmsetup e2fsprogs
 openafs-fileserver openafs-dbserver openafs-client openafs-krb5
 "
 
