@@ -97,46 +97,36 @@ struct route {
 	unsigned line;
 };
 
-static void route_scan_file(const char *path, const char *shown, void *userdata)
+static void route_match(const char *shown, unsigned line, const struct rk_rule *rule,
+			const char *text, void *userdata)
 {
 	struct route *r = userdata;
-	char line[2048];
-	unsigned no = 0;
-	FILE *f = fopen(path, "re");
+	long skip[3];
 
-	if (!f)
+	(void)text;
+	if (!rule || !streq(rule->op, "create"))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		struct rk_rule rule;
-		long skip[3];
+	skip[0] = wild_skip(rule->type, r->type);
+	skip[1] = wild_skip(rule->desc, r->desc);
+	skip[2] = wild_skip(rule->callout, r->callout);
+	if (skip[0] < 0 || skip[1] < 0 || skip[2] < 0)
+		return;
+	if (r->found) {
+		bool better = false;
 
-		no++;
-		if (rk_parse_line(line, &rule) <= 0 || !streq(rule.op, "create"))
-			continue;
-		skip[0] = wild_skip(rule.type, r->type);
-		skip[1] = wild_skip(rule.desc, r->desc);
-		skip[2] = wild_skip(rule.callout, r->callout);
-		if (skip[0] < 0 || skip[1] < 0 || skip[2] < 0)
-			continue;
-		if (r->found) {
-			bool better = false;
-
-			for (int i = 0; i < 3; i++)
-				if (skip[i] != r->skip[i]) {
-					better = skip[i] < r->skip[i];
-					break;
-				}
-			if (!better)
-				continue;
-		}
-		memcpy(r->skip, skip, sizeof(skip));
-		r->found = true;
-		r->line = no;
-		snprintf(r->prog, sizeof(r->prog), "%s",
-			 rule.prog[0] == '|' ? rule.prog + 1 : rule.prog);
-		snprintf(r->file, sizeof(r->file), "%s", shown);
+		for (int i = 0; i < 3; i++)
+			if (skip[i] != r->skip[i]) {
+				better = skip[i] < r->skip[i];
+				break;
+			}
+		if (!better)
+			return;
 	}
-	fclose(f);
+	memcpy(r->skip, skip, sizeof(skip));
+	r->found = true;
+	r->line = line;
+	snprintf(r->prog, sizeof(r->prog), "%s", rule->prog[0] == '|' ? rule->prog + 1 : rule->prog);
+	snprintf(r->file, sizeof(r->file), "%s", shown);
 }
 
 /* request-key's files under --root */
@@ -151,16 +141,19 @@ static void route_find(const struct doctor *d, struct route *r)
 	char ddir[PATH_MAX], conf[PATH_MAX];
 
 	rk_files(d, ddir, conf);
-	rk_for_each_file(ddir, conf, strlen(d->root), route_scan_file, r);
+	rk_for_each_line(ddir, conf, strlen(d->root), route_match, r);
 }
 
 /* request-key stops at a line it cannot read ("Syntax error") and fails the key: one bad
  * line in any file fails every upcall, ours included (tests/kernel/nfs-failure.ktest). */
-static void report_malformed(const char *shown, unsigned line, const char *text, void *userdata)
+static void report_malformed(const char *shown, unsigned line, const struct rk_rule *rule,
+			     const char *text, void *userdata)
 {
 	struct doctor *d = userdata;
 	char subject[PATH_MAX + 16];
 
+	if (rule)
+		return;
 	snprintf(subject, sizeof(subject), "%s:%u", shown, line);
 	finding(d, "request-key", subject, ST_PROBLEM, "correct the line or remove it",
 		"'%.200s' is not a rule (op type description callout program): request-key "
@@ -170,9 +163,11 @@ static void report_malformed(const char *shown, unsigned line, const char *text,
 static void check_request_key_syntax(struct doctor *d)
 {
 	char ddir[PATH_MAX], conf[PATH_MAX];
+	unsigned before = d->problems;
 
 	rk_files(d, ddir, conf);
-	if (rk_find_malformed(ddir, conf, strlen(d->root), report_malformed, d) == 0)
+	rk_for_each_line(ddir, conf, strlen(d->root), report_malformed, d);
+	if (d->problems == before)
 		finding(d, "request-key", "files", ST_OK, NULL,
 			"every line of /etc/request-key.d/*.conf and /etc/request-key.conf is a rule");
 }

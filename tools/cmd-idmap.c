@@ -450,43 +450,28 @@ static int find_helper(char *buf, size_t size)
 }
 
 /* Report the lines of other files that we take over (ours are more specific: request-key
- * prefers the match with the fewest wildcard characters). */
-static void report_override(const char *path, const char *shown, void *userdata)
+ * prefers the match with the fewest wildcard characters), and warn about a line
+ * request-key cannot read: it gives up on it and every upcall fails, ours included. */
+static void report_line(const char *shown, unsigned line, const struct rk_rule *rule,
+			const char *text, void *userdata)
 {
-	bool *any = userdata;
-	char line[2048];
-	FILE *f;
-
 	const char *base = strrchr(shown, '/');
+	bool *any = userdata;
 
-	if (base && streq(base, "/nfskeys.conf"))
+	if (!rule) {
+		fprintf(stderr,
+			"nfskeys: warning: %s:%u: '%.200s' is not a request-key rule: request-key "
+			"gives up on it and every upcall fails, nfskeys-upcall's too; correct or "
+			"remove it\n",
+			shown, line, text);
 		return;
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		struct rk_rule r;
-
-		if (rk_parse_line(line, &r) <= 0 || !streq(r.op, "create"))
-			continue;
-		if (!streq(r.type, "id_resolver") && !streq(r.type, "cifs.idmap"))
-			continue;
-		printf("overrides %s: %s keys (%s) were handled by %s\n", shown, r.type, r.desc,
-		       r.prog);
-		*any = true;
 	}
-	fclose(f);
-}
-
-/* A line request-key cannot read fails every upcall, ours included: say so now. */
-static void warn_malformed(const char *shown, unsigned line, const char *text, void *userdata)
-{
-	(void)userdata;
-	fprintf(stderr,
-		"nfskeys: warning: %s:%u: '%.200s' is not a request-key rule: request-key "
-		"gives up on it and every upcall fails, nfskeys-upcall's too; correct or "
-		"remove it\n",
-		shown, line, text);
+	if ((base && streq(base, "/nfskeys.conf")) || !streq(rule->op, "create") ||
+	    (!streq(rule->type, "id_resolver") && !streq(rule->type, "cifs.idmap")))
+		return;
+	printf("overrides %s: %s keys (%s) were handled by %s\n", shown, rule->type, rule->desc,
+	       rule->prog);
+	*any = true;
 }
 
 /* DIR (request-key.d) and the request-key.conf beside it */
@@ -501,10 +486,9 @@ static void report_request_key(const char *dir)
 		strcpy(slash + 1, "request-key.conf");
 	else
 		snprintf(conf, sizeof(conf), "request-key.conf");
-	rk_for_each_file(dir, conf, 0, report_override, &any);
+	rk_for_each_line(dir, conf, 0, report_line, &any);
 	if (!any)
 		printf("no other request-key file handled id_resolver or cifs.idmap keys\n");
-	rk_find_malformed(dir, conf, 0, warn_malformed, NULL);
 }
 
 static int cmd_enable_upcalls(int argc, char *argv[])

@@ -30,7 +30,28 @@ static int conf_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && n > 5 && streq(de->d_name + n - 5, ".conf");
 }
 
-void rk_for_each_file(const char *ddir, const char *conf, size_t strip, rk_file_cb cb,
+static void scan_file(const char *path, const char *shown, rk_line_cb cb, void *userdata)
+{
+	char line[2048];
+	unsigned no = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct rk_rule rule;
+		int r = rk_parse_line(line, &rule);
+
+		no++;
+		if (r == 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		cb(shown, no, r > 0 ? &rule : NULL, line, userdata);
+	}
+	fclose(f);
+}
+
+void rk_for_each_line(const char *ddir, const char *conf, size_t strip, rk_line_cb cb,
 		      void *userdata)
 {
 	char path[PATH_MAX + 300];
@@ -41,46 +62,9 @@ void rk_for_each_file(const char *ddir, const char *conf, size_t strip, rk_file_
 	for (int i = 0; i < n; i++) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", ddir, names[i]->d_name) <
 		    sizeof(path))
-			cb(path, path + MIN(strip, strlen(path)), userdata);
+			scan_file(path, path + MIN(strip, strlen(path)), cb, userdata);
 		free(names[i]);
 	}
 	free(names);
-	cb(conf, conf + MIN(strip, strlen(conf)), userdata);
-}
-
-struct malformed_scan {
-	rk_malformed_cb cb;
-	void *userdata;
-	unsigned n;
-};
-
-static void scan_malformed(const char *path, const char *shown, void *userdata)
-{
-	struct malformed_scan *s = userdata;
-	char line[2048];
-	unsigned no = 0;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		struct rk_rule rule;
-
-		no++;
-		if (rk_parse_line(line, &rule) >= 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		s->n++;
-		s->cb(shown, no, line, s->userdata);
-	}
-	fclose(f);
-}
-
-unsigned rk_find_malformed(const char *ddir, const char *conf, size_t strip,
-			   rk_malformed_cb cb, void *userdata)
-{
-	struct malformed_scan s = { .cb = cb, .userdata = userdata };
-
-	rk_for_each_file(ddir, conf, strip, scan_malformed, &s);
-	return s.n;
+	scan_file(conf, conf + MIN(strip, strlen(conf)), cb, userdata);
 }

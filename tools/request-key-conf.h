@@ -14,17 +14,12 @@ struct rk_rule {
  * at such a line with "Syntax error", and every key it was asked for fails). */
 int rk_parse_line(const char *line, struct rk_rule *ret);
 
-/* The files request-key reads, in its order: DDIR/ *.conf by name (DDIR is normally
- * /etc/request-key.d), then CONF (normally /etc/request-key.conf).  cb gets the path to
- * open and the path to show: the same path without its first STRIP characters (the
- * length of a --root prefix, or 0). */
-typedef void (*rk_file_cb)(const char *path, const char *shown, void *userdata);
-void rk_for_each_file(const char *ddir, const char *conf, size_t strip, rk_file_cb cb,
+/* Every line of request-key's files that is a rule or malformed, in request-key's order:
+ * DDIR/ *.conf by name (DDIR is normally /etc/request-key.d), then CONF (normally
+ * /etc/request-key.conf).  cb gets the file as shown (its path without the first STRIP
+ * characters: the length of a --root prefix, or 0), the line number, the rule (NULL for a
+ * malformed line) and the line's text without its newline. */
+typedef void (*rk_line_cb)(const char *shown, unsigned line, const struct rk_rule *rule,
+			   const char *text, void *userdata);
+void rk_for_each_line(const char *ddir, const char *conf, size_t strip, rk_line_cb cb,
 		      void *userdata);
-
-/* Every malformed line of those files: cb(shown, line number, the line's text); returns
- * how many. */
-typedef void (*rk_malformed_cb)(const char *shown, unsigned line, const char *text,
-				void *userdata);
-unsigned rk_find_malformed(const char *ddir, const char *conf, size_t strip,
-			   rk_malformed_cb cb, void *userdata);
