@@ -226,6 +226,26 @@ fail:
 }
 
 /* Fill a fresh index from the database. */
+/* The in-memory index in step with a policy just committed for (domain, path). */
+static int index_put_policy(struct nfskeys_attr_store *st, const char *domain, const char *path,
+			    const struct nfskeys_attr_policy *policy, bool origin_ldap)
+{
+	struct nfskeys_attr_entry e;
+
+	for (size_t i = 0; i < nfskeys_attr_policy_count(policy); i++) {
+		int r;
+
+		nfskeys_attr_policy_entry(policy, i, &e);
+		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
+				   e.value, e.number, origin_ldap);
+		if (r < 0) {
+			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret)
 {
 	struct attr_index *ix = NULL;
@@ -725,16 +745,7 @@ int attr_store_set_checked(struct nfskeys_attr_store *st, const struct nfskeys_a
 		st->index = ix;
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++) {
-		nfskeys_attr_policy_entry(policy, i, &e);
-		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
-				   e.value, e.number, false);
-		if (r < 0) {
-			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
-			return r;
-		}
-	}
-	return 0;
+	return index_put_policy(st, domain, path, policy, false);
 fail:
 	sqlite3_finalize(s);
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -917,16 +928,7 @@ _public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct 
 	if (r < 0)
 		goto fail;
 	(void)attr_store_publish(st); /* logged; the change itself is durable */
-	for (size_t i = 0; i < n; i++) {
-		nfskeys_attr_policy_entry(policy, i, &e);
-		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
-				   e.value, e.number, origin_ldap);
-		if (r < 0) {
-			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
-			return r;
-		}
-	}
-	return 0;
+	return index_put_policy(st, domain, path, policy, origin_ldap);
 fail:
 	sqlite3_finalize(s);
 	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
