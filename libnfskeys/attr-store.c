@@ -226,6 +226,21 @@ fail:
 }
 
 /* Fill a fresh index from the database. */
+static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret);
+
+/* The in-memory index rebuilt from what is stored, swapped in only once it is whole. */
+static int reload_index(struct nfskeys_attr_store *st)
+{
+	struct attr_index *ix;
+	int r = load_index(st, &ix);
+
+	if (r < 0)
+		return r;
+	attr_index_free(st->index);
+	st->index = ix;
+	return 0;
+}
+
 /* The in-memory index in step with a policy just committed for (domain, path). */
 static int index_put_policy(struct nfskeys_attr_store *st, const char *domain, const char *path,
 			    const struct nfskeys_attr_policy *policy, bool origin_ldap)
@@ -501,7 +516,6 @@ int attr_store_open_full(struct nfskeys_ctx *ctx, const char *path, unsigned fla
 
 int attr_store_refresh(struct nfskeys_attr_store *st)
 {
-	struct attr_index *ix;
 	int64_t v;
 	int r;
 
@@ -542,11 +556,9 @@ int attr_store_refresh(struct nfskeys_attr_store *st)
 			st->version = (int)v;
 		}
 	}
-	r = load_index(st, &ix);
+	r = reload_index(st);
 	if (r < 0)
 		return r;
-	attr_index_free(st->index);
-	st->index = ix;
 	return 1;
 }
 
@@ -736,13 +748,10 @@ int attr_store_set_checked(struct nfskeys_attr_store *st, const struct nfskeys_a
 		goto fail;
 	(void)attr_store_publish(st);
 	if (o->dropped) {
-		struct attr_index *ix = NULL;
 
-		r = load_index(st, &ix);
+		r = reload_index(st);
 		if (r < 0)
 			return r;
-		attr_index_free(st->index);
-		st->index = ix;
 		return 0;
 	}
 	return index_put_policy(st, domain, path, policy, false);
@@ -821,7 +830,6 @@ int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
 				   " WHERE origin = 0 AND handle IS NOT NULL AND local IS NOT NULL";
 	static const char del[] = "DELETE FROM attrs WHERE domain = ?1 AND path = ?2"
 				  " AND origin = 0 AND handle = ?3";
-	struct attr_index *ix = NULL;
 	sqlite3_stmt *s = NULL;
 	unsigned dropped = 0;
 	int r, rc;
@@ -871,11 +879,9 @@ int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
 	if (!dropped)
 		return 0;
 	(void)attr_store_publish(st);
-	r = load_index(st, &ix);
+	r = reload_index(st);
 	if (r < 0)
 		return r;
-	attr_index_free(st->index);
-	st->index = ix;
 	*ret_dropped = dropped;
 	return 0;
 fail:
@@ -1106,7 +1112,6 @@ int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_syn
 			    size_t n)
 {
 	static const char sql[] = INSERT_ROW;
-	struct attr_index *ix = NULL;
 	sqlite3_stmt *s = NULL;
 	int r, rc;
 
@@ -1137,11 +1142,9 @@ int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_syn
 	if (r < 0)
 		goto fail;
 	(void)attr_store_publish(st);
-	r = load_index(st, &ix);
+	r = reload_index(st);
 	if (r < 0)
 		return r;
-	attr_index_free(st->index);
-	st->index = ix;
 	return 0;
 fail:
 	sqlite3_finalize(s);
