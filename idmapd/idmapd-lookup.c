@@ -307,7 +307,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 
 /* ---------------------------------------------------------------- gone callers */
 
-void conn_closed(void *userdata, uid_t uid, unsigned inflight)
+void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight)
 {
 	struct daemon *d = userdata;
 

@@ -186,7 +186,7 @@ void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *
 void do_ping(struct daemon *d, struct rpc_request *req);
 /* rpc_server_limits.conn_closed: cancel queued work nobody waits for any more (from the
  * loop, soon after); cancel_sweep is the timer that does it. */
-void conn_closed(void *userdata, uid_t uid, unsigned inflight);
+void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight);
 void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */

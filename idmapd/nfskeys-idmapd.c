@@ -125,7 +125,7 @@ int main(int argc, char *argv[])
 		.max_clients = d.set.max_clients,
 		.max_clients_per_uid = d.set.max_clients_user,
 		.log = daemon_rpc_log,
-		.conn_closed = conn_closed,
+		.conn_closed = lookups_orphaned,
 	};
 	evloop_timer_cancel(d.cancel_timer);
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
