@@ -147,8 +147,12 @@ static int trace_parse_line(const char *line, struct trace_rec *r, uint64_t prev
 					     "ERRORS" };
 	static char problem[160];
 	uint64_t v[7] = { 0 };
-	const char *p = line;
+	const char *p = line, *q;
 
+	if (!*line) {
+		*ret_problem = "an empty line";
+		return -EINVAL;
+	}
 	for (int f = 0; f < 7; f++) {
 		if (f > 0) {
 			if (*p != ' ') {
@@ -181,19 +185,26 @@ static int trace_parse_line(const char *line, struct trace_rec *r, uint64_t prev
 			}
 			continue;
 		}
-		p = parse_u64(p, &v[f]);
-		if (!p || (*p && *p != ' ')) {
-			snprintf(problem, sizeof(problem), "%s: not an unsigned decimal number",
-				 names[f]);
+		q = parse_u64(p, &v[f]);
+		if (!q || (*q && *q != ' ')) {
+			bool big = !q && *p >= '0' && *p <= '9' && strspn(p, "0123456789") > 19;
+
+			snprintf(problem, sizeof(problem), "%s: %s", names[f],
+				 big ? "out of range" : "not an unsigned decimal number");
 			*ret_problem = problem;
 			return -EINVAL;
 		}
+		p = q;
 	}
 	if (*p) {
 		*ret_problem = "more than 7 fields (or a trailing space)";
 		return -EINVAL;
 	}
-	if (v[0] > UINT64_MAX / 1000 || v[0] * 1000 < prev_t) {
+	if (v[0] > UINT64_MAX / 1000) {
+		*ret_problem = "T_US: out of range";
+		return -EINVAL;
+	}
+	if (v[0] * 1000 < prev_t) {
 		*ret_problem = "T_US goes backwards";
 		return -EINVAL;
 	}
@@ -807,14 +818,14 @@ static void trace_step(struct sim *s)
 			s->written += b;
 			s->bin_written += b;
 			s->unstable += b;
-			complete(s, b, NFSKEYS_WB_WRITE, r->rtt_us * 1000 / r->ops);
+			complete(s, b, NFSKEYS_WB_WRITE, MIN(r->rtt_us / r->ops, UINT64_MAX / 1000) * 1000);
 		}
 	} else if (r->op == TR_COMMIT && r->ops && s->unstable) {
 		uint64_t b = s->unstable;
 
 		s->unstable = 0;
 		s->cleaned += b;
-		complete(s, b, NFSKEYS_WB_COMMIT, r->exec_us * 1000 / r->ops);
+		complete(s, b, NFSKEYS_WB_COMMIT, MIN(r->exec_us / r->ops, UINT64_MAX / 1000) * 1000);
 	}
 	note_peaks(s);
 	if (s->trace_pos < s->trace->n)
