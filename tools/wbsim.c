@@ -68,7 +68,7 @@ static const struct scenario scenarios[] = {
 	  DEV_DISK, 8, 2, 1000, 1e9, 0, 0, 0, 0, 0, false },
 	{ "mixed", "4 heavy, 4 at 20 MB/s, 4 at 2 MB/s",
 	  DEV_DISK, 8, 2, 4, 1e9, 4, 4, 0, 0, 0, false },
-	{ "nfs-burst", "10 writers, NFS WRITEs + COMMIT every 0.5-1 s",
+	{ "nfs-burst", "10 writers, NFS: WRITEs in flight, grouped replies, client COMMITs",
 	  DEV_NFS, 10, 3, 10, 1e9, 0, 0, 0, 0, 0, true },
 	{ "stall", "10 writers, NFS, server stall of 2 s at 5 s",
 	  DEV_NFS, 12, 3, 10, 1e9, 0, 0, 5, 0, 0, true },
