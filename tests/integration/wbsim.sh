@@ -86,7 +86,7 @@ b=$(field burst nfskeys 15 "$T_TMP/q.txt")
 if goal_met burst "burst finishes"; then
 	ok "burst: nfskeys finishes at memory speed ($b ms) # TODO was missed when this test was written"
 else
-	echo "not ok $((TAP_N = TAP_N + 1)) - burst: nfskeys finishes at memory speed ($b ms > 74.8) # TODO nfskeys paces an idle device at 2x its bandwidth estimate (wb-nfskeys.c)"
+	echo "not ok $((TAP_N = TAP_N + 1)) - burst: nfskeys finishes at memory speed ($b ms > 74.8) # TODO nfskeys paces writers far below its setpoint (wb-nfskeys.c)"
 fi
 
 # kara2011 as posted: ten waiters needing 32 pages at 100 MB/s get the shortest autotuned
