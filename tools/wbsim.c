@@ -424,7 +424,7 @@ static double hist_pct(const struct hist *h, double p)
 enum metric {
 	M_CALL_P99, M_BYTE_P50, M_BYTE_P99, M_MAX, M_PAUSED, M_UTIL, M_CV, M_WAKEUPS,
 	M_PEAK_DIRTY, M_PEAK_UNSTABLE, M_OVER, M_LIGHT, M_JAIN, M_BURST, M_RECOV, M_HOOK_NS,
-	_M_MAX,
+	M_COMMITS, M_COMMIT_MIB, M_COMMIT_MS, _M_MAX,
 };
 
 static const struct {
@@ -447,6 +447,10 @@ static const struct {
 	[M_BURST] = { "burst_ms", "burst ms", "ms", 9, 0 },
 	[M_RECOV] = { "recovery_ms", "recov ms", "ms", 9, 0 },
 	[M_HOOK_NS] = { "hook_ns_waiters", "hook ns", "ns", 8, 0 },
+	/* JSON only: the COMMITs the client sent (whole run) */
+	[M_COMMITS] = { "commits", "commits", "", 7, 0 },
+	[M_COMMIT_MIB] = { "commit_mean_mib", "commit MiB", "MiB", 9, 2 },
+	[M_COMMIT_MS] = { "commit_mean_ms", "commit ms", "ms", 9, 2 },
 };
 
 struct result {
@@ -489,6 +493,7 @@ struct sim {
 	unsigned nwaiting;
 	double hook_ns;
 	uint64_t hook_calls;
+	uint64_t commits, commit_bytes, commit_ns;
 	uint64_t written_at_warmup, written_at_end;
 	double max_over;
 	uint64_t above_ns;
@@ -978,6 +983,9 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 			s->commit_pending -= e.arg;
 			s->cleaned += e.arg;
 			s->commit_inflight = false;
+			s->commits++;
+			s->commit_bytes += e.arg;
+			s->commit_ns += s->now - e.arg2;
 			complete(s, e.arg, NFSKEYS_WB_COMMIT, s->now - e.arg2);
 			nfs_maybe_commit(s);
 			break;
@@ -1044,6 +1052,9 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 	res->m[M_PEAK_DIRTY] = s->peak_dirty / MiB;
 	res->m[M_PEAK_UNSTABLE] = s->peak_unstable / MiB;
 	res->m[M_HOOK_NS] = s->hook_calls ? s->hook_ns / (double)s->hook_calls : 0;
+	res->m[M_COMMITS] = s->commits;
+	res->m[M_COMMIT_MIB] = s->commits ? s->commit_bytes / MiB / s->commits : NAN;
+	res->m[M_COMMIT_MS] = s->commits ? (double)s->commit_ns / MS / s->commits : NAN;
 	res->m[M_BURST] = sc->burst ? (s->burst_done ? (double)s->burst_done / MS : INFINITY) : NAN;
 	if (s->stall_end)
 		win -= STALL_LEN;

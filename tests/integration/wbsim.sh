@@ -1,11 +1,11 @@
 #!/bin/sh
 # wbsim: usage errors, determinism (same seed -> identical table and CSV, another seed ->
-# different series), the JSON with several seeds and 95% CIs, a bounded smoke run of the
+# different series), the JSON with several seeds and 95% CIs, the COMMIT model, a bounded smoke run of the
 # four policies checking the absolute goals for nfskeys and what the fixed baselines must
 # show (kara2011's autotuned interval, wu2012's 3.3 pause control), the burst-absorption
 # scenario, and the replay of a hand-written completion trace (and its malformed forms).
 . "$top_srcdir/tests/harness/lib.sh"
-plan 29
+plan 30
 
 WBSIM="$top_builddir/tools/wbsim"
 TRACE="$top_srcdir/tests/data/wbtrace-example.txt"
@@ -45,12 +45,18 @@ check_eq "CSV has a row per 10 ms (12 s + header)" "1202" "$n"
 # JSON, three seeds: every metric has a mean and a 95% CI; seeds differ on NFS
 "$WBSIM" -s nfs-burst,burst --seeds 3 --json --check >"$T_TMP/j.json"; rc=$?
 check "--json is valid JSON" jq -e . "$T_TMP/j.json"
-check "--json: 4 policies x 2 scenarios, 16 metrics each with mean and ci95" jq -e \
-	'(.results | length == 8) and ([.results[].metrics | length == 16] | all) and
+check "--json: 4 policies x 2 scenarios, 19 metrics each with mean and ci95" jq -e \
+	'(.results | length == 8) and ([.results[].metrics | length == 19] | all) and
 	 ([.results[].metrics[] | has("mean") and has("ci95")] | all) and .seeds == 3' \
 	"$T_TMP/j.json"
 check "--json: the seeds spread (nfs-burst CI of the rate variation > 0)" jq -e \
 	'[.results[] | select(.scenario == "nfs-burst") | .metrics.rate_cv.ci95 > 0] | all' \
+	"$T_TMP/j.json"
+
+# the client's COMMITs: latency 1 ms + the bytes at the server's 200 MB/s disk
+check "COMMIT latency grows with its bytes (1 ms + bytes / 200 MB/s), several COMMITs per run" jq -e \
+	'[.results[] | .metrics | (.commit_mean_ms.mean - (1 + .commit_mean_mib.mean * 1048576 / 200e6 * 1000)) as $d
+	  | ($d < 0.01 * .commit_mean_ms.mean and $d > -0.01 * .commit_mean_ms.mean and .commits.mean >= 3)] | all' \
 	"$T_TMP/j.json"
 
 # field N of the row for scenario $1, policy $2 in table $3
