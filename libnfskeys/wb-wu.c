@@ -1,4 +1,5 @@
-/* wu2011 and wu2012: the dirty throttling of Linux 3.2 and of 3.3 onwards (Wu Fengguang's IO-less balance_dirty_pages)
+/* wu2011 and wu2012: the dirty throttling of Linux 3.2 and of 3.3 onwards (Wu Fengguang's
+ * IO-less balance_dirty_pages)
  * for one backing device, written from the published design and mm/page-writeback.c of
  * 3.2: kernel units (4 KiB pages, jiffies at HZ=1000), bandwidth estimated every 200 ms
  * over a 3 s (4096-jiffy) period, cubic global position control around the setpoint,
@@ -279,7 +280,8 @@ static long min_pause_33(const struct wu_state *st, long max_pause, unsigned lon
 		pages = (long)(dirty_ratelimit * (unsigned long)t / roundup_pow2(HZ));
 		if (pages > poll_thresh) {
 			pages = poll_thresh;
-			t = (long)((unsigned long)HZ * (unsigned long)poll_thresh / (dirty_ratelimit | 1));
+			t = (long)((unsigned long)HZ * (unsigned long)poll_thresh /
+				   (dirty_ratelimit | 1));
 		}
 	}
 	pause = (long)((unsigned long)HZ * (unsigned long)pages / (task_ratelimit + 1));

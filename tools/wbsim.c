@@ -602,7 +602,8 @@ static void dev_try_submit(struct sim *s)
 			s->inflight++;
 			s->inflight_bytes += size;
 			start = MAX(s->now, s->link_free);
-			svc = (uint64_t)((double)size / DEV_BW * rng_uniform(&s->rng, 0.8, 1.2) * NS);
+			svc = (uint64_t)((double)size / DEV_BW * rng_uniform(&s->rng, 0.8, 1.2) *
+					 NS);
 			s->link_free = stall_adjust(s, start, start + svc);
 			push2(s, s->link_free, EV_NFS_SERVED, size, s->now);
 		}
@@ -823,14 +824,16 @@ static void trace_step(struct sim *s)
 			s->written += b;
 			s->bin_written += b;
 			s->unstable += b;
-			complete(s, b, NFSKEYS_WB_WRITE, MIN(r->rtt_us / r->ops, UINT64_MAX / 1000) * 1000);
+			complete(s, b, NFSKEYS_WB_WRITE,
+				 MIN(r->rtt_us / r->ops, UINT64_MAX / 1000) * 1000);
 		}
 	} else if (r->op == TR_COMMIT && r->ops && s->unstable) {
 		uint64_t b = s->unstable;
 
 		s->unstable = 0;
 		s->cleaned += b;
-		complete(s, b, NFSKEYS_WB_COMMIT, MIN(r->exec_us / r->ops, UINT64_MAX / 1000) * 1000);
+		complete(s, b, NFSKEYS_WB_COMMIT,
+			 MIN(r->exec_us / r->ops, UINT64_MAX / 1000) * 1000);
 	}
 	note_peaks(s);
 	if (s->trace_pos < s->trace->n)
@@ -878,7 +881,8 @@ static void sample(struct sim *s)
 
 			if (k < MAX_PLOT_TASKS && t->cls != 3)
 				r->task[k++] = rate / MiB;
-			if (in_window(s) && t->cls != 3 && !t->to_write && s->now > s->sc->warmup * NS) {
+			if (in_window(s) && t->cls != 3 && !t->to_write &&
+			    s->now > s->sc->warmup * NS) {
 				t->bin_sum += rate;
 				t->bin_sumsq += rate * rate;
 				t->nbins++;
@@ -939,8 +943,8 @@ static void sim_run(const struct scenario *sc, int policy, uint64_t seed, uint64
 		push(s, (uint64_t)rng_uniform(&s->rng, 0, MS), EV_WRITE, t, wsize, t->gen);
 	}
 	if (sc->dev == DEV_NFS && !s->trace)
-		push(s, (uint64_t)rng_uniform(&s->rng, REPLY_GAP_MIN, REPLY_GAP_MAX), EV_REPLY_FLUSH,
-		     NULL, 0, 0);
+		push(s, (uint64_t)rng_uniform(&s->rng, REPLY_GAP_MIN, REPLY_GAP_MAX),
+		     EV_REPLY_FLUSH, NULL, 0, 0);
 	if (s->trace && s->trace->n)
 		push(s, s->trace->rec[0].t, EV_TRACE, NULL, 0, 0);
 	if (sc->spawn_rate > 0)
@@ -1536,7 +1540,8 @@ int main(int argc, char *argv[])
 		putchar('\n');
 	}
 	for (size_t si = 0; si < ARRAY_SIZE(scenarios) + 1; si++) {
-		const struct scenario *sc = si < ARRAY_SIZE(scenarios) ? &scenarios[si] : &trace_scenario;
+		const struct scenario *sc =
+			si < ARRAY_SIZE(scenarios) ? &scenarios[si] : &trace_scenario;
 		struct summary nk = { .mean = { [M_OVER] = NAN } };
 		bool want;
 

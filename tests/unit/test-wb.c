@@ -208,7 +208,8 @@ static void test_fast_path(void **state)
 static void test_kara_autotune_zone(void **state)
 {
 	struct fake_clock c = { 0 };
-	struct nfskeys_wb_dev *dev = fake_dev(&c, NFSKEYS_WB_KARA2011, 16 * MiB, NFSKEYS_WB_UNSTABLE);
+	struct nfskeys_wb_dev *dev =
+		fake_dev(&c, NFSKEYS_WB_KARA2011, 16 * MiB, NFSKEYS_WB_UNSTABLE);
 	struct nfskeys_wb_task *h[3], *light;
 	struct nfskeys_wb_stats st;
 	uint64_t pause, pause2;
@@ -265,7 +266,10 @@ static void test_kara_autotune_zone(void **state)
  * (wu2011) sleeps again in the same state. */
 static void test_wu2012_think_time(void **state)
 {
-	for (int p = NFSKEYS_WB_WU2011; p <= NFSKEYS_WB_WU2012; p += NFSKEYS_WB_WU2012 - NFSKEYS_WB_WU2011) {
+	static const int pols[] = { NFSKEYS_WB_WU2011, NFSKEYS_WB_WU2012 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(pols); i++) {
+		int p = pols[i];
 		struct fake_clock c = { 0 };
 		struct nfskeys_wb_dev *dev = fake_dev(&c, p, 16 * MiB, 0);
 		struct nfskeys_wb_task *t = NULL;
