@@ -839,19 +839,6 @@ int main(int argc, char *argv[])
 		return ret;
 	}
 	ret = DAEMON_EXIT_FAIL;
-	r = evloop_new(&d.loop);
-	if (r < 0) {
-		config_clear(&c);
-		goto out;
-	}
-	runtime_dir = nfskeys_conf_get(c.ctx, "General", "Runtime-Dir");
-	d.runtime_dir = strdup(runtime_dir && *runtime_dir ? runtime_dir : RUNDIR);
-	if (!d.runtime_dir || asprintf(&mounts_state, "%s/attrd-mounts", d.runtime_dir) < 0 ||
-	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0) {
-		config_clear(&c);
-		r = -ENOMEM;
-		goto out;
-	}
 	d.max_clients = limits.max_clients = c.max_clients;
 	/* one user cannot take every slot: the same per-uid count as nfskeys-idmapd's */
 	d.max_clients_user = limits.max_clients_per_uid = c.max_clients_user;
@@ -865,9 +852,18 @@ int main(int argc, char *argv[])
 		r = -ENOMEM;
 		goto out;
 	}
+	r = evloop_new(&d.loop);
+	if (r < 0)
+		goto out;
 	r = daemon_add_signals(d.loop, on_sighup, &d);
 	if (r < 0)
 		goto out;
+	runtime_dir = nfskeys_conf_get(d.ctx, "General", "Runtime-Dir");
+	d.runtime_dir = strdup(runtime_dir && *runtime_dir ? runtime_dir : RUNDIR);
+	if (!d.runtime_dir) {
+		r = -ENOMEM;
+		goto out;
+	}
 	r = daemon_socket_dir(d.runtime_dir, d.socket_path);
 	if (r == 0) {
 		r = unix_listen(d.socket_path, 0666, 128, &lfd);
@@ -896,6 +892,15 @@ int main(int argc, char *argv[])
 		if (r < 0)
 			goto out;
 	}
+	/* the sub-mounts' table lives next to the socket (root's runtime directory) */
+	if (mkdir(d.runtime_dir, 0755) < 0 && errno != EEXIST)
+		daemon_log(LOG_WARNING, "cannot create %s: %m", d.runtime_dir);
+	if (asprintf(&mounts_state, "%s/attrd-mounts", d.runtime_dir) < 0 ||
+	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,
 			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
