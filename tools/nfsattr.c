@@ -882,6 +882,8 @@ static int cmd_status(struct opts *o, int argc, char **argv)
 		       enabled ? "true" : "false", more);
 	else if (!enabled && so.n == 0)
 		printf("sub-mounts for directory policy are off ([Mounts] Apply-Mounts = no)\n");
+	else if (so.n == 0)
+		printf("no sub-mounts: no NFS mount has a subtree whose policy needs one\n");
 	else if (more)
 		printf("(%u more not shown)\n", more);
 	return EXIT_OK;
