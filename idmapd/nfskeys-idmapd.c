@@ -33,6 +33,9 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 	case IDMAPD_RELOAD:
 		do_reload(d, req);
 		return;
+	case IDMAPD_RECENT:
+		do_recent(d, req, args);
+		return;
 	default:
 		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
 	}
@@ -176,6 +179,7 @@ out:
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
 	free(d.keybuf);
+	recent_free(&d);
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
 	daemon_shell_done(&d.sh);

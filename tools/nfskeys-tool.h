@@ -21,8 +21,13 @@ enum {
 	EXIT_CONFIG = 3 /* configuration could not be loaded */
 };
 
-/* cmd-idmap.c: a JSON string on standard output, escaped. */
+/* cmd-keys.c: a JSON string on standard output, escaped (invalid UTF-8 as \u00XX). */
 void print_json_str(const char *s);
+/* cmd-keys.c: text from another party (key descriptions, principals) on standard output,
+ * control and non-ASCII bytes as \xNN so they cannot drive the terminal. */
+void print_text_safe(const char *s);
+/* nfskeys status: every credential held for the three filesystems (tools/cmd-status.c) */
+int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* credential commands */
 int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
@@ -34,6 +39,9 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* doctor: the installed system's health (tools/cmd-doctor.c) */
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
+ * lines on standard output, whatever the daemon's state). */
+void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
