@@ -714,6 +714,9 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 
 	if (!m || !m->ctx || !m->store)
 		return;
+	/* off, and nothing of ours left: no cost per SET/UNSET in the default setup */
+	if (!m->enabled && m->loaded && m->n == 0)
+		return;
 	tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	it = mnt_new_iter(MNT_ITER_FORWARD);
 	if (!tb || !it) {
