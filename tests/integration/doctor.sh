@@ -175,6 +175,7 @@ then
 	kdc_start DOCTOR.TEST
 	kdc_addprinc tuser 'tuser-Pw-3'
 	chmod 0711 "$T_TMP" "$KDC_DIR" # the realm's krb5.conf, for uid 65534
+	t_ou_load
 	ou=$(getent passwd 65534 | cut -d: -f1)
 	OU() { setpriv --reuid 65534 --regid 65534 --clear-groups $T_OU_ENV "$@"; }
 	NK_OU=$(t_ou nfskeys)
