@@ -527,7 +527,7 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if (!p.keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
 			char until[64];
 
-			format_time(info.renew_until, until, sizeof(until));
+			tool_format_time(info.renew_until, until, sizeof(until));
 			fprintf(stderr,
 				"nfskeys: warning: the ticket for %s can be renewed only until %s "
 				"(in %lld min); log in again with 'nfskeys nfs login' before then\n",

@@ -678,6 +678,10 @@ static void check_ticket(struct doctor *d, struct nfskeys_ctx *ctx, const char *
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	t.principal[sizeof(t.principal) - 1] = '\0';
+	/* the principal comes from the user's cache: no control bytes onto root's terminal */
+	for (char *q = t.principal; *q; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+			*q = '?';
 	if (t.r == -ENOKEY || t.r == -ENOENT) {
 		finding(d, "ticket", subject, ST_PROBLEM,
 			"the user runs 'nfskeys nfs login' (or logs in with pam_nfskeys)",
