@@ -53,7 +53,7 @@ static int lib_error(const char *what, const char *target, int r)
 	return tool_error("%s: %s", what, strerror(-r));
 }
 
-static void format_time(int64_t t, char *buf, size_t size)
+void tool_format_time(int64_t t, char *buf, size_t size)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -87,7 +87,7 @@ static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 		return lib_error("list", fs, r);
 	for (size_t i = 0; i < n; i++) {
 		char exp[64];
-		format_time(v[i].expiry, exp, sizeof(exp));
+		tool_format_time(v[i].expiry, exp, sizeof(exp));
 		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, v[i].description,
 		       exp, v[i].principal[0] ? "  " : "", v[i].principal);
 	}
@@ -454,8 +454,8 @@ static void print_nfs_status(const struct nfskeys_cred_info *info)
 {
 	char exp[64], ren[64];
 
-	format_time(info->expiry, exp, sizeof(exp));
-	format_time(info->renew_until, ren, sizeof(ren));
+	tool_format_time(info->expiry, exp, sizeof(exp));
+	tool_format_time(info->renew_until, ren, sizeof(ren));
 	printf("principal: %s\ncache:     %s\nexpires:   %s\nrenewable: %s\n", info->principal,
 	       info->description, exp, info->renew_until ? ren : "no");
 }
@@ -527,7 +527,7 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if (!p.keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
 			char until[64];
 
-			format_time(info.renew_until, until, sizeof(until));
+			tool_format_time(info.renew_until, until, sizeof(until));
 			fprintf(stderr,
 				"nfskeys: warning: the ticket for %s can be renewed only until %s "
 				"(in %lld min); log in again with 'nfskeys nfs login' before then\n",

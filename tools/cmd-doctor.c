@@ -2,12 +2,19 @@
  * the request-key configuration the way request-key does, asks both daemons over their
  * sockets, looks at who holds knfsd's and rpc_pipefs' idmap files and at the key quotas,
  * and prints one line per finding with the fix.  --root DIR reads etc/ and proc/ under
- * DIR (tests build fake trees there); the daemons are always asked on their sockets. */
+ * DIR (tests build fake trees there); the daemons are always asked on their sockets.
+ * --user NAME adds the user's Kerberos TGT expiry, read by a child that has become the
+ * user first (libkrb5 never runs as root on a user's credential cache). */
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "attrd-client.h"
 #include "idmapd-client.h"
@@ -575,13 +582,142 @@ static void check_quotas(struct doctor *d)
 		finding(d, "quota", "keys", ST_INFO, NULL, "%s lists no users", path);
 }
 
+/* ---------------------------------------------------------------- ticket expiry */
+
+/* What the child that became the user found in its KEYRING:persistent cache. */
+struct ticket {
+	int r; /* 0, or -errno from nfskeys_cred_find() / the drop */
+	int64_t expiry, renew_until;
+	char principal[256];
+};
+
+/* Become pw for good (groups, gid, uid), refusing to go on if root could come back. */
+static int become_user(const struct passwd *pw)
+{
+	uid_t ru, eu, su;
+
+	if (initgroups(pw->pw_name, pw->pw_gid) < 0 ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) < 0 || ru != pw->pw_uid || eu != pw->pw_uid ||
+	    su != pw->pw_uid)
+		return -EPERM;
+	if (pw->pw_uid != 0 && setresuid(0, 0, 0) == 0)
+		return -EPERM;
+	return 0;
+}
+
+static void ticket_child(struct nfskeys_ctx *ctx, const struct passwd *pw, int fd)
+{
+	struct nfskeys_cred_params p = { 0 };
+	struct nfskeys_cred_info info;
+	struct ticket t = { 0 };
+
+	t.r = getuid() == pw->pw_uid ? 0 : become_user(pw);
+	if (t.r == 0) {
+		t.r = nfskeys_cred_find(ctx, "nfs", &p, &info);
+		if (t.r == 0) {
+			t.expiry = info.expiry;
+			t.renew_until = info.renew_until;
+			snprintf(t.principal, sizeof(t.principal), "%s", info.principal);
+		}
+	}
+	if (write(fd, &t, sizeof(t)) != (ssize_t)sizeof(t))
+		_exit(1);
+	_exit(0);
+}
+
+/* "2026-12-04 21:00:00 (in 9h59m)" */
+static void when(int64_t at, char *buf, size_t size)
+{
+	int64_t left = at - (int64_t)time(NULL);
+	size_t n;
+
+	tool_format_time(at, buf, size);
+	n = strlen(buf);
+	if (at > 0 && left > 0)
+		snprintf(buf + n, size - n, " (in %" PRId64 "h%02" PRId64 "m)", left / 3600,
+			 left % 3600 / 60);
+}
+
+static void check_ticket(struct doctor *d, struct nfskeys_ctx *ctx, const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+	struct ticket t = { .r = -EIO };
+	char subject[300], cc[64], exp[96], ren[96];
+	int fds[2], status;
+	pid_t pid;
+
+	snprintf(subject, sizeof(subject), "%s", user);
+	if (!pw) {
+		finding(d, "ticket", subject, ST_PROBLEM, "give an existing user name",
+			"no such user");
+		return;
+	}
+	snprintf(cc, sizeof(cc), "KEYRING:persistent:%u", (unsigned)pw->pw_uid);
+	if (getuid() != 0 && getuid() != pw->pw_uid) {
+		finding(d, "ticket", subject, ST_INFO, NULL,
+			"%s: only root or the user may look at it", cc);
+		return;
+	}
+	fflush(stdout);
+	if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		finding(d, "ticket", subject, ST_INFO, NULL, "%s: cannot start a child: %s", cc,
+			strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		ticket_child(ctx, pw, fds[1]);
+	}
+	close(fds[1]);
+	if (read(fds[0], &t, sizeof(t)) != (ssize_t)sizeof(t))
+		t.r = -EIO;
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	t.principal[sizeof(t.principal) - 1] = '\0';
+	/* the principal comes from the user's cache: no control bytes onto root's terminal */
+	for (char *q = t.principal; *q; q++)
+		if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+			*q = '?';
+	if (t.r == -ENOKEY || t.r == -ENOENT) {
+		finding(d, "ticket", subject, ST_PROBLEM,
+			"the user runs 'nfskeys nfs login' (or logs in with pam_nfskeys)",
+			"no Kerberos TGT in %s: NFS sec=krb5 and CIFS sec=krb5 access fails", cc);
+		return;
+	}
+	if (t.r < 0) {
+		finding(d, "ticket", subject, ST_INFO, NULL, "cannot read %s as %s: %s", cc,
+			user, strerror(-t.r));
+		return;
+	}
+	when(t.expiry, exp, sizeof(exp));
+	if (t.expiry > 0 && t.expiry <= (int64_t)time(NULL)) {
+		finding(d, "ticket", subject, ST_PROBLEM,
+			t.renew_until > (int64_t)time(NULL) ?
+				"the user runs 'nfskeys nfs renew' (the nfskeys-nfs-renew timer "
+				"does it before expiry)" :
+				"the user runs 'nfskeys nfs login' again",
+			"the TGT of %s in %s expired at %s", t.principal, cc, exp);
+		return;
+	}
+	if (t.renew_until > 0)
+		when(t.renew_until, ren, sizeof(ren));
+	else
+		snprintf(ren, sizeof(ren), "no");
+	finding(d, "ticket", subject, ST_OK, NULL, "TGT of %s in %s expires %s, renewable: %s",
+		t.principal, cc, exp, ren);
+}
+
 /* ---------------------------------------------------------------- command */
 
 static void doctor_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: nfskeys doctor [--json] [--root DIR] [--idmapd-socket PATH]\n"
-		"                      [--attrd-socket PATH]\n"
+		"                      [--attrd-socket PATH] [--user NAME]...\n"
 		"\n"
 		"Check an installed system: which program answers each request-key route\n"
 		"(id_resolver, cifs.idmap, cifs.spnego), whether nfskeys-idmapd and\n"
@@ -594,6 +730,9 @@ static void doctor_usage(FILE *f)
 		"  -r, --root DIR            read etc/ and proc/ under DIR instead of /\n"
 		"      --idmapd-socket PATH  ask nfskeys-idmapd here\n"
 		"      --attrd-socket PATH   ask nfskeys-attrd here\n"
+		"  -u, --user NAME           also the expiry of NAME's Kerberos TGT in\n"
+		"                            KEYRING:persistent:UID (read as NAME, never as\n"
+		"                            root; repeat for more users)\n"
 		"  -h, --help                show this help\n"
 		"\n"
 		"Exit status: 0 nothing wrong, 1 at least one problem, 2 usage error,\n"
@@ -607,15 +746,18 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "root", required_argument, NULL, 'r' },
 		{ "idmapd-socket", required_argument, NULL, 'I' },
 		{ "attrd-socket", required_argument, NULL, 'A' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct doctor d = { .root = "" };
 	const char *idmapd_sock = NULL, *attrd_sock = NULL;
+	const char *users[16];
+	size_t n_users = 0;
 	char root[PATH_MAX];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "jr:u:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'j':
 			d.json = true;
@@ -630,6 +772,13 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			break;
 		case 'A':
 			attrd_sock = optarg;
+			break;
+		case 'u':
+			if (n_users == ARRAY_SIZE(users)) {
+				tool_error("doctor: at most %zu --user options", ARRAY_SIZE(users));
+				return EXIT_USAGE;
+			}
+			users[n_users++] = optarg;
 			break;
 		case 'h':
 			doctor_usage(stdout);
@@ -651,6 +800,8 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	check_domain(&d, ctx);
 	check_channels(&d);
 	check_quotas(&d);
+	for (size_t i = 0; i < n_users; i++)
+		check_ticket(&d, ctx, users[i]);
 	if (d.json)
 		printf("\n],\"problems\":%u}\n", d.problems);
 	else

@@ -47,3 +47,5 @@ int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
 /* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
 int tool_error(const char *fmt, ...) _printf_(1, 2);
+/* A time (seconds since the epoch) as "%Y-%m-%d %H:%M:%S" local time, "never" when <= 0. */
+void tool_format_time(int64_t t, char *buf, size_t size);

@@ -7,6 +7,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
+. "$top_srcdir/tests/harness/kdc.sh"
 
 R="$T_TMP/root"
 t_idmapd_conf "[Attr]" "Store = $T_TMP/attr.db" "[Attrd]" "Socket = $T_TMP/attrd.sock"
@@ -165,3 +166,35 @@ fault "nfskeys-attrd stopped" "daemon nfskeys-attrd: no answer on $T_TMP/attrd.s
 # usage errors
 check_eq "unknown option: exit 2" 2 "$(doc --bogus >/dev/null 2>&1; echo $?)"
 check_eq "missing --root directory: exit 1" 1 "$("$NFSKEYS" -c "$CONF" doctor --root "$T_TMP/none" >/dev/null 2>&1; echo $?)"
+
+# --- --user NAME: the user's TGT in KEYRING:persistent:UID, read by a child that became the
+# user (libkrb5 never runs as root on a user's cache).  uid 65534 logs in through the 0755
+# install; a user with no ticket and a user that does not exist are problems.
+if command -v krb5kdc >/dev/null && command -v kdb5_util >/dev/null && command -v kinit >/dev/null
+then
+	kdc_start DOCTOR.TEST
+	kdc_addprinc tuser 'tuser-Pw-3'
+	chmod 0711 "$T_TMP" "$KDC_DIR" # the realm's krb5.conf, for uid 65534
+	t_ou_load
+	ou=$(getent passwd 65534 | cut -d: -f1)
+	OU() { setpriv --reuid 65534 --regid 65534 --clear-groups $T_OU_ENV "$@"; }
+	NK_OU=$(t_ou nfskeys)
+	t_on_exit "setpriv --reuid 65534 --regid 65534 --clear-groups $T_OU_ENV $NK_OU nfs logout"
+	printf 'tuser-Pw-3\n' | OU "$NK_OU" nfs login -p tuser >"$T_TMP/ou-login" 2>&1
+	check_eq "uid 65534 logs in to KEYRING:persistent:65534" 0 $?
+	exp=$(OU "$NK_OU" nfs status 2>/dev/null | sed -n 's/^expires: *//p')
+	out=$($T_OU_ENV "$NK_OU" -c "$CONF" doctor --root "$R" --user "$ou" 2>&1)
+	check_contains "doctor --user $ou: the TGT's principal, cache and expiry (read as $ou)" \
+		"ok      ticket $ou: TGT of tuser@DOCTOR.TEST in KEYRING:persistent:65534 expires ${exp:-?} (in " \
+		"$out"
+	noticket=$(getent passwd 1 | cut -d: -f1)
+	out=$($T_OU_ENV "$NK_OU" -c "$CONF" doctor --root "$R" --user "$noticket" 2>&1)
+	check_contains "doctor --user $noticket (no ticket): a problem with its fix" \
+		"problem ticket $noticket: no Kerberos TGT in KEYRING:persistent:1: NFS sec=krb5 and CIFS sec=krb5 access fails; fix: the user runs 'nfskeys nfs login'" \
+		"$out"
+	out=$($T_OU_ENV "$NK_OU" -c "$CONF" doctor --root "$R" --user no-such-user-nfskeys 2>&1)
+	check_contains "doctor --user of no such user says so" \
+		"problem ticket no-such-user-nfskeys: no such user" "$out"
+else
+	skip "doctor --user: no MIT KDC here (krb5-kdc, krb5-user)"
+fi
