@@ -126,7 +126,7 @@ static int read_u64_file(const char *path, uint64_t *ret)
 
 static int write_str_file(const char *path, const char *val)
 {
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	size_t len = strlen(val);
 	ssize_t n;
 
@@ -529,12 +529,16 @@ _public_ int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *m, uint64_t limit)
 		st = (struct wb_state){ .mnt_id = m->mnt_id, .strict = -1 };
 		snprintf(st.ratio_file, sizeof(st.ratio_file), "%s",
 			 m->knobs == 2 ? "max_ratio_fine" : "max_ratio");
-		r = knob_read(m, st.ratio_file, &st.ratio);
-		if (r >= 0 && m->knobs == 2 && (r = knob_read(m, "strict_limit", &v)) >= 0)
+		const char *knob = st.ratio_file;
+
+		r = knob_read(m, knob, &st.ratio);
+		if (r >= 0 && m->knobs == 2) {
+			knob = "strict_limit";
+			r = knob_read(m, knob, &v);
 			st.strict = v ? 1 : 0;
+		}
 		if (r < 0) {
-			log_err(m->ctx, "reading bdi %s's %s: %s", m->bdi, st.ratio_file,
-				strerror(-r));
+			log_err(m->ctx, "reading bdi %s's %s: %s", m->bdi, knob, strerror(-r));
 			return r;
 		}
 	} else if (r < 0) {
