@@ -292,7 +292,7 @@ _public_ int nfskeys_wb_mount_open(struct nfskeys_ctx *ctx, const char *path,
 		goto fail;
 	}
 	if (!is_network_fs(m->fstype)) {
-		log_err(ctx, "%s is on a %s filesystem (mounted on %s), not an NFS or CIFS mount",
+		log_err(ctx, "%s is on %s (mounted on %s), not an NFS or CIFS mount",
 			path, m->fstype, m->path);
 		r = -EMEDIUMTYPE;
 		goto fail;
@@ -597,6 +597,11 @@ _public_ int nfskeys_wb_mount_restore(struct nfskeys_wb_mount *m)
 	r = state_get(m, &st);
 	if (r < 0)
 		return r;
+	if (access(m->bdidir, F_OK) < 0 && errno == ENOENT) {
+		/* unmounted: the kernel's values went with the bdi; forget ours */
+		state_remove(m);
+		return 0;
+	}
 	r = put_back(m, &st);
 	if (r < 0)
 		return r;

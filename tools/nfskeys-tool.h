@@ -34,6 +34,8 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* doctor: the installed system's health (tools/cmd-doctor.c) */
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* wb: a kernel mount's bdi dirty limit and the mountstats loop (tools/cmd-wb.c) */
+int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
