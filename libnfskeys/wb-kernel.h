@@ -7,8 +7,9 @@
 
 #include "nfskeys.h"
 
-/* Lines longer than this are skipped as malformed (a real per-op line is < 200 bytes). */
-#define WBK_MAX_LINE 4096
+/* Lines longer than this are skipped as malformed (a real per-op line is < 200 bytes; a
+ * header holds an escaped mount point, at most 4 x PATH_MAX). */
+#define WBK_MAX_LINE 16384
 
 struct wbk_found {
 	struct nfskeys_wb_opstats write, commit;
