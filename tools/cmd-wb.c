@@ -75,7 +75,7 @@ static int explain_write_error(const char *path, int r)
 	return tool_error("%s: %s", path, strerror(-r));
 }
 
-static int cmd_apply(struct nfskeys_ctx *ctx, int argc, char *argv[])
+static int wb_apply(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "dirty-limit", required_argument, NULL, 'l' },
@@ -114,7 +114,7 @@ static int cmd_apply(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	return r < 0 ? EXIT_FAIL : r;
 }
 
-static int cmd_restore(struct nfskeys_ctx *ctx, int argc, char *argv[])
+static int wb_restore(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	struct nfskeys_wb_mount *m = NULL;
 	int r;
@@ -220,7 +220,7 @@ static int list_mounts(char ***ret, size_t *ret_n)
 	return 0;
 }
 
-static int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
+static int wb_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -375,7 +375,7 @@ static int run_loop(struct nfskeys_wb_sampler *s, struct managed *v, size_t n, u
 	return ret;
 }
 
-static int cmd_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
+static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "interval", required_argument, NULL, 'i' },
@@ -516,13 +516,13 @@ int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	}
 	sub = argv[1];
 	if (streq(sub, "apply"))
-		return cmd_apply(ctx, argc - 1, argv + 1);
+		return wb_apply(ctx, argc - 1, argv + 1);
 	if (streq(sub, "restore"))
-		return cmd_restore(ctx, argc - 1, argv + 1);
+		return wb_restore(ctx, argc - 1, argv + 1);
 	if (streq(sub, "status"))
-		return cmd_status(ctx, argc - 1, argv + 1);
+		return wb_status(ctx, argc - 1, argv + 1);
 	if (streq(sub, "run"))
-		return cmd_run(ctx, argc - 1, argv + 1);
+		return wb_run(ctx, argc - 1, argv + 1);
 	fprintf(stderr, "nfskeys: wb: unknown command '%s' (apply, restore, status, run)\n", sub);
 	return EXIT_USAGE;
 }
