@@ -11,6 +11,9 @@
 #include "nfskeys-tool.h"
 
 #define PASSWORD_READ_MAX 4096
+/* nfs renew warns when the renewable life ends within this time (two runs of the hourly
+ * nfskeys-nfs-renew.timer) */
+#define RENEW_WARN_SECONDS (2 * 60 * 60)
 
 /* The library names the problem when it logs an error; then the command adds nothing. */
 static bool logged_error;
@@ -512,10 +515,24 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return EXIT_OK;
 	}
 	if (streq(verb, "renew")) {
+		int64_t left;
+
 		r = nfskeys_cred_renew(ctx, "nfs", &p, &info);
 		if (r < 0)
 			return lib_error("nfs renew", NULL, r);
 		print_nfs_status(&info);
+		/* the renewal timer runs hourly: say so while two runs can still reach the
+		 * user, before the renewable life ends and the next renewal fails */
+		left = info.renew_until - (int64_t)time(NULL);
+		if (!p.keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
+			char until[64];
+
+			format_time(info.renew_until, until, sizeof(until));
+			fprintf(stderr,
+				"nfskeys: warning: the ticket for %s can be renewed only until %s "
+				"(in %lld min); log in again with 'nfskeys nfs login' before then\n",
+				info.principal, until, (long long)(left > 0 ? left : 0) / 60);
+		}
 		return EXIT_OK;
 	}
 	if (streq(verb, "logout")) {

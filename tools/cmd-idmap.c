@@ -16,24 +16,6 @@
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
 
-/* A JSON string on standard output (quotes, backslashes and control bytes escaped); the
- * `nfskeys` commands' --json output shares it (nfskeys-tool.h). */
-void print_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static bool kind_gives_name(enum nfskeys_idmap_kind k)
 {
 	return k == NFSKEYS_IDMAP_UID_TO_NAME || k == NFSKEYS_IDMAP_GID_TO_GROUP ||

@@ -47,8 +47,8 @@ static size_t utf8_len(const unsigned char *s)
 }
 
 /* A JSON string; bytes that are not valid UTF-8 come out as \u00XX so the output stays
- * valid JSON whatever a key description holds. */
-static void print_json_string(const char *str)
+ * valid JSON whatever a key description or a name from the network holds. */
+void print_json_str(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -71,7 +71,7 @@ static void print_json_string(const char *str)
 
 /* Descriptions come from whoever added the key: show control and non-ASCII bytes as
  * \xNN so they cannot drive the terminal. */
-static void print_text(const char *s)
+void print_text_safe(const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -119,9 +119,9 @@ static void show_keyring(struct list_state *st, const char *where, int32_t ring,
 		if (st->json) {
 			printf("%s{\"keyring\":\"%s\",\"serial\":%d,\"type\":", st->shown ? "," : "",
 			       where, k.serial);
-			print_json_string(k.type);
+			print_json_str(k.type);
 			printf(",\"description\":");
-			print_json_string(k.description);
+			print_json_str(k.description);
 			printf(",\"uid\":%u,\"perm\":\"%08x\",\"expiry\":%lld}", (unsigned)k.uid,
 			       k.perm, (long long)k.expiry);
 		} else {
@@ -129,7 +129,7 @@ static void show_keyring(struct list_state *st, const char *where, int32_t ring,
 				printf("%-8s %-10s %-12s %-20s %s\n", "KEYRING", "SERIAL", "TYPE",
 				       "EXPIRES", "DESCRIPTION");
 			printf("%-8s %-10d %-12s %-20s ", where, k.serial, k.type, expiry);
-			print_text(k.description);
+			print_text_safe(k.description);
 			putchar('\n');
 		}
 		st->shown++;

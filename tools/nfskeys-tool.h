@@ -21,8 +21,13 @@ enum {
 	EXIT_CONFIG = 3 /* configuration could not be loaded */
 };
 
-/* cmd-idmap.c: a JSON string on standard output, escaped. */
+/* cmd-keys.c: a JSON string on standard output, escaped (invalid UTF-8 as \u00XX). */
 void print_json_str(const char *s);
+/* cmd-keys.c: text from another party (key descriptions, principals) on standard output,
+ * control and non-ASCII bytes as \xNN so they cannot drive the terminal. */
+void print_text_safe(const char *s);
+/* nfskeys status: every credential held for the three filesystems (tools/cmd-status.c) */
+int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* credential commands */
 int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[]);

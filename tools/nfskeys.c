@@ -17,6 +17,7 @@ static const struct nfskeys_cmd commands[] = {
 	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear (remove), clearall, list" },
 	{ "afs", cmd_afs, "AFS tokens: login, list, clear, clearall" },
 	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
+	{ "status", cmd_status, "Every credential held for NFS, CIFS and AFS, with expiry" },
 	/* idmap commands */
 	{ "idmap", cmd_idmap,
 	  "ID mapping: lookup, reverse, sid, explain, query, domain, stats, flush,\n"
