@@ -153,6 +153,9 @@ const char *nfskeys_wb_mount_get_bdi(const struct nfskeys_wb_mount *mount);
  * [General] Runtime-Dir/wb/MAJ:MIN, so another process can restore them).  -ERANGE for a
  * limit out of bounds, -EACCES/-EPERM when not allowed (root only). */
 int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *mount, uint64_t limit);
+/* The global dirty threshold now, in bytes (/proc/vmstat nr_dirty_threshold): one read
+ * tells a loop over many mounts whether any nfskeys_wb_mount_refresh() is due. */
+int nfskeys_wb_dirty_threshold(uint64_t *ret_bytes);
 /* Re-set the knobs when the global dirty threshold moved since the last apply (the
  * kernel turns a limit into a ratio once, at the threshold of that moment).  1 when
  * the knobs were rewritten, 0 when nothing moved, -ENOENT when nothing is applied. */

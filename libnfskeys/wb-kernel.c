@@ -160,6 +160,21 @@ static int knob_write(const struct nfskeys_wb_mount *m, const char *knob, uint64
 }
 
 /* The global dirty threshold in bytes (/proc/vmstat nr_dirty_threshold, pages). */
+static int global_thresh(uint64_t *ret);
+
+_public_ int nfskeys_wb_dirty_threshold(uint64_t *ret_bytes)
+{
+	uint64_t v;
+	int r;
+
+	if (!ret_bytes)
+		return -EINVAL;
+	r = global_thresh(&v);
+	if (r >= 0)
+		*ret_bytes = v;
+	return r;
+}
+
 static int global_thresh(uint64_t *ret)
 {
 	char p[PATH_MAX], line[256];

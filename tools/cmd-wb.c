@@ -324,12 +324,15 @@ struct managed {
 static int run_loop(struct nfskeys_wb_sampler *s, struct managed *v, size_t n, unsigned interval,
 		    struct trace *t)
 {
-	uint64_t next = now_ns(), last_refresh = next;
+	uint64_t next = now_ns(), last_check = next, thresh = 0;
 	int ret = EXIT_OK;
 
+	nfskeys_wb_dirty_threshold(&thresh);
 	while (!stop_signal) {
 		struct timespec ts;
 		size_t live = 0;
+		bool refresh = false;
+		uint64_t th;
 		int r;
 
 		next += (uint64_t)interval * 1000000ull;
@@ -345,6 +348,15 @@ static int run_loop(struct nfskeys_wb_sampler *s, struct managed *v, size_t n, u
 		}
 		if (t->f)
 			fflush(t->f);
+		/* once a second, one read of the global threshold: the knobs of every mount
+		 * are recomputed only when it moved */
+		if (t->now - last_check > 1000000000ull) {
+			last_check = t->now;
+			if (nfskeys_wb_dirty_threshold(&th) >= 0 && th != thresh) {
+				thresh = th;
+				refresh = true;
+			}
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct nfskeys_wb_mount_state st;
 			uint64_t lim;
@@ -363,12 +375,10 @@ static int run_loop(struct nfskeys_wb_sampler *s, struct managed *v, size_t n, u
 			if (lim && lim != v[i].written) {
 				if (nfskeys_wb_mount_apply(v[i].m, lim) >= 0)
 					v[i].written = lim;
-			} else if (t->now - last_refresh > 1000000000ull) {
+			} else if (refresh) {
 				nfskeys_wb_mount_refresh(v[i].m);
 			}
 		}
-		if (t->now - last_refresh > 1000000000ull)
-			last_refresh = t->now;
 		if (!live)
 			break;
 	}
