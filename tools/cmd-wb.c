@@ -375,6 +375,10 @@ static int run_loop(struct nfskeys_wb_sampler *s, struct managed *v, size_t n, u
 			if (lim && lim != v[i].written) {
 				if (nfskeys_wb_mount_apply(v[i].m, lim) >= 0)
 					v[i].written = lim;
+				/* a comment line for the trace's reader: the limit set now */
+				if (t->f)
+					fprintf(t->f, "# limit %" PRIu64 " %" PRIu64 "\n",
+						(t->now - t->start) / 1000, v[i].written);
 			} else if (refresh) {
 				nfskeys_wb_mount_refresh(v[i].m);
 			}
@@ -485,7 +489,7 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			goto out;
 		}
 		fprintf(t.f, "# nfskeys-wbtrace 1\n# mount %s bdi %s interval_ms %lu ceiling %" PRIu64
-			     "\n# T_US OP OPS BYTES RTT_US EXEC_US ERRORS\n",
+			     "\n# T_US OP OPS BYTES RTT_US EXEC_US ERRORS; '# limit T_US BYTES': the bdi's limit set\n",
 			nfskeys_wb_mount_get_path(v[0].m), nfskeys_wb_mount_get_bdi(v[0].m), interval,
 			v[0].written);
 		fflush(t.f);
