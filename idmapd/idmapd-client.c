@@ -188,6 +188,26 @@ int idmapd_client_flush(struct rpc_client *c, enum nfskeys_idmap_kind kind, cons
 	return 0;
 }
 
+int idmapd_client_recent(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
+			 idmapd_recent_res *ret)
+{
+	idmapd_recent_args args = { .kind = kind, .key = (char *)(key ? key : "") };
+	idmapd_recent_res res = {};
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_RECENT, (xdrproc_t)xdr_idmapd_recent_args, &args,
+			    (xdrproc_t)xdr_idmapd_recent_res, &res);
+	if (r < 0)
+		return r;
+	if (res.status < 0) {
+		r = res.status;
+		xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}
+
 int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_size,
 			 uint64_t *ret_generation)
 {

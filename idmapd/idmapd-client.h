@@ -54,5 +54,11 @@ int idmapd_client_flush(struct rpc_client *c, enum nfskeys_idmap_kind kind, cons
 int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_size,
 			 uint64_t *ret_generation);
 
+/* The answers the daemon gave lately (newest first), all of them (key NULL) or those for
+ * kind/key.  *ret is the decoded result; free it with xdr_free(xdr_idmapd_recent_res).
+ * -EPERM for callers other than root. */
+int idmapd_client_recent(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
+			 idmapd_recent_res *ret);
+
 /* Print the daemon's statistics to f as text, JSON or Prometheus (stats.h). */
 int idmapd_client_print_stats(struct rpc_client *c, FILE *f, int format);

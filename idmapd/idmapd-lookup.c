@@ -65,6 +65,7 @@ static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquer
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
+	recent_note(d, e, recent_path_of(kquery_source(kq)), NULL, status, result);
 	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
 }
 
@@ -108,6 +109,7 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 			nfskeys_idmap_kind_to_string(e->kind), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
+	recent_note(d, e, RP_SOCKET, req, res.status, result);
 	reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
@@ -305,7 +307,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 
 /* ---------------------------------------------------------------- gone callers */
 
-void conn_closed(void *userdata, uid_t uid, unsigned inflight)
+void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight)
 {
 	struct daemon *d = userdata;
 

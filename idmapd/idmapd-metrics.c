@@ -4,7 +4,8 @@
 
 #include "idmapd.h"
 
-const char *const op_names[_OP_MAX] = { "null", "ping", "lookup", "flush", "stats", "reload" };
+const char *const op_names[_OP_MAX] = { "null", "ping", "lookup", "flush", "stats", "reload",
+					"recent" };
 const char *const lres_names[_LR_MAX] = { "hit", "miss", "negative_hit", "stale",
 					  "coalesced", "refresh_ahead", "nobody", "error" };
 

@@ -47,7 +47,7 @@ struct settings {
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
 };
 
-enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, _OP_MAX };
+enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, OP_RECENT, _OP_MAX };
 extern const char *const op_names[_OP_MAX];
 
 enum lres { LR_HIT, LR_MISS, LR_NEGATIVE_HIT, LR_STALE, LR_COALESCED, LR_REFRESH_AHEAD,
@@ -73,6 +73,21 @@ struct daemon_stats {
 	uint64_t detached;       /* running lookups whose callers had all gone */
 };
 
+/* One answer given, remembered for `nfskeys idmap explain` (idmapd-recent.c). */
+#define RECENT_RING IDMAPD_RECENT_RING
+#define RECENT_KEY_MAX 128 /* longer keys are kept cut, and match no query */
+struct recent {
+	int64_t when;          /* evloop_now() */
+	uint32_t kind, pid, uid, id;
+	int32_t status;
+	uint8_t path;          /* enum recent_path */
+	uint8_t result;        /* enum lres */
+	bool has_name;
+	char key[RECENT_KEY_MAX];
+	char name[NFSKEYS_IDMAP_NAME_MAX];
+};
+enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, _RP_MAX };
+
 struct job;
 struct reload_job;
 struct reload_waiter;
@@ -90,6 +105,8 @@ struct daemon {
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths.c) */
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
+	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */
+	unsigned recent_next, recent_count;
 	int64_t start;
 	struct daemon_shell sh;
 	int lib_priority; /* the library's log priority at this verbosity */
@@ -169,7 +186,7 @@ void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *
 void do_ping(struct daemon *d, struct rpc_request *req);
 /* rpc_server_limits.conn_closed: cancel queued work nobody waits for any more (from the
  * loop, soon after); cancel_sweep is the timer that does it. */
-void conn_closed(void *userdata, uid_t uid, unsigned inflight);
+void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight);
 void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */
@@ -182,6 +199,13 @@ int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *re
 void reload_request(struct daemon *d, struct rpc_request *req);
 void reload_wait(struct daemon *d);
 void do_reload(struct daemon *d, struct rpc_request *req);
+
+/* idmapd-recent.c: the answers given lately, for IDMAPD_RECENT */
+void recent_free(struct daemon *d);
+void recent_note(struct daemon *d, const struct idmapd_entry *e, enum recent_path path,
+		 const struct rpc_request *req, int status, enum lres result);
+enum recent_path recent_path_of(enum kpath_src src);
+void do_recent(struct daemon *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-metrics.c: statistics */
 struct backend_stats *backend_slot(struct daemon *d, const char *name);

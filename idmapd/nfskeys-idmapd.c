@@ -33,6 +33,9 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 	case IDMAPD_RELOAD:
 		do_reload(d, req);
 		return;
+	case IDMAPD_RECENT:
+		do_recent(d, req, args);
+		return;
 	default:
 		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
 	}
@@ -122,7 +125,7 @@ int main(int argc, char *argv[])
 		.max_clients = d.set.max_clients,
 		.max_clients_per_uid = d.set.max_clients_user,
 		.log = daemon_rpc_log,
-		.conn_closed = conn_closed,
+		.conn_closed = lookups_orphaned,
 	};
 	evloop_timer_cancel(d.cancel_timer);
 	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
@@ -176,6 +179,7 @@ out:
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
 	free(d.keybuf);
+	recent_free(&d);
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
 	daemon_shell_done(&d.sh);

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <strings.h>
 
-#include "idmap-engine.h"
+#include "idmap-builtin.h"
 
 #define BUILTIN "builtin"
 

@@ -20,9 +20,10 @@ enum nfskeys_wb_kind {
 
 /* Throttling policies, all behind the same calls. */
 enum nfskeys_wb_policy {
-	NFSKEYS_WB_KARA2011 = 0, /* waiters share completions equally every 100 ms */
+	NFSKEYS_WB_KARA2011 = 0, /* waiters share completions equally, autotuned interval */
 	NFSKEYS_WB_WU2011 = 1,   /* Linux 3.2: bandwidth estimation + position control */
 	NFSKEYS_WB_NFSKEYS = 2,  /* ours: smoothed, completion-driven, bounded pauses */
+	NFSKEYS_WB_WU2012 = 3,   /* Linux 3.3 and later: 3.2 plus the pause-time control */
 	_NFSKEYS_WB_POLICY_MAX,
 };
 
@@ -59,7 +60,7 @@ struct nfskeys_wb_stats {
 	uint32_t tasks;       /* tasks registered */
 };
 
-/* Policy names: "kara2011", "wu2011", "nfskeys".  -EINVAL for anything else. */
+/* Policy names: "kara2011", "wu2011", "nfskeys", "wu2012".  -EINVAL for anything else. */
 int nfskeys_wb_policy_from_name(const char *name);
 const char *nfskeys_wb_policy_to_name(int policy);
 

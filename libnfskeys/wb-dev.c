@@ -12,6 +12,7 @@ static const struct wb_policy *const policies[_NFSKEYS_WB_POLICY_MAX] = {
 	[NFSKEYS_WB_KARA2011] = &wb_policy_kara2011,
 	[NFSKEYS_WB_WU2011] = &wb_policy_wu2011,
 	[NFSKEYS_WB_NFSKEYS] = &wb_policy_nfskeys,
+	[NFSKEYS_WB_WU2012] = &wb_policy_wu2012,
 };
 
 #define WB_MIN_LIMIT (1024ull * 1024)
@@ -498,7 +499,7 @@ _public_ int nfskeys_wb_dev_get(struct nfskeys_ctx *ctx, const char *name, unsig
 		policy = nfskeys_wb_policy_from_name(v);
 		if (policy < 0) {
 			log_err(ctx, "[Writeback] Policy: unknown policy '%s' "
-				"(kara2011, wu2011 or nfskeys)", v);
+				"(kara2011, wu2011, wu2012 or nfskeys)", v);
 			return -EINVAL;
 		}
 	}

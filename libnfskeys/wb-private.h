@@ -40,7 +40,14 @@ struct nfskeys_wb_task {
 			unsigned long task_ratelimit;
 			unsigned long nr_dirty, thresh; /* for dirty_poll_interval */
 			bool freerun;
+			/* 3.3 */
+			uint64_t paused_when; /* jiffies, 0 = never */
+			long next_pause_pages; /* nr_dirtied_pause after the sleep */
 		} wu;
+		struct {
+			uint64_t recent; /* bytes dirtied lately (halved each epoch) */
+			uint32_t epoch;
+		} kara;
 		struct {
 			uint64_t reserved; /* headroom held for its next chunk */
 		} nk;
@@ -101,6 +108,7 @@ struct wb_policy {
 
 extern const struct wb_policy wb_policy_kara2011;
 extern const struct wb_policy wb_policy_wu2011;
+extern const struct wb_policy wb_policy_wu2012;
 extern const struct wb_policy wb_policy_nfskeys;
 
 static inline uint64_t wb_load(const uint64_t *p)

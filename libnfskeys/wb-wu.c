@@ -1,10 +1,17 @@
-/* wu2011: the dirty throttling of Linux 3.2 (Wu Fengguang's IO-less balance_dirty_pages)
+/* wu2011 and wu2012: the dirty throttling of Linux 3.2 and of 3.3 onwards (Wu Fengguang's
+ * IO-less balance_dirty_pages)
  * for one backing device, written from the published design and mm/page-writeback.c of
  * 3.2: kernel units (4 KiB pages, jiffies at HZ=1000), bandwidth estimated every 200 ms
  * over a 3 s (4096-jiffy) period, cubic global position control around the setpoint,
  * linear bdi control line, balanced dirty ratelimit with step filtering, task pause =
  * pages / task_ratelimit capped by bdi_max_pause (<= MAX_PAUSE = 200 ms), and the
- * adaptive nr_dirtied_pause poll interval. */
+ * adaptive nr_dirtied_pause poll interval.  wu2012 adds 3.3's pause-time control (Wu
+ * Fengguang's "writeback:" patches merged for 3.3, unchanged in its essentials since):
+ * the think time since the last pause is deducted from the next (dirty_paused_when),
+ * pauses shorter than bdi_min_pause are not slept but carried over, nr_dirtied_pause is
+ * sized so that a pause lasts the target time (10 ms + 10 ms per doubling of concurrent
+ * tasks), and bdi_max_pause depends only on how long the device needs to write what is
+ * dirty (bdi_dirty / (bw / 8), at most 200 ms). */
 #include "wb-private.h"
 
 #define HZ 1000
@@ -22,6 +29,7 @@ struct wu_state {
 	unsigned long global_dirty_limit;
 	uint64_t global_update_time;
 	bool dirty_exceeded;
+	bool v33; /* wu2012 */
 };
 
 static inline uint64_t jiffies_at(uint64_t now_ns)
@@ -241,6 +249,50 @@ static long max_pause_of(const struct wu_state *st, unsigned long bdi_dirty)
 	return (long)clamp_ul(t, 4, MAX_PAUSE);
 }
 
+static unsigned long roundup_pow2(unsigned long v)
+{
+	return v <= 1 ? 1 : 1ul << (ilog2_ul(v - 1) + 1);
+}
+
+/* 3.3's bdi_max_pause: an eighth of the time the device needs to write bdi_dirty. */
+static long max_pause_33(const struct wu_state *st, unsigned long bdi_dirty)
+{
+	unsigned long t = bdi_dirty / (1 + st->avg_write_bandwidth / roundup_pow2(1 + HZ / 8));
+
+	return (long)MIN(t + 1, (unsigned long)MAX_PAUSE);
+}
+
+/* 3.3's bdi_min_pause: the target pause (10 ms + 10 ms per doubling of concurrent
+ * tasks) and the nr_dirtied_pause that makes a pause last about that long. */
+static long min_pause_33(const struct wu_state *st, long max_pause, unsigned long task_ratelimit,
+			 unsigned long dirty_ratelimit, long *ret_pages)
+{
+	long hi = (long)ilog2_ul(st->avg_write_bandwidth), lo = (long)ilog2_ul(dirty_ratelimit);
+	long t = MAX(1, HZ / 100), pause, pages;
+	const long poll_thresh = 128 >> (12 - 10); /* DIRTY_POLL_THRESH */
+
+	if (hi > lo)
+		t += (hi - lo) * (10 * HZ) / 1024;
+	t = MIN(t, 1 + max_pause / 2);
+	pages = (long)(dirty_ratelimit * (unsigned long)t / roundup_pow2(HZ));
+	if (pages < poll_thresh) {
+		t = max_pause;
+		pages = (long)(dirty_ratelimit * (unsigned long)t / roundup_pow2(HZ));
+		if (pages > poll_thresh) {
+			pages = poll_thresh;
+			t = (long)((unsigned long)HZ * (unsigned long)poll_thresh /
+				   (dirty_ratelimit | 1));
+		}
+	}
+	pause = (long)((unsigned long)HZ * (unsigned long)pages / (task_ratelimit + 1));
+	if (pause > max_pause) {
+		t = max_pause;
+		pages = (long)(task_ratelimit * (unsigned long)t / roundup_pow2(HZ));
+	}
+	*ret_pages = MAX(pages, 1l);
+	return pages >= poll_thresh ? 1 + t / 2 : t;
+}
+
 static void wu_init(struct nfskeys_wb_dev *dev)
 {
 	struct wu_state *st = dev->priv;
@@ -340,6 +392,84 @@ static int wu_iter(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task, uin
 	return WB_WAIT;
 }
 
+/* One turn of 3.3's balance_dirty_pages() loop. */
+static int wu33_iter(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task, uint64_t now,
+		     uint64_t *ret_deadline)
+{
+	struct wu_state *st = dev->priv;
+	uint64_t now_j = jiffies_at(now);
+	unsigned long thresh, bg, nr_dirty, task_ratelimit, rl;
+	long pause, period, max_pause, min_pause, nr_pause, pages = task->p.wu.pages_dirtied;
+	long long pos;
+	bool exceeded;
+
+	nr_dirty = (unsigned long)(wb_dirty(dev) / WB_PAGE);
+	wu_limits(dev, &thresh, &bg);
+	__atomic_store_n(&dev->shared_ratelimit, MAX(thresh / 32, 16ul) * WB_PAGE,
+			 __ATOMIC_RELAXED);
+	if (nr_dirty <= freerun_ceiling(thresh, bg)) {
+		update_bandwidth(dev, st, now_j, 0, 0, 0, 0, 0, task->p.wu.start_time);
+		task->p.wu.paused_when = now_j;
+		task->nr_dirtied = 0;
+		task->ratelimit = dirty_poll_interval(nr_dirty, thresh) * WB_PAGE;
+		exceeded = false;
+		goto go;
+	}
+	/* one device: its share of the limit is all of it, bdi_dirty is nr_dirty */
+	exceeded = nr_dirty > thresh;
+	if (exceeded && !st->dirty_exceeded) {
+		st->dirty_exceeded = true;
+		__atomic_store_n(&dev->ratelimit_cap, (32 >> (12 - 10)) * WB_PAGE,
+				 __ATOMIC_RELAXED);
+	}
+	update_bandwidth(dev, st, now_j, thresh, bg, nr_dirty, thresh, nr_dirty,
+			 task->p.wu.start_time);
+	rl = st->dirty_ratelimit;
+	pos = pos_ratio(st, thresh, bg, nr_dirty, thresh, nr_dirty);
+	task_ratelimit = (unsigned long)(((unsigned long long)rl * (unsigned long long)pos) >>
+					 RATELIMIT_CALC_SHIFT);
+	max_pause = max_pause_33(st, nr_dirty);
+	min_pause = min_pause_33(st, max_pause, task_ratelimit, rl, &nr_pause);
+	task->p.wu.task_ratelimit = task_ratelimit;
+	task->p.wu.freerun = exceeded;
+	if (task_ratelimit == 0) {
+		pause = max_pause;
+		goto sleep;
+	}
+	period = (long)((unsigned long)HZ * (unsigned long)pages / task_ratelimit);
+	pause = period;
+	if (task->p.wu.paused_when)
+		pause -= (long)(now_j - task->p.wu.paused_when);
+	if (pause < min_pause) {
+		/* too short to sleep: carried over to the next decision */
+		if (pause < -HZ) {
+			task->p.wu.paused_when = now_j;
+			task->nr_dirtied = 0;
+		} else if (period) {
+			task->p.wu.paused_when += (uint64_t)period;
+			task->nr_dirtied = 0;
+		} else if ((long)(task->ratelimit / WB_PAGE) <= pages) {
+			task->ratelimit += (uint64_t)pages * WB_PAGE;
+		}
+		goto go;
+	}
+	if (pause > max_pause) {
+		now_j += (uint64_t)MIN(pause - max_pause, max_pause);
+		pause = max_pause;
+	}
+sleep:
+	task->p.wu.paused_when = now_j + (uint64_t)pause;
+	task->p.wu.next_pause_pages = nr_pause;
+	*ret_deadline = now + (uint64_t)pause * (WB_NSEC_PER_SEC / HZ);
+	return WB_WAIT;
+go:
+	if (!exceeded && st->dirty_exceeded) {
+		st->dirty_exceeded = false;
+		__atomic_store_n(&dev->ratelimit_cap, 0, __ATOMIC_RELAXED);
+	}
+	return WB_GO;
+}
+
 static int wu_throttle(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task, uint64_t now,
 		       uint64_t *ret_deadline)
 {
@@ -348,12 +478,28 @@ static int wu_throttle(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task,
 	task->p.wu.pause = 0;
 	task->p.wu.max_pause = MAX_PAUSE;
 	task->p.wu.dirty_ratelimit = ((struct wu_state *)dev->priv)->dirty_ratelimit;
+	if (((struct wu_state *)dev->priv)->v33)
+		return wu33_iter(dev, task, now, ret_deadline);
 	return wu_iter(dev, task, now, ret_deadline);
 }
 
 static int wu_poll(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task, uint64_t now,
 		   uint64_t *ret_deadline)
 {
+	struct wu_state *st = dev->priv;
+
+	if (st->v33) {
+		/* after the sleep: the poll interval bdi_min_pause chose */
+		task->nr_dirtied = 0;
+		task->ratelimit = (uint64_t)task->p.wu.next_pause_pages * WB_PAGE;
+		if (!task->p.wu.task_ratelimit)
+			return wu33_iter(dev, task, now, ret_deadline);
+		if (!task->p.wu.freerun && st->dirty_exceeded) {
+			st->dirty_exceeded = false;
+			__atomic_store_n(&dev->ratelimit_cap, 0, __ATOMIC_RELAXED);
+		}
+		return WB_GO;
+	}
 	/* after the sleep: done, unless the task was fully blocked (task_ratelimit 0) */
 	if (task->p.wu.task_ratelimit)
 		return wu_finish(dev, task, task->p.wu.freerun);
@@ -378,6 +524,23 @@ const struct wb_policy wb_policy_wu2011 = {
 	.name = "wu2011",
 	.priv_size = sizeof(struct wu_state),
 	.init = wu_init,
+	.task_init = wu_task_init,
+	.throttle = wu_throttle,
+	.poll = wu_poll,
+	.bandwidth = wu_bandwidth,
+	.setpoint = wu_setpoint,
+};
+
+static void wu2012_init(struct nfskeys_wb_dev *dev)
+{
+	wu_init(dev);
+	((struct wu_state *)dev->priv)->v33 = true;
+}
+
+const struct wb_policy wb_policy_wu2012 = {
+	.name = "wu2012",
+	.priv_size = sizeof(struct wu_state),
+	.init = wu2012_init,
 	.task_init = wu_task_init,
 	.throttle = wu_throttle,
 	.poll = wu_poll,

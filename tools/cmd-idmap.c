@@ -720,6 +720,7 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if (r < 0)
 			return tool_error("idmap explain: %s", strerror(-r));
 		fputs(text, stdout);
+		explain_recent(ctx, k, argv[0]);
 		/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
 		 * mapping, a malformed key); see nfskeys-idmap(1). */
 		{

@@ -29,6 +29,10 @@ static void idmapd_usage(FILE *f)
 		"                            mapping keyrings (root only)\n"
 		"  reload                    reload the configuration (root only; as SIGHUP);\n"
 		"                            answers when it is in place (timeout 120 s)\n"
+		"  recent [--json] [KIND KEY]\n"
+		"                            the last answers the daemon gave and which path\n"
+		"                            asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
+		"                            client-pipe); newest first (root only)\n"
 		"  stats [--json|--prometheus]\n"
 		"                            counters and latency histograms (same as\n"
 		"                            'nfskeys idmap stats')\n"
@@ -151,6 +155,111 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	return EXIT_OK;
 }
 
+/* One recent answer per line (or a JSON array). */
+static void print_recent(const idmapd_recent_res *res, bool json, const char *indent)
+{
+	if (json)
+		putchar('[');
+	for (u_int i = 0; i < res->entries.entries_len; i++) {
+		const idmapd_recent_entry *e = &res->entries.entries_val[i];
+		const char *kind = nfskeys_idmap_kind_to_string((enum nfskeys_idmap_kind)e->kind);
+
+		if (json) {
+			printf("%s{\"path\":", i ? "," : "");
+			print_json_str(e->path);
+			printf(",\"pid\":%u,\"uid\":%u,\"kind\":", e->pid, e->uid);
+			print_json_str(kind ? kind : "?");
+			printf(",\"key\":");
+			print_json_str(e->key);
+			printf(",\"status\":%d,\"result\":", e->status);
+			print_json_str(e->result);
+			printf(",\"answer\":");
+			print_json_str(e->answer);
+			printf(",\"age_ms\":%llu}", (unsigned long long)e->age_ms);
+			continue;
+		}
+		printf("%s%8.1fs ago  %-13s ", indent, (double)e->age_ms / 1000.0, e->path);
+		if (streq(e->path, "socket"))
+			printf("(pid %u uid %u) ", e->pid, e->uid);
+		printf("%s ", kind ? kind : "?");
+		print_text_safe(e->key);
+		printf(" -> ");
+		if (e->status < 0)
+			printf("%s", strerror(-e->status));
+		else
+			print_text_safe(e->answer);
+		printf(" (%s)\n", e->result);
+	}
+	if (json)
+		printf("]\n");
+}
+
+static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
+{
+	idmapd_recent_res res = {};
+	enum nfskeys_idmap_kind kind = 0;
+	const char *key = NULL, *kind_s = NULL;
+	bool json = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			json = true;
+		else if (!kind_s)
+			kind_s = argv[i];
+		else if (!key)
+			key = argv[i];
+		else {
+			tool_error("recent: unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (kind_s && !key) {
+		tool_error("recent: takes nothing or KIND KEY");
+		return EXIT_USAGE;
+	}
+	if (kind_s && parse_kind(kind_s, &kind) < 0)
+		return EXIT_USAGE;
+	r = idmapd_client_recent(c, kind, key, &res);
+	if (r < 0)
+		return daemon_error("recent", path, r);
+	if (!json && res.entries.entries_len == 0)
+		printf("no recent answers%s\n", key ? " for this key" : "");
+	else
+		print_recent(&res, json, "");
+	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+	return EXIT_OK;
+}
+
+void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key)
+{
+	idmapd_recent_res res = {};
+	struct rpc_client *c = NULL;
+	const char *path;
+	int r = connect_daemon(ctx, NULL, 2000, &c, &path);
+
+	if (r == 0)
+		r = idmapd_client_recent(c, kind, key, &res);
+	rpc_client_free(c);
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		printf("nfskeys-idmapd is not running (%s): no record of which kernel path asked.\n",
+		       path);
+	else if (r == -EPERM || r == -EACCES)
+		printf("Which path asked nfskeys-idmapd for it: root only (run as root).\n");
+	else if (r < 0)
+		printf("nfskeys-idmapd (%s) could not say which path asked: %s\n", path,
+		       strerror(-r));
+	else if (res.entries.entries_len == 0)
+		printf("nfskeys-idmapd has not answered it lately (it keeps its last %u "
+		       "answers).\n", (unsigned)IDMAPD_RECENT_RING);
+	else {
+		printf("Asked of nfskeys-idmapd lately (newest first):\n");
+		print_recent(&res, false, "  ");
+	}
+	if (r == 0)
+		xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+}
+
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	struct rpc_client *c = NULL;
@@ -271,6 +380,8 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		}
 	} else if (streq(sub, "stats")) {
 		rc = stats_cmd(c, path, argc, argv);
+	} else if (streq(sub, "recent")) {
+		rc = recent_cmd(c, path, argc, argv);
 	} else {
 		tool_error("idmapd: unknown command '%s' (see 'nfskeys idmapd --help')", sub);
 		rc = EXIT_USAGE;

@@ -41,6 +41,9 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* wb: a kernel mount's bdi dirty limit and the mountstats loop (tools/cmd-wb.c) */
 int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
+ * lines on standard output, whatever the daemon's state). */
+void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 

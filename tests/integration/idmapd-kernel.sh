@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 34
+plan 41
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -111,6 +111,29 @@ done
 check_eq "per-path stats count what the script sent" \
 	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:5/1/3/1 client_pipe:8/2/5/1" "$got"
 check "daemon still answers its socket" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
+
+# which path asked: the daemon's record of its recent answers (root only), and explain
+"$NFSKEYS" -c "$IDMAPD_CONF" idmapd lookup name-to-uid alice@example.test >/dev/null 2>&1
+"$NFSKEYS" -c "$IDMAPD_CONF" idmapd recent --json >"$T_TMP/recent.json" 2>&1
+rj() { python3 -c "
+import json; d = json.load(open('$T_TMP/recent.json'))
+print(' '.join(sorted('%s=%s' % (e['path'], e['answer']) for e in d if e['key'] == '$1' and e['kind'] == '$2')))" 2>&1; }
+check_eq "recent: alice@example.test asked on knfsd's channel, the pipe and the socket" \
+	"client-pipe=2001 nfsd-nametoid=2001 socket=2001" "$(rj alice@example.test name-to-uid)"
+check_eq "recent: uid 2001 asked on nfsd-idtoname and the second client's pipe" \
+	"client-pipe=alice@example.test nfsd-idtoname=alice@example.test" "$(rj 2001 uid-to-name)"
+check_eq "recent: a negative answer is recorded as such" "nfsd-nametoid=" \
+	"$(rj nosuch@example.test name-to-uid | tr ' ' '\n' | grep nfsd)"
+out=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd recent name-to-uid alice@example.test 2>&1)
+check_contains "recent KIND KEY: the socket caller is named by pid and uid" "socket        (pid " "$out"
+out=$("$NFSKEYS" -c "$IDMAPD_CONF" idmap explain alice@example.test 2>&1)
+check_contains "explain says which kernel path asked" "nfsd-nametoid name-to-uid alice@example.test -> 2001" "$out"
+t_ou_load
+chmod 755 "$T_TMP" && chmod 644 "$IDMAPD_CONF" && chmod 777 "$IDMAPD_SOCK"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $T_OU_ENV "$(t_ou nfskeys)" \
+	-c "$IDMAPD_CONF" idmapd recent 2>&1); rc=$?
+check_eq "recent is refused to other users (exit 1)" 1 "$rc"
+check_contains "... saying it is for root" "permission denied (root only)" "$out"
 check "daemon stops cleanly (exit 0)" t_idmapd_stop
 
 # a bad [Kernel] value is refused at start, naming key and value
