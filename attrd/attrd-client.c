@@ -165,3 +165,31 @@ int attrd_client_print_stats(struct rpc_client *c, FILE *f, int format)
 {
 	return stats_client_print(c, ATTRD_STATS, f, (enum stats_format)format, "nfskeys_attrd_");
 }
+
+int attrd_client_mounts(struct rpc_client *c, bool *ret_enabled, unsigned *ret_more,
+			void (*fn)(void *userdata, const struct attrd_client_mount *m),
+			void *userdata)
+{
+	attrd_mounts_res res = {};
+	int r = rpc_client_call(c, ATTRD_MOUNTS, NULL, NULL,
+				(xdrproc_t)xdr_attrd_mounts_res, &res);
+
+	if (r < 0)
+		return r;
+	r = res.status;
+	if (r == 0) {
+		*ret_enabled = res.enabled;
+		*ret_more = res.more;
+		for (u_int i = 0; i < res.mounts.mounts_len; i++) {
+			attrd_mount *e = &res.mounts.mounts_val[i];
+			struct attrd_client_mount m = {
+				.target = e->target, .source = e->source, .options = e->options,
+				.state = e->state, .error = e->error, .layers = e->layers,
+				.mount_id = e->mount_id, .since = e->since,
+			};
+			fn(userdata, &m);
+		}
+	}
+	xdr_free((xdrproc_t)xdr_attrd_mounts_res, (char *)&res);
+	return r;
+}

@@ -39,5 +39,15 @@ int attrd_client_ping(struct rpc_client *c, char *release, size_t release_size,
 		      uint32_t *ret_pid, uint64_t *ret_policies);
 /* Ask the daemon to reload its configuration (root only); msg says why it failed. */
 int attrd_client_reload(struct rpc_client *c, char *msg, size_t msg_size);
+/* The sub-mounts the daemon keeps for policy on live mounts (ATTRD_MOUNTS): fn once per
+ * entry; *ret_enabled is [Mounts] Apply-Mounts, *ret_more the entries not sent. */
+struct attrd_client_mount {
+	const char *target, *source, *options, *state, *error;
+	unsigned layers, mount_id;
+	int64_t since;
+};
+int attrd_client_mounts(struct rpc_client *c, bool *ret_enabled, unsigned *ret_more,
+			void (*fn)(void *userdata, const struct attrd_client_mount *m),
+			void *userdata);
 /* Print the daemon's statistics as text, JSON or Prometheus (enum stats_format). */
 int attrd_client_print_stats(struct rpc_client *c, FILE *f, int format);

@@ -9,6 +9,7 @@
 
 #include "attr-private.h"
 #include "attrd-ldap.h"
+#include "attrd-mounts.h"
 #include "daemon.h"
 #include "evloop.h"
 #include "rpc-args.h"
@@ -55,6 +56,8 @@ struct daemon {
 	int64_t start_usec;
 	struct op_stats ops[_OP_MAX];
 	struct attrd_ldap *ldap;
+	struct attrd_mounts *mounts; /* [Mounts]: sub-mounts for policy on live mounts */
+	bool apply_mounts;
 	struct evtimer *sync_timer;
 	struct evtimer *sweep_timer;
 	struct daemon_shell sh;
@@ -76,6 +79,7 @@ struct attrd_config {
 	unsigned max_clients;  /* [Attrd] Max-Clients; applies at start */
 	unsigned max_clients_user; /* [Attrd] Max-Clients-Per-User (root exempt); at start */
 	unsigned idle_timeout; /* [Attrd] Idle-Timeout, seconds; applies at start */
+	bool apply_mounts;     /* [Mounts] Apply-Mounts */
 };
 
 static void config_clear(struct attrd_config *c)
@@ -200,6 +204,12 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 	    (r = conf_user_limits(c->ctx, &c->lim, msg, msg_size)) < 0 ||
 	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
 		goto fail;
+	r = nfskeys_conf_get_bool(c->ctx, "Mounts", "Apply-Mounts", &c->apply_mounts);
+	if (r < 0 && r != -ENOENT) {
+		snprintf(msg, msg_size, "[Mounts] Apply-Mounts = %s: expected yes or no",
+			 nfskeys_conf_get(c->ctx, "Mounts", "Apply-Mounts"));
+		goto fail;
+	}
 	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
 	/* Opened anew on every reload, even at the same path: the index is rebuilt from what
 	 * is stored, which picks up 'nfsattr import' and 'nfsattr --direct' changes. */
@@ -220,7 +230,8 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 {
 	struct attrd_config old = { .ctx = d->ctx, .store = d->store,
 				    .have_admin = d->have_admin, .admin_gid = d->admin_gid,
-				    .admin_group = d->admin_group, .lim = d->lim };
+				    .admin_group = d->admin_group, .lim = d->lim,
+				    .apply_mounts = d->apply_mounts };
 
 	d->ctx = c->ctx;
 	d->store = c->store;
@@ -228,8 +239,11 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 	d->admin_gid = c->admin_gid;
 	d->admin_group = c->admin_group;
 	d->lim = c->lim;
+	d->apply_mounts = c->apply_mounts;
 	if (d->ldap)
 		attrd_ldap_configure(d->ldap, d->ctx);
+	/* the new store and context (the old ones are freed by the caller) */
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
 	*c = old;
 }
 
@@ -502,6 +516,7 @@ static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	nfskeys_ctx_log(d->ctx, LOG_INFO, __FILE__, __LINE__, __func__,
 			"uid %u set %u attribute(s) on %s", (unsigned)req->peer.uid, res.changed,
 			where);
+	attrd_mounts_apply(d->mounts);
 reply:
 	change_reply(d, OP_SET, req, &res, r, msg, id);
 	nfskeys_attr_policy_free(policy);
@@ -556,6 +571,7 @@ static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	nfskeys_ctx_log(d->ctx, LOG_INFO, __FILE__, __LINE__, __func__,
 			"uid %u removed %u attribute(s) from %s", (unsigned)req->peer.uid,
 			res.changed, where);
+	attrd_mounts_apply(d->mounts);
 reply:
 	change_reply(d, OP_UNSET, req, &res, r, msg, id);
 	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
@@ -659,6 +675,33 @@ static void handle_stats(struct daemon *d, struct rpc_request *req)
 	rpc_request_reply(req, (xdrproc_t)xdr_stats_res, &res);
 }
 
+/* The sub-mount table (issue 23 item 1): public, as the mount table is. */
+static void handle_mounts(struct daemon *d, struct rpc_request *req)
+{
+	size_t n = attrd_mounts_count(d->mounts), shown = MIN(n, (size_t)ATTRD_MOUNTS_MAX);
+	_cleanup_free_ attrd_mount *v = calloc(shown ? shown : 1, sizeof(*v));
+	attrd_mounts_res res = { .enabled = attrd_mounts_enabled(d->mounts) };
+
+	if (!v) {
+		res.status = -ENOMEM;
+		shown = 0;
+	}
+	for (size_t i = 0; i < shown; i++) {
+		struct attrd_mount_info mi;
+
+		attrd_mounts_get(d->mounts, i, &mi);
+		v[i] = (attrd_mount){ .target = (char *)mi.target, .source = (char *)mi.source,
+				      .options = (char *)mi.options, .state = (char *)mi.state,
+				      .error = (char *)mi.error, .layers = mi.layers,
+				      .mount_id = mi.mount_id, .since = mi.since };
+	}
+	res.mounts.mounts_len = (u_int)shown;
+	res.mounts.mounts_val = v;
+	res.more = (u_int)(n - shown);
+	finish(d, OP_OTHER, req, res.status);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_mounts_res, &res);
+}
+
 static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -693,6 +736,9 @@ static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 	case ATTRD_STATS:
 		handle_stats(d, req);
 		return;
+	case ATTRD_MOUNTS:
+		handle_mounts(d, req);
+		return;
 	case ATTRD_RELOAD: {
 		char msg[ATTRD_MESSAGE_MAX + 1] = "";
 		attrd_reload_res res = { .message = msg };
@@ -722,6 +768,7 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	unsigned interval = attrd_ldap_interval(d->ldap);
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
@@ -772,6 +819,7 @@ int main(int argc, char *argv[])
 	char msg[512] = "";
 	int r, lfd = -1, ret = DAEMON_EXIT_FAIL;
 	const char *runtime_dir;
+	_cleanup_free_ char *mounts_state = NULL;
 
 	r = daemon_parse_args(&d.sh, &info, argc, argv);
 	if (r >= 0)
@@ -844,6 +892,15 @@ int main(int argc, char *argv[])
 		if (r < 0)
 			goto out;
 	}
+	/* the sub-mounts' table lives next to the socket (root's runtime directory) */
+	if (mkdir(d.runtime_dir, 0755) < 0 && errno != EEXIST)
+		daemon_log(LOG_WARNING, "cannot create %s: %m", d.runtime_dir);
+	if (asprintf(&mounts_state, "%s/attrd-mounts", d.runtime_dir) < 0 ||
+	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,
 			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
@@ -860,6 +917,7 @@ out:
 	evloop_timer_free(d.sync_timer);
 	evloop_timer_free(d.sweep_timer);
 	attrd_ldap_free(d.ldap);
+	attrd_mounts_free(d.mounts);
 	rpc_server_free(d.srv);
 	if (d.socket_path && lfd >= 0)
 		unlink(d.socket_path);

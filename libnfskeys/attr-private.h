@@ -40,6 +40,12 @@ void attr_policy_set_cut(struct nfskeys_attr_policy *policy, const char *cut);
 /* The bytes a policy object holds (entries and text). */
 size_t attr_policy_memory(const struct nfskeys_attr_policy *policy);
 
+/* The mount options of a (resolved) policy, as nfskeys_attr_mount_options() gives them for
+ * an identity: the one mapping from attributes to options, also used by nfskeys-attrd's
+ * sub-mounts (issue 23 item 1).  domain picks the family when fstype is NULL. */
+int attr_policy_mount_options(const struct nfskeys_attr_policy *p, const char *fstype,
+			      const char *domain, const char *explicit_opts, char **ret_options);
+
 /* ---------------------------------------------------------------- attr-id.c */
 
 /* Build an identity from one mount-table entry and a path relative to its mount point

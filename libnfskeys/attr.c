@@ -335,23 +335,16 @@ static int policy_options(const struct nfskeys_attr_policy *p, enum fam fam, str
 	return 0;
 }
 
-_public_ int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
-					const char *fstype, const char *explicit_opts,
-					char **ret_options)
+int attr_policy_mount_options(const struct nfskeys_attr_policy *p, const char *fstype,
+			      const char *domain, const char *explicit_opts, char **ret_options)
 {
-	struct nfskeys_attr_policy *p = NULL;
 	struct optlist l = { .n = 0 }, ex = { .n = 0 };
 	_cleanup_free_ char *copy = NULL;
 	char *out = NULL, *save = NULL;
 	size_t len = 0;
 	int r;
 
-	if (!ctx || !id || !ret_options)
-		return -EINVAL;
-	r = effective_new(ctx, id, &p);
-	if (r < 0)
-		return r;
-	r = policy_options(p, family_of(fstype, nfskeys_attr_id_get_domain(id)), &l);
+	r = policy_options(p, family_of(fstype, domain), &l);
 	if (r < 0)
 		goto out;
 	if (explicit_opts && *explicit_opts) {
@@ -400,6 +393,23 @@ _public_ int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nf
 out:
 	optlist_done(&l);
 	optlist_done(&ex);
+	return r;
+}
+
+_public_ int nfskeys_attr_mount_options(struct nfskeys_ctx *ctx, const struct nfskeys_attr_id *id,
+					const char *fstype, const char *explicit_opts,
+					char **ret_options)
+{
+	struct nfskeys_attr_policy *p = NULL;
+	int r;
+
+	if (!ctx || !id || !ret_options)
+		return -EINVAL;
+	r = effective_new(ctx, id, &p);
+	if (r < 0)
+		return r;
+	r = attr_policy_mount_options(p, fstype, nfskeys_attr_id_get_domain(id), explicit_opts,
+				      ret_options);
 	nfskeys_attr_policy_free(p);
 	return r;
 }

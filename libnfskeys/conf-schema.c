@@ -80,6 +80,8 @@ static const struct conf_key schema[] = {
 	{ "Attrd", "LDAP-Allow-Cleartext-Bind" },
 	{ "Attrd", "Sync-Interval" },
 	{ "Attrd", "LDAP-Timeout" },
+	/* nfskeys-attrd(8): sub-mounts for policy on live mounts (issue 23 item 1) */
+	{ "Mounts", "Apply-Mounts" },
 
 	/* writeback area */
 	{ "Writeback", "*" },

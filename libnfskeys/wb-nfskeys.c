@@ -145,11 +145,25 @@ static bool nk_headroom(struct nfskeys_wb_dev *dev, struct nk_state *st, uint64_
 	return wb_dirty(dev) + st->inflight + next <= wb_load(&dev->limit);
 }
 
-/* Let a task go: charge its tokens and reserve headroom for what it dirties next. */
-static void nk_admit(struct nfskeys_wb_dev *dev, struct nk_state *st, struct nfskeys_wb_task *t,
-		     uint64_t next)
+/* Below the free-run line, half the ceiling (the kernel's is halfway between its
+ * background and dirty thresholds), nothing is paced: an idle device takes a burst that
+ * fits at memory speed, and pacing starts only once dirty data has built up. */
+static bool nk_freerun(const struct nfskeys_wb_dev *dev, const struct nk_state *st,
+		       uint64_t next)
 {
-	st->tokens -= (double)t->need;
+	double s, top;
+
+	nk_targets(dev, st, &s, &top);
+	return (double)(wb_dirty(dev) + st->inflight + next) <= top / 2;
+}
+
+/* Let a task go: charge its tokens (unless free-running) and reserve headroom for what it
+ * dirties next. */
+static void nk_admit(struct nfskeys_wb_dev *dev, struct nk_state *st, struct nfskeys_wb_task *t,
+		     uint64_t next, bool charge)
+{
+	if (charge)
+		st->tokens -= (double)t->need;
 	t->ratelimit = nk_chunk(st);
 	t->p.nk.reserved = next;
 	st->inflight += next;
@@ -170,7 +184,7 @@ static void nk_release_waiters(struct nfskeys_wb_dev *dev, struct nk_state *st)
 		if (st->tokens < (double)t->need || !nk_headroom(dev, st, next))
 			break;
 		st->queued_need -= t->need;
-		nk_admit(dev, st, t, next);
+		nk_admit(dev, st, t, next, true);
 		wb_release(dev, t);
 	}
 }
@@ -221,8 +235,12 @@ static int nk_throttle(struct nfskeys_wb_dev *dev, struct nfskeys_wb_task *task,
 	task->need = task->nr_dirtied;
 	nk_release_waiters(dev, st);
 	next = nk_next(st, task);
+	if (!dev->qhead && nk_freerun(dev, st, next)) {
+		nk_admit(dev, st, task, next, false);
+		return WB_GO;
+	}
 	if (!dev->qhead && st->tokens >= (double)task->need && nk_headroom(dev, st, next)) {
-		nk_admit(dev, st, task, next);
+		nk_admit(dev, st, task, next, true);
 		return WB_GO;
 	}
 	wb_queue_push(dev, task);

@@ -55,6 +55,7 @@ static void usage(FILE *f)
 	      "  import FILE|-              load an export (root)\n"
 	      "  mount-options TARGET       mount options for the policy (-t TYPE, -o OPTS)\n"
 	      "  stats                      the daemon's statistics\n"
+	      "  status                     the daemon's sub-mounts for policy on live mounts\n"
 	      "  writeback TARGET           the writeback mode and dirty limit in effect\n"
 	      "\n"
 	      "TARGET is a local directory, SERVER:/EXPORT/SUB, //SERVER/SHARE/SUB, CELL:VOLUME,\n"
@@ -818,6 +819,76 @@ static int cmd_stats(struct opts *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
+struct status_out {
+	bool json;
+	size_t n;
+};
+
+static void status_one(void *userdata, const struct attrd_client_mount *m)
+{
+	struct status_out *so = userdata;
+
+	if (!so->json) {
+		printf("%-8s %s  %s  %s  layers=%u mount-id=%u%s%s\n", m->state, m->target,
+		       m->source, m->options, m->layers, m->mount_id, *m->error ? "  error: " : "",
+		       m->error);
+	} else {
+		printf("%s\n    {\"target\":", so->n ? "," : "");
+		json_print_string(stdout, m->target);
+		printf(",\"source\":");
+		json_print_string(stdout, m->source);
+		printf(",\"options\":");
+		json_print_string(stdout, m->options);
+		printf(",\"state\":");
+		json_print_string(stdout, m->state);
+		printf(",\"error\":");
+		json_print_string(stdout, m->error);
+		printf(",\"layers\":%u,\"mount_id\":%u,\"since\":%lld}", m->layers, m->mount_id,
+		       (long long)m->since);
+	}
+	so->n++;
+}
+
+/* What nfskeys-attrd applies to live mounts: where, with which options, what failed. */
+static int cmd_status(struct opts *o, int argc, char **argv)
+{
+	struct rpc_client *c = NULL;
+	struct status_out so = { .json = o->json };
+	bool enabled = false;
+	unsigned more = 0;
+	int r;
+
+	(void)argv;
+	if (argc != 0) {
+		fprintf(stderr, "nfsattr: status takes no arguments\n");
+		return EXIT_USAGE;
+	}
+	r = attrd_client_new(attrd_socket_path(o->ctx, o->socket), 5000, &c);
+	if (r < 0) {
+		rpc_client_free(c);
+		return fail("cannot reach nfskeys-attrd: %s", strerror(-r));
+	}
+	if (o->json)
+		printf("{\"mounts\":[");
+	r = attrd_client_mounts(c, &enabled, &more, status_one, &so);
+	rpc_client_free(c);
+	if (r < 0) {
+		if (o->json)
+			printf("]}\n");
+		return fail("cannot read the sub-mounts from nfskeys-attrd: %s", strerror(-r));
+	}
+	if (o->json)
+		printf("%s],\"apply_mounts\":%s,\"more\":%u}\n", so.n ? "\n  " : "",
+		       enabled ? "true" : "false", more);
+	else if (!enabled && so.n == 0)
+		printf("sub-mounts for directory policy are off ([Mounts] Apply-Mounts = no)\n");
+	else if (so.n == 0)
+		printf("no sub-mounts: no NFS mount has a subtree whose policy needs one\n");
+	else if (more)
+		printf("(%u more not shown)\n", more);
+	return EXIT_OK;
+}
+
 int main(int argc, char *argv[])
 {
 	enum { OPT_DIRECT = 0x100, OPT_PROM };
@@ -910,6 +981,8 @@ int main(int argc, char *argv[])
 		r = cmd_mount_options(&o, argc, argv);
 	else if (streq(cmd, "stats"))
 		r = cmd_stats(&o, argc, argv);
+	else if (streq(cmd, "status"))
+		r = cmd_status(&o, argc, argv);
 	else if (streq(cmd, "writeback"))
 		r = cmd_writeback(&o, argc, argv);
 	else {

@@ -1,0 +1,67 @@
+#!/bin/sh
+# nfskeys-attrd's sub-mount table without NFS (issue 23 item 1; the kernel side is
+# tests/kernel/attr-mounts.ktest): [Mounts] Apply-Mounts read through the schema, a bad
+# value refused with the key named, `nfsattr status` and --json when off and when on with
+# nothing to do, and a stale or forged state file (RUNDIR/attrd-mounts): garbage lines are
+# ignored and a listed mount that is not an NFS nosharecache mount of ours (here a tmpfs,
+# with its real mount id and place) is never adopted, so never unmounted.
+. "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
+
+if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/dev/null &&
+   unshare -m --propagation private true 2>/dev/null; then
+	NFSKEYS_ATTR_NS=1 exec unshare -m --propagation private "${SHELL:-/bin/sh}" "$0" "$@"
+fi
+[ "$(id -u)" = 0 ] || skip_all "needs root (a tmpfs mount in a private mount namespace)"
+[ -n "${NFSKEYS_ATTR_NS:-}" ] || skip_all "unshare -m is not available"
+
+plan 9
+
+CONF="$T_TMP/nfskeys.conf"
+RUN="$T_TMP/run"
+write_conf() {
+	printf '[General]\nRuntime-Dir = %s\n[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n[Mounts]\nApply-Mounts = %s\n' \
+		"$RUN" "$T_TMP" "$T_TMP" "$1" >"$CONF"
+}
+ATTRD_CONF=$CONF
+NA() { "$NFSATTR" -c "$CONF" "$@"; }
+
+# --- a bad value: refused at start, the key and value named, exit status 3
+write_conf maybe
+"$ATTRD" -f -c "$CONF" >"$T_TMP/bad.out" 2>&1
+rc=$?
+check_eq "Apply-Mounts = maybe: nfskeys-attrd refuses to start (exit 3)" 3 "$rc"
+check_contains "and the message names the key and the value" \
+	"[Mounts] Apply-Mounts = maybe: expected yes or no" "$(cat "$T_TMP/bad.out")"
+
+# --- off (the default)
+write_conf no
+t_attrd_start || fail_all "nfskeys-attrd starts"
+check_contains "status with Apply-Mounts = no says it is off" \
+	"sub-mounts for directory policy are off" "$(NA status 2>&1)"
+t_attrd_stop
+
+# --- on, with a state file naming a real mount that is not ours
+mkdir -p "$RUN" "$T_TMP/m"
+mount -t tmpfs -o size=1M nfskeys-test "$T_TMP/m" || fail_all "mount a tmpfs"
+t_on_exit "umount -l $T_TMP/m"
+id=$(awk -v t="$T_TMP/m" '$5 == t { print $1 }' /proc/self/mountinfo)
+{
+	echo "garbage"
+	echo "999999999 /nonexistent/x actimeo=5"
+	echo "$id $T_TMP/m -"
+	printf '12 \\777\\000 x\n'
+} >"$RUN/attrd-mounts"
+write_conf yes
+t_attrd_start || fail_all "nfskeys-attrd starts with Apply-Mounts = yes"
+check "with a garbage and forged state file the daemon runs and answers" t_attrd_alive
+check_eq "the tmpfs named in the state file is still mounted (never adopted)" "$id" \
+	"$(awk -v t="$T_TMP/m" '$5 == t { print $1 }' /proc/self/mountinfo)"
+check_contains "status with nothing to do says so" "no sub-mounts" "$(NA status 2>&1)"
+NA status --json >"$T_TMP/status.json" 2>&1
+check_eq "status --json: valid JSON, apply_mounts true, no mounts" "True 0 0" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["apply_mounts"], len(d["mounts"]), d["more"])' "$T_TMP/status.json" 2>&1)"
+check_eq "the state file was rewritten without the stale entries" "" \
+	"$(cat "$RUN/attrd-mounts")"
+t_attrd_stop
+check_eq "nfskeys-attrd stops cleanly" 0 $?
