@@ -115,6 +115,90 @@ int nfskeys_wb_task_poll(struct nfskeys_wb_task *task, uint64_t *ret_pause_ns);
  * calls below it return at once without taking a lock. */
 uint64_t nfskeys_wb_task_get_ratelimit(const struct nfskeys_wb_task *task);
 
+/* ------------------------------------------------------------------------------------
+ * Kernel mounts (NFSKEYS_0.3): the dirty limit of a mount's bdi and the completion
+ * stream from /proc/self/mountstats (DESIGN.md section 7, issue 23 items 2 and 3).
+ */
+
+/* The backing device (bdi, /sys/class/bdi/MAJ:MIN) of a mounted network filesystem. */
+struct nfskeys_wb_mount;
+
+/* What a mount's bdi has now and what nfskeys applied to it. */
+struct nfskeys_wb_mount_state {
+	char bdi[32];            /* "MAJ:MIN" */
+	char fstype[32];
+	int kernel_knobs;        /* 2: max_bytes + strict_limit (6.2+); 1: max_ratio only (6.1) */
+	int applied;             /* 1 when nfskeys saved the kernel's values and set a limit */
+	uint64_t limit;          /* the byte limit asked for (0 when none) */
+	uint64_t thresh;         /* the global dirty threshold (bytes) the knobs were set from */
+	unsigned max_ratio;      /* the bdi's max_ratio now (percent) */
+	int strict_limit;        /* now: 0 or 1; -1 when the kernel has no such knob */
+	uint64_t max_bytes;      /* now (6.2+), else 0 */
+	unsigned saved_max_ratio; /* the kernel's values before nfskeys (when applied) */
+	int saved_strict_limit;
+};
+
+/* Find the mount that path is on (any path inside it), its superblock's MAJ:MIN and its
+ * bdi.  -ENOENT: no such path; -EMEDIUMTYPE: not an NFS or CIFS mount (logged: the
+ * fstype); -ENODEV: the bdi has no directory in /sys/class/bdi.  Applies nothing. */
+int nfskeys_wb_mount_open(struct nfskeys_ctx *ctx, const char *path,
+			  struct nfskeys_wb_mount **ret_mount);
+/* NULL-safe; returns NULL.  Leaves the bdi as it is (see nfskeys_wb_mount_restore()). */
+struct nfskeys_wb_mount *nfskeys_wb_mount_free(struct nfskeys_wb_mount *mount);
+const char *nfskeys_wb_mount_get_path(const struct nfskeys_wb_mount *mount);
+const char *nfskeys_wb_mount_get_bdi(const struct nfskeys_wb_mount *mount);
+
+/* Set the bdi's dirty limit to limit bytes (1 MiB..1 TiB): max_bytes and strict_limit=1
+ * where the kernel has them, else max_ratio = ceil(100 * limit / global threshold)
+ * clamped to 1..100.  The kernel's values are saved first (once: in
+ * [General] Runtime-Dir/wb/MAJ:MIN, so another process can restore them).  -ERANGE for a
+ * limit out of bounds, -EACCES/-EPERM when not allowed (root only). */
+int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *mount, uint64_t limit);
+/* The global dirty threshold now, in bytes (/proc/vmstat nr_dirty_threshold): one read
+ * tells a loop over many mounts whether any nfskeys_wb_mount_refresh() is due. */
+int nfskeys_wb_dirty_threshold(uint64_t *ret_bytes);
+/* Re-set the knobs when the global dirty threshold moved since the last apply (the
+ * kernel turns a limit into a ratio once, at the threshold of that moment).  1 when
+ * the knobs were rewritten, 0 when nothing moved, -ENOENT when nothing is applied. */
+int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *mount);
+/* Put back the kernel's saved values and forget them.  -ENOENT when nfskeys applied
+ * nothing to this mount. */
+int nfskeys_wb_mount_restore(struct nfskeys_wb_mount *mount);
+int nfskeys_wb_mount_get_state(struct nfskeys_wb_mount *mount,
+			       struct nfskeys_wb_mount_state *ret_state);
+
+/* Per-op counters of one NFS operation in /proc/self/mountstats (times in ms, as the
+ * kernel keeps them; errors is 0 on kernels that print 8 fields). */
+struct nfskeys_wb_opstats {
+	uint64_t ops, trans, timeouts, bytes_sent, bytes_recv, queue_ms, rtt_ms, exec_ms,
+		errors;
+};
+
+/* The sampler: one read of /proc/self/mountstats per tick for all its mounts; the
+ * WRITE and COMMIT deltas go to each mount's device through nfskeys_wb_complete() and
+ * to the callback (for a trace), and each mount's adaptive limit is computed from them. */
+struct nfskeys_wb_sampler;
+
+/* A delta of one mount's per-op counters since the previous tick (only when ops > 0). */
+typedef void (*nfskeys_wb_sample_fn)(void *userdata, const struct nfskeys_wb_mount *mount,
+				     enum nfskeys_wb_kind kind,
+				     const struct nfskeys_wb_opstats *delta);
+
+int nfskeys_wb_sampler_new(struct nfskeys_ctx *ctx, struct nfskeys_wb_sampler **ret_sampler);
+/* NULL-safe; returns NULL.  Frees neither the mounts nor the devices. */
+struct nfskeys_wb_sampler *nfskeys_wb_sampler_free(struct nfskeys_wb_sampler *sampler);
+/* Manage a mount: completions go to dev (may be NULL); the adaptive limit stays within
+ * [ceiling / 16 (at least 1 MiB), ceiling]. */
+int nfskeys_wb_sampler_add(struct nfskeys_wb_sampler *sampler, struct nfskeys_wb_mount *mount,
+			   struct nfskeys_wb_dev *dev, uint64_t ceiling);
+/* Read and report once; now_ns is the caller's monotonic time.  The first tick only
+ * takes the baseline.  -ENOENT when a managed mount is no longer in mountstats. */
+int nfskeys_wb_sampler_tick(struct nfskeys_wb_sampler *sampler, uint64_t now_ns,
+			    nfskeys_wb_sample_fn fn, void *userdata);
+/* The adaptive limit of a managed mount after the last tick (bytes; 0 if not managed). */
+uint64_t nfskeys_wb_sampler_get_limit(const struct nfskeys_wb_sampler *sampler,
+				      const struct nfskeys_wb_mount *mount);
+
 #ifdef __cplusplus
 }
 #endif

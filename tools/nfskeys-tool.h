@@ -39,6 +39,8 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* doctor: the installed system's health (tools/cmd-doctor.c) */
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+/* wb: a kernel mount's bdi dirty limit and the mountstats loop (tools/cmd-wb.c) */
+int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
  * lines on standard output, whatever the daemon's state). */
 void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);

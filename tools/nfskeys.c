@@ -26,6 +26,8 @@ static const struct nfskeys_cmd commands[] = {
 	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
 	/* packaging: the installed system's health */
 	{ "doctor", cmd_doctor, "Check request-key routes, services, domain, channels, key quotas" },
+	/* writeback on kernel mounts */
+	{ "wb", cmd_wb, "A kernel mount's dirty limit: apply, restore, status, run" },
 };
 
 int tool_error(const char *fmt, ...)

@@ -1,0 +1,1036 @@
+/* Writeback on kernel mounts: the dirty limit of a mount's bdi (/sys/class/bdi/MAJ:MIN,
+ * KERNEL-INTERFACES.md section 6), the kernel's own values saved and restored, and the
+ * sampler that turns /proc/self/mountstats' WRITE and COMMIT counters into completions
+ * and an adaptive per-mount limit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "libnfskeys-private.h"
+#include "wb-kernel.h"
+
+#define MIB (1024ull * 1024)
+#define LIMIT_MIN MIB
+#define LIMIT_MAX (1024 * 1024 * MIB)
+#define STATE_MAGIC "# nfskeys wb state 1"
+
+struct nfskeys_wb_mount {
+	struct nfskeys_ctx *ctx;
+	char *path;          /* the mount point (as the mount table has it, unescaped) */
+	char *esc;           /* and escaped, as mountstats prints it */
+	char bdi[32];
+	char fstype[32];
+	char bdidir[PATH_MAX];
+	int mnt_id;
+	int knobs;           /* 2: max_bytes + strict_limit; 1: max_ratio only */
+};
+
+/* What nfskeys saved before touching a bdi, and what it set (Runtime-Dir/wb/MAJ:MIN). */
+struct wb_state {
+	int mnt_id;
+	uint64_t limit, thresh;
+	char ratio_file[16]; /* max_ratio or max_ratio_fine */
+	uint64_t ratio;      /* the kernel's value of ratio_file */
+	int strict;          /* the kernel's strict_limit, -1 when absent */
+};
+
+/* The roots of /sys and /proc; a test-only override, ignored when setuid (secure_getenv). */
+static const char *sys_root(void)
+{
+	const char *s = secure_getenv("NFSKEYS_WB_SYSFS");
+
+	return s && *s ? s : "/sys";
+}
+
+static const char *proc_root(void)
+{
+	const char *s = secure_getenv("NFSKEYS_WB_PROC");
+
+	return s && *s ? s : "/proc";
+}
+
+int wbk_escape_path(const char *path, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = path; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+			if (o + 4 >= size)
+				return -ENAMETOOLONG;
+			o += (size_t)snprintf(buf + o, size - o, "\\%03o", c);
+		} else {
+			if (o + 1 >= size)
+				return -ENAMETOOLONG;
+			buf[o++] = (char)c;
+		}
+	}
+	if (o >= size)
+		return -ENAMETOOLONG;
+	buf[o] = '\0';
+	return 0;
+}
+
+unsigned wbk_ratio_for(uint64_t limit, uint64_t thresh)
+{
+	uint64_t r;
+
+	if (thresh == 0)
+		return 100;
+	if (limit >= thresh)
+		return 100;
+	/* limit < thresh <= 2^64, so 100 * limit / thresh < 100: compute without overflow */
+	r = (uint64_t)ceil((double)limit * 100.0 / (double)thresh);
+	return (unsigned)MIN(MAX(r, 1ull), 100ull);
+}
+
+/* ------------------------------------------------------------------ small file I/O */
+
+static int read_small(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int read_u64_file(const char *path, uint64_t *ret)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	int r = read_small(path, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+static int write_str_file(const char *path, const char *val)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	size_t len = strlen(val);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static int knob_read(const struct nfskeys_wb_mount *m, const char *knob, uint64_t *ret)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/%s", m->bdidir, knob);
+	return read_u64_file(p, ret);
+}
+
+static int knob_write(const struct nfskeys_wb_mount *m, const char *knob, uint64_t val)
+{
+	char p[PATH_MAX + 32], v[32];
+	int r;
+
+	snprintf(p, sizeof(p), "%s/%s", m->bdidir, knob);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)val);
+	r = write_str_file(p, v);
+	if (r < 0)
+		log_err(m->ctx, "writing %s to %s: %s", v, p, strerror(-r));
+	return r;
+}
+
+/* The global dirty threshold in bytes (/proc/vmstat nr_dirty_threshold, pages). */
+static int global_thresh(uint64_t *ret);
+
+_public_ int nfskeys_wb_dirty_threshold(uint64_t *ret_bytes)
+{
+	uint64_t v;
+	int r;
+
+	if (!ret_bytes)
+		return -EINVAL;
+	r = global_thresh(&v);
+	if (r >= 0)
+		*ret_bytes = v;
+	return r;
+}
+
+static int global_thresh(uint64_t *ret)
+{
+	char p[PATH_MAX], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned long long pages;
+
+	snprintf(p, sizeof(p), "%s/vmstat", proc_root());
+	f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nr_dirty_threshold %llu", &pages) == 1) {
+			*ret = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+			return 0;
+		}
+	return -ENODATA;
+}
+
+/* ------------------------------------------------------------------ finding the mount */
+
+static bool is_network_fs(const char *t)
+{
+	return streq(t, "nfs") || streq(t, "nfs4") || streq(t, "cifs") || streq(t, "smb3");
+}
+
+/* Does escaped path p lie in escaped mount point mp (whole components)? */
+static bool under(const char *p, const char *mp)
+{
+	size_t n = strlen(mp);
+
+	if (streq(mp, "/"))
+		return true;
+	return strncmp(p, mp, n) == 0 && (p[n] == '/' || p[n] == '\0');
+}
+
+/* Unescape \ooo in place (mountinfo's escaping). */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+}
+
+/* From mountinfo: the mount of dev that holds escaped path esc (the longest mount point). */
+static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
+{
+	char p[PATH_MAX], mp[PATH_MAX], fstype[64], best_mp[PATH_MAX] = "";
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	int best_id = -1;
+	char best_type[64] = "";
+
+	snprintf(p, sizeof(p), "%s/self/mountinfo", proc_root());
+	f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned maj, min;
+		int id, parent, off = 0;
+		char *sep;
+
+		if (strlen(line) >= sizeof(p))
+			continue;
+		if (sscanf(line, "%d %d %u:%u %*s %4095s %n", &id, &parent, &maj, &min, mp, &off) < 5 ||
+		    off == 0)
+			continue;
+		if (makedev(maj, min) != dev || !under(esc, mp))
+			continue;
+		sep = strstr(line + off, " - ");
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		if (strlen(mp) >= strlen(best_mp) || best_id < 0) {
+			snprintf(best_mp, sizeof(best_mp), "%s", mp);
+			snprintf(best_type, sizeof(best_type), "%s", fstype);
+			best_id = id;
+		}
+	}
+	if (best_id < 0)
+		return -ENOENT;
+	free(m->esc);
+	m->esc = strdup(best_mp);
+	unescape(best_mp);
+	free(m->path);
+	m->path = strdup(best_mp);
+	if (!m->esc || !m->path)
+		return -ENOMEM;
+	m->mnt_id = best_id;
+	snprintf(m->fstype, sizeof(m->fstype), "%s", best_type);
+	return 0;
+}
+
+_public_ int nfskeys_wb_mount_open(struct nfskeys_ctx *ctx, const char *path,
+				   struct nfskeys_wb_mount **ret_mount)
+{
+	_cleanup_free_ char *rp = NULL;
+	char esc[PATH_MAX * 4], knob[PATH_MAX + 32];
+	struct nfskeys_wb_mount *m;
+	struct stat st;
+	int r;
+
+	if (!ctx || !path || !*path || !ret_mount)
+		return -EINVAL;
+	rp = realpath(path, NULL);
+	if (!rp || stat(rp, &st) < 0) {
+		r = -errno;
+		log_err(ctx, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = wbk_escape_path(rp, esc, sizeof(esc));
+	if (r < 0)
+		return r;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->ctx = nfskeys_ctx_ref(ctx);
+	r = find_mount(m, st.st_dev, esc);
+	if (r < 0) {
+		log_err(ctx, "%s: no mount of device %u:%u holds it in %s/self/mountinfo", path,
+			major(st.st_dev), minor(st.st_dev), proc_root());
+		goto fail;
+	}
+	if (!is_network_fs(m->fstype)) {
+		log_err(ctx, "%s is on %s (mounted on %s), not an NFS or CIFS mount",
+			path, m->fstype, m->path);
+		r = -EMEDIUMTYPE;
+		goto fail;
+	}
+	snprintf(m->bdi, sizeof(m->bdi), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	snprintf(m->bdidir, sizeof(m->bdidir), "%s/class/bdi/%s", sys_root(), m->bdi);
+	if (access(m->bdidir, F_OK) < 0) {
+		log_err(ctx, "%s (%s on %s): the bdi %s does not exist", path, m->fstype, m->path,
+			m->bdidir);
+		r = -ENODEV;
+		goto fail;
+	}
+	snprintf(knob, sizeof(knob), "%s/max_bytes", m->bdidir);
+	m->knobs = access(knob, F_OK) == 0 ? 2 : 1;
+	*ret_mount = m;
+	return 0;
+fail:
+	nfskeys_wb_mount_free(m);
+	return r;
+}
+
+_public_ struct nfskeys_wb_mount *nfskeys_wb_mount_free(struct nfskeys_wb_mount *m)
+{
+	if (!m)
+		return NULL;
+	free(m->path);
+	free(m->esc);
+	nfskeys_ctx_unref(m->ctx);
+	free(m);
+	return NULL;
+}
+
+_public_ const char *nfskeys_wb_mount_get_path(const struct nfskeys_wb_mount *m)
+{
+	return m ? m->path : NULL;
+}
+
+_public_ const char *nfskeys_wb_mount_get_bdi(const struct nfskeys_wb_mount *m)
+{
+	return m ? m->bdi : NULL;
+}
+
+/* ------------------------------------------------------------------ saved state */
+
+static void state_dir(const struct nfskeys_ctx *ctx, char *buf, size_t size)
+{
+	const char *d = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
+
+	snprintf(buf, size, "%s/wb", d && *d ? d : RUNDIR);
+}
+
+static void state_path(const struct nfskeys_wb_mount *m, char *buf, size_t size)
+{
+	char d[PATH_MAX];
+
+	state_dir(m->ctx, d, sizeof(d));
+	snprintf(buf, size, "%s/%s", d, m->bdi);
+}
+
+/* 0 and *st filled; -ENOENT when none; -EBADMSG when the file is damaged. */
+static int state_load(const struct nfskeys_wb_mount *m, struct wb_state *st)
+{
+	char p[PATH_MAX + 64], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned seen = 0;
+
+	state_path(m, p, sizeof(p));
+	f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	*st = (struct wb_state){ .strict = -1 };
+	if (!fgets(line, sizeof(line), f) || strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)))
+		return -EBADMSG;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		char name[16];
+		int i;
+
+		if (sscanf(line, "mnt_id %d", &i) == 1)
+			st->mnt_id = i, seen |= 1;
+		else if (sscanf(line, "limit %llu", &v) == 1)
+			st->limit = v, seen |= 2;
+		else if (sscanf(line, "thresh %llu", &v) == 1)
+			st->thresh = v;
+		else if (sscanf(line, "saved %15s %llu", name, &v) == 2 &&
+			 (streq(name, "max_ratio") || streq(name, "max_ratio_fine")))
+			snprintf(st->ratio_file, sizeof(st->ratio_file), "%s", name), st->ratio = v,
+				seen |= 4;
+		else if (sscanf(line, "saved_strict_limit %d", &i) == 1 && i >= -1 && i <= 1)
+			st->strict = i;
+	}
+	return seen == 7 ? 0 : -EBADMSG;
+}
+
+static int mkdir_p(const char *d)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", d);
+	for (char *s = buf + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*s = '/';
+		}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static int state_save(const struct nfskeys_wb_mount *m, const struct wb_state *st)
+{
+	char d[PATH_MAX], p[PATH_MAX + 64], tmp[PATH_MAX + 80];
+	_cleanup_fclose_ FILE *f = NULL;
+	int fd, r;
+
+	state_dir(m->ctx, d, sizeof(d));
+	r = mkdir_p(d);
+	if (r < 0) {
+		log_err(m->ctx, "cannot keep the kernel's values of bdi %s in %s: %s", m->bdi, d,
+			strerror(-r));
+		return r;
+	}
+	state_path(m, p, sizeof(p));
+	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", p, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		log_err(m->ctx, "cannot keep the kernel's values of bdi %s in %s: %s", m->bdi, tmp,
+			strerror(-r));
+		return r;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+	fprintf(f, "%s\n# the kernel's values of bdi %s before nfskeys set a dirty limit\n",
+		STATE_MAGIC, m->bdi);
+	fprintf(f, "mount %s\nmnt_id %d\nlimit %llu\nthresh %llu\nsaved %s %llu\n"
+		   "saved_strict_limit %d\n",
+		m->esc, m->mnt_id, (unsigned long long)st->limit, (unsigned long long)st->thresh,
+		st->ratio_file, (unsigned long long)st->ratio, st->strict);
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return r;
+	}
+	if (rename(tmp, p) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+static void state_remove(const struct nfskeys_wb_mount *m)
+{
+	char p[PATH_MAX + 64];
+
+	state_path(m, p, sizeof(p));
+	unlink(p);
+}
+
+/* The state of this mount, or -ENOENT (none, or a stale one left by an earlier mount
+ * that had the same device number: dropped). */
+static int state_get(const struct nfskeys_wb_mount *m, struct wb_state *st)
+{
+	int r = state_load(m, st);
+
+	if (r == -EBADMSG) {
+		log_warning(m->ctx, "bdi %s: damaged saved state, ignored", m->bdi);
+		return -ENOENT;
+	}
+	if (r < 0)
+		return r;
+	if (st->mnt_id != m->mnt_id) {
+		log_info(m->ctx, "bdi %s: saved state of an earlier mount (id %d), dropped",
+			 m->bdi, st->mnt_id);
+		state_remove(m);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ apply / restore */
+
+static int set_knobs(const struct nfskeys_wb_mount *m, uint64_t limit, uint64_t thresh)
+{
+	int r;
+
+	if (m->knobs == 2) {
+		r = knob_write(m, "max_bytes", limit);
+		if (r >= 0)
+			r = knob_write(m, "strict_limit", 1);
+		return r;
+	}
+	return knob_write(m, "max_ratio", wbk_ratio_for(limit, thresh));
+}
+
+static int put_back(const struct nfskeys_wb_mount *m, const struct wb_state *st)
+{
+	int r = 0, k;
+
+	if (st->strict >= 0 && m->knobs == 2)
+		r = knob_write(m, "strict_limit", (uint64_t)st->strict);
+	k = knob_write(m, st->ratio_file, st->ratio);
+	return r < 0 ? r : k;
+}
+
+_public_ int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *m, uint64_t limit)
+{
+	struct wb_state st;
+	uint64_t thresh, v;
+	int r;
+
+	if (!m)
+		return -EINVAL;
+	if (limit < LIMIT_MIN || limit > LIMIT_MAX) {
+		log_err(m->ctx, "dirty limit %llu bytes is out of range (1M..1T)",
+			(unsigned long long)limit);
+		return -ERANGE;
+	}
+	r = global_thresh(&thresh);
+	if (r < 0) {
+		log_err(m->ctx, "the global dirty threshold (%s/vmstat nr_dirty_threshold): %s",
+			proc_root(), strerror(-r));
+		return r;
+	}
+	r = state_get(m, &st);
+	if (r == -ENOENT) {
+		/* first apply: save the kernel's values before touching anything */
+		st = (struct wb_state){ .mnt_id = m->mnt_id, .strict = -1 };
+		snprintf(st.ratio_file, sizeof(st.ratio_file), "%s",
+			 m->knobs == 2 ? "max_ratio_fine" : "max_ratio");
+		const char *knob = st.ratio_file;
+
+		r = knob_read(m, knob, &st.ratio);
+		if (r >= 0 && m->knobs == 2) {
+			knob = "strict_limit";
+			r = knob_read(m, knob, &v);
+			st.strict = v ? 1 : 0;
+		}
+		if (r < 0) {
+			log_err(m->ctx, "reading bdi %s's %s: %s", m->bdi, knob, strerror(-r));
+			return r;
+		}
+	} else if (r < 0) {
+		return r;
+	}
+	st.limit = limit;
+	st.thresh = thresh;
+	r = state_save(m, &st);
+	if (r < 0)
+		return r;
+	r = set_knobs(m, limit, thresh);
+	if (r < 0) {
+		/* leave the bdi as the kernel had it, and nothing saved that is not applied */
+		put_back(m, &st);
+		state_remove(m);
+	}
+	return r;
+}
+
+_public_ int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *m)
+{
+	struct wb_state st;
+	uint64_t thresh, cur;
+	int r;
+
+	if (!m)
+		return -EINVAL;
+	r = state_get(m, &st);
+	if (r < 0)
+		return r;
+	r = global_thresh(&thresh);
+	if (r < 0)
+		return r;
+	if (thresh == st.thresh)
+		return 0;
+	if (m->knobs == 1 && knob_read(m, "max_ratio", &cur) >= 0 &&
+	    cur == wbk_ratio_for(st.limit, thresh)) {
+		r = 0;
+	} else {
+		r = set_knobs(m, st.limit, thresh);
+		if (r < 0)
+			return r;
+		r = 1;
+	}
+	st.thresh = thresh;
+	return state_save(m, &st) < 0 ? -EIO : r;
+}
+
+_public_ int nfskeys_wb_mount_restore(struct nfskeys_wb_mount *m)
+{
+	struct wb_state st;
+	int r;
+
+	if (!m)
+		return -EINVAL;
+	r = state_get(m, &st);
+	if (r < 0)
+		return r;
+	if (access(m->bdidir, F_OK) < 0 && errno == ENOENT) {
+		/* unmounted: the kernel's values went with the bdi; forget ours */
+		state_remove(m);
+		return 0;
+	}
+	r = put_back(m, &st);
+	if (r < 0)
+		return r;
+	state_remove(m);
+	return 0;
+}
+
+_public_ int nfskeys_wb_mount_get_state(struct nfskeys_wb_mount *m,
+					struct nfskeys_wb_mount_state *ret)
+{
+	struct nfskeys_wb_mount_state s = { .strict_limit = -1, .saved_strict_limit = -1 };
+	struct wb_state st;
+	uint64_t v;
+	int r;
+
+	if (!m || !ret)
+		return -EINVAL;
+	snprintf(s.bdi, sizeof(s.bdi), "%s", m->bdi);
+	snprintf(s.fstype, sizeof(s.fstype), "%s", m->fstype);
+	s.kernel_knobs = m->knobs;
+	r = knob_read(m, "max_ratio", &v);
+	if (r < 0)
+		return r;
+	s.max_ratio = (unsigned)v;
+	if (m->knobs == 2) {
+		if (knob_read(m, "strict_limit", &v) >= 0)
+			s.strict_limit = v ? 1 : 0;
+		if (knob_read(m, "max_bytes", &v) >= 0)
+			s.max_bytes = v;
+	}
+	if (state_get(m, &st) == 0) {
+		s.applied = 1;
+		s.limit = st.limit;
+		s.thresh = st.thresh;
+		s.saved_max_ratio = streq(st.ratio_file, "max_ratio_fine") ?
+					    (unsigned)(st.ratio / 10000) : (unsigned)st.ratio;
+		s.saved_strict_limit = st.strict;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ mountstats */
+
+/* Up to 9 decimal numbers separated by blanks: 0 when 8 or more (older kernels print
+ * 8: no errors), -EBADMSG otherwise (a non-number, an overflow, fewer than 8). */
+static int parse_op(const char *s, const char *end, struct nfskeys_wb_opstats *o)
+{
+	uint64_t v[9] = { 0 };
+	unsigned n = 0;
+
+	while (s < end) {
+		uint64_t x = 0;
+
+		while (s < end && (*s == ' ' || *s == '\t'))
+			s++;
+		if (s >= end)
+			break;
+		if (*s < '0' || *s > '9')
+			return -EBADMSG;
+		for (; s < end && *s >= '0' && *s <= '9'; s++) {
+			if (x > (UINT64_MAX - 9) / 10)
+				return -EBADMSG;
+			x = x * 10 + (uint64_t)(*s - '0');
+		}
+		if (s < end && *s != ' ' && *s != '\t')
+			return -EBADMSG;
+		if (n < 9)
+			v[n] = x;
+		n++; /* more than 9: a newer kernel's extra fields, ignored */
+	}
+	if (n < 8)
+		return -EBADMSG;
+	*o = (struct nfskeys_wb_opstats){ v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8] };
+	return 0;
+}
+
+/* Which wanted mount point a "device X mounted on MP with fstype ..." line names. */
+static ssize_t header_mount(const char *s, const char *end, const char *const *mps, size_t n,
+			    const struct wbk_found *found)
+{
+	static const char on[] = " mounted on ", with[] = " with fstype ";
+	const char *a = memmem(s, (size_t)(end - s), on, sizeof(on) - 1), *b;
+	size_t len;
+
+	if (!a)
+		return -2; /* malformed */
+	a += sizeof(on) - 1;
+	b = memmem(a, (size_t)(end - a), with, sizeof(with) - 1);
+	if (!b)
+		return -2;
+	len = (size_t)(b - a);
+	for (size_t i = 0; i < n; i++)
+		if (!(found[i].have & 1) && strlen(mps[i]) == len && memcmp(mps[i], a, len) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+size_t wbk_parse_mountstats(const char *buf, size_t len, const char *const *mps, size_t n,
+			    struct wbk_found *found, unsigned *ret_malformed)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned bad = 0;
+	ssize_t cur = -1;
+	size_t nfound = 0;
+
+	memset(found, 0, n * sizeof(*found));
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *s = p;
+
+		p = nl ? nl + 1 : end;
+		if ((size_t)(le - s) > WBK_MAX_LINE) {
+			bad++;
+			continue;
+		}
+		if (le - s >= 7 && memcmp(s, "device ", 7) == 0) {
+			cur = header_mount(s, le, mps, n, found);
+			if (cur == -2)
+				bad++;
+			if (cur >= 0) {
+				found[cur].have |= 1;
+				nfound++;
+			}
+			continue;
+		}
+		if (cur < 0)
+			continue;
+		while (s < le && (*s == ' ' || *s == '\t'))
+			s++;
+		if (le - s > 6 && memcmp(s, "WRITE:", 6) == 0) {
+			if (parse_op(s + 6, le, &found[cur].write) < 0)
+				bad++;
+			else
+				found[cur].have |= 2;
+		} else if (le - s > 7 && memcmp(s, "COMMIT:", 7) == 0) {
+			if (parse_op(s + 7, le, &found[cur].commit) < 0)
+				bad++;
+			else
+				found[cur].have |= 4;
+		}
+	}
+	if (ret_malformed)
+		*ret_malformed = bad;
+	return nfound;
+}
+
+/* ------------------------------------------------------------------ the sampler */
+
+struct sampled {
+	struct nfskeys_wb_mount *mount; /* NULL for wbk_sampler_add_path() */
+	struct nfskeys_wb_dev *dev;
+	char *esc;
+	uint64_t ceiling, limit;
+	struct nfskeys_wb_opstats w, c; /* the previous tick's counters */
+	bool have_prev;
+	uint64_t last_ns;
+	double bw;                      /* WRITE bytes/s, held through quiet ticks */
+	double rtt_base, commit_base;   /* per-op ms when the server keeps up */
+};
+
+struct nfskeys_wb_sampler {
+	struct nfskeys_ctx *ctx;
+	struct sampled *m;
+	size_t n;
+	const char **mps;
+	struct wbk_found *found;
+	char *buf;
+	size_t cap;
+};
+
+_public_ int nfskeys_wb_sampler_new(struct nfskeys_ctx *ctx, struct nfskeys_wb_sampler **ret)
+{
+	struct nfskeys_wb_sampler *s;
+
+	if (!ctx || !ret)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ctx = nfskeys_ctx_ref(ctx);
+	*ret = s;
+	return 0;
+}
+
+_public_ struct nfskeys_wb_sampler *nfskeys_wb_sampler_free(struct nfskeys_wb_sampler *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->m[i].esc);
+	free(s->m);
+	free(s->mps);
+	free(s->found);
+	free(s->buf);
+	nfskeys_ctx_unref(s->ctx);
+	free(s);
+	return NULL;
+}
+
+static int add(struct nfskeys_wb_sampler *s, struct nfskeys_wb_mount *mount,
+	       struct nfskeys_wb_dev *dev, const char *esc, uint64_t ceiling)
+{
+	struct sampled *m;
+	const char **mps;
+	struct wbk_found *found;
+
+	if (ceiling < LIMIT_MIN || ceiling > LIMIT_MAX)
+		return -ERANGE;
+	m = reallocarray(s->m, s->n + 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	s->m = m;
+	mps = reallocarray(s->mps, s->n + 1, sizeof(*mps));
+	if (!mps)
+		return -ENOMEM;
+	s->mps = mps;
+	found = reallocarray(s->found, s->n + 1, sizeof(*found));
+	if (!found)
+		return -ENOMEM;
+	s->found = found;
+	m = &s->m[s->n];
+	*m = (struct sampled){ .mount = mount, .dev = dev, .ceiling = ceiling, .limit = ceiling };
+	m->esc = strdup(esc);
+	if (!m->esc)
+		return -ENOMEM;
+	s->n++;
+	for (size_t i = 0; i < s->n; i++)
+		s->mps[i] = s->m[i].esc;
+	return 0;
+}
+
+_public_ int nfskeys_wb_sampler_add(struct nfskeys_wb_sampler *s, struct nfskeys_wb_mount *mount,
+				    struct nfskeys_wb_dev *dev, uint64_t ceiling)
+{
+	if (!s || !mount)
+		return -EINVAL;
+	return add(s, mount, dev, mount->esc, ceiling);
+}
+
+int wbk_sampler_add_path(struct nfskeys_wb_sampler *s, const char *mountpoint, uint64_t ceiling)
+{
+	char esc[PATH_MAX * 4];
+	int r;
+
+	if (!s || !mountpoint)
+		return -EINVAL;
+	r = wbk_escape_path(mountpoint, esc, sizeof(esc));
+	return r < 0 ? r : add(s, NULL, NULL, esc, ceiling);
+}
+
+static int read_all(struct nfskeys_wb_sampler *s, size_t *ret_len)
+{
+	char p[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	size_t len = 0;
+
+	snprintf(p, sizeof(p), "%s/self/mountstats", proc_root());
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (s->cap - len < 4096) {
+			size_t cap = s->cap ? s->cap * 2 : 65536;
+			char *b;
+
+			if (cap > 64 * MIB)
+				return -EFBIG;
+			b = realloc(s->buf, cap);
+			if (!b)
+				return -ENOMEM;
+			s->buf = b;
+			s->cap = cap;
+		}
+		n = read(fd, s->buf + len, s->cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret_len = len;
+	return 0;
+}
+
+static struct nfskeys_wb_opstats op_delta(const struct nfskeys_wb_opstats *a,
+					  const struct nfskeys_wb_opstats *b)
+{
+	return (struct nfskeys_wb_opstats){
+		a->ops - b->ops,     a->trans - b->trans,       a->timeouts - b->timeouts,
+		a->bytes_sent - b->bytes_sent, a->bytes_recv - b->bytes_recv,
+		a->queue_ms - b->queue_ms,     a->rtt_ms - b->rtt_ms,
+		a->exec_ms - b->exec_ms,       a->errors - b->errors,
+	};
+}
+
+static bool went_back(const struct nfskeys_wb_opstats *a, const struct nfskeys_wb_opstats *b)
+{
+	return a->ops < b->ops || a->trans < b->trans || a->bytes_sent < b->bytes_sent ||
+	       a->rtt_ms < b->rtt_ms || a->exec_ms < b->exec_ms || a->errors < b->errors ||
+	       a->timeouts < b->timeouts;
+}
+
+/* Per-op time base: the lowest seen, creeping up slowly so a slower server becomes the
+ * new normal after a while. */
+static void track_base(double *base, double v)
+{
+	if (*base <= 0 || v < *base)
+		*base = v;
+	else
+		*base += (v - *base) * 0.02;
+}
+
+/* The adaptive limit: halve it while the server stalls or answers in bursts (per-op
+ * RTT or COMMIT time well above its normal, retransmissions, timeouts, errors); grow it
+ * by a sixteenth of the ceiling per tick while WRITEs complete at the normal pace. */
+static void adapt(struct sampled *m, const struct nfskeys_wb_opstats *w,
+		  const struct nfskeys_wb_opstats *c, double dt)
+{
+	uint64_t floor = MAX(m->ceiling / 16, LIMIT_MIN);
+	bool congested = w->trans > w->ops || w->timeouts || w->errors || c->errors;
+
+	if (w->ops) {
+		double rtt = (double)w->rtt_ms / (double)w->ops, a = dt / (dt + 0.4);
+		double bw = (double)w->bytes_sent / dt;
+
+		m->bw = m->bw > 0 ? m->bw + (bw - m->bw) * a : bw;
+		if (m->rtt_base > 0 && rtt > 4 * m->rtt_base && rtt > 2.0)
+			congested = true;
+		track_base(&m->rtt_base, rtt);
+	}
+	if (c->ops) {
+		double ct = (double)c->exec_ms / (double)c->ops;
+
+		if (m->commit_base > 0 && ct > 4 * m->commit_base && ct > 10.0)
+			congested = true;
+		track_base(&m->commit_base, ct);
+	}
+	if (congested)
+		m->limit = MAX(m->limit / 2, floor);
+	else if (w->ops)
+		m->limit = MIN(m->limit + m->ceiling / 16, m->ceiling);
+}
+
+_public_ int nfskeys_wb_sampler_tick(struct nfskeys_wb_sampler *s, uint64_t now_ns,
+				     nfskeys_wb_sample_fn fn, void *userdata)
+{
+	size_t len = 0;
+	unsigned bad = 0;
+	int r, ret = 0;
+
+	if (!s)
+		return -EINVAL;
+	r = read_all(s, &len);
+	if (r < 0) {
+		log_err(s->ctx, "reading %s/self/mountstats: %s", proc_root(), strerror(-r));
+		return r;
+	}
+	wbk_parse_mountstats(s->buf, len, s->mps, s->n, s->found, &bad);
+	if (bad)
+		log_debug(s->ctx, "mountstats: %u malformed lines skipped", bad);
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampled *m = &s->m[i];
+		const struct wbk_found *f = &s->found[i];
+		struct nfskeys_wb_opstats dw, dc;
+		double dt;
+
+		if (!(f->have & 1)) {
+			ret = -ENOENT; /* unmounted */
+			m->have_prev = false;
+			continue;
+		}
+		if (!m->have_prev || went_back(&f->write, &m->w) || went_back(&f->commit, &m->c)) {
+			m->w = f->write;
+			m->c = f->commit;
+			m->last_ns = now_ns;
+			m->have_prev = true;
+			continue;
+		}
+		dw = op_delta(&f->write, &m->w);
+		dc = op_delta(&f->commit, &m->c);
+		m->w = f->write;
+		m->c = f->commit;
+		dt = now_ns > m->last_ns ? (double)(now_ns - m->last_ns) / 1e9 : 1e-3;
+		m->last_ns = now_ns;
+		if (dw.ops) {
+			nfskeys_wb_complete(m->dev, dw.bytes_sent, NFSKEYS_WB_WRITE,
+					    dw.exec_ms * 1000000 / dw.ops);
+			if (fn)
+				fn(userdata, m->mount, NFSKEYS_WB_WRITE, &dw);
+		}
+		if (dc.ops) {
+			nfskeys_wb_complete(m->dev, dc.bytes_sent, NFSKEYS_WB_COMMIT,
+					    dc.exec_ms * 1000000 / dc.ops);
+			if (fn)
+				fn(userdata, m->mount, NFSKEYS_WB_COMMIT, &dc);
+		}
+		adapt(m, &dw, &dc, dt);
+	}
+	return ret;
+}
+
+_public_ uint64_t nfskeys_wb_sampler_get_limit(const struct nfskeys_wb_sampler *s,
+					       const struct nfskeys_wb_mount *mount)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].mount == mount)
+			return s->m[i].limit;
+	return 0;
+}
