@@ -343,7 +343,71 @@ static bool idmapd_conf_domain(const struct doctor *d, char *buf, size_t size)
 	return found;
 }
 
-static void check_domain(struct doctor *d, struct nfskeys_ctx *ctx)
+/* The domains in the names the kernel (or anyone) asked nfskeys-idmapd to map lately,
+ * against ours: the usual cause of "everything is nobody" is a server that sends another
+ * domain.  Root only (the daemon's record shows who looks up whom). */
+static void check_recent_domains(struct doctor *d, struct nfskeys_ctx *ctx,
+				 const char *idmapd_sock, const char *domain)
+{
+	struct {
+		char name[128];
+		unsigned n;
+	} seen[8];
+	idmapd_recent_res res = {};
+	struct rpc_client *c = NULL;
+	unsigned n_seen = 0, names = 0, foreign = 0;
+	char path[PATH_MAX], list[512] = "";
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s", idmapd_socket_path(ctx, idmapd_sock));
+	r = idmapd_client_new(path, PING_TIMEOUT_MS, &c);
+	if (r == 0)
+		r = idmapd_client_recent(c, 0, NULL, &res);
+	rpc_client_free(c);
+	if (r == -EPERM || r == -EACCES) {
+		finding(d, "domain", "requests", ST_INFO, NULL,
+			"the domains nfskeys-idmapd was asked for lately are shown to root only");
+		return;
+	}
+	if (r < 0)
+		return; /* the daemon check says why it does not answer */
+	for (u_int i = 0; i < res.entries.entries_len; i++) {
+		const idmapd_recent_entry *e = &res.entries.entries_val[i];
+		const char *at = strrchr(e->key, '@');
+		unsigned j;
+
+		if ((e->kind != NFSKEYS_IDMAP_NAME_TO_UID && e->kind != NFSKEYS_IDMAP_GROUP_TO_GID) ||
+		    !at || !at[1])
+			continue;
+		names++;
+		if (strcasecmp(at + 1, domain) == 0)
+			continue;
+		foreign++;
+		for (j = 0; j < n_seen && strcasecmp(seen[j].name, at + 1) != 0; j++)
+			;
+		if (j == n_seen && n_seen < ARRAY_SIZE(seen))
+			snprintf(seen[n_seen++].name, sizeof(seen[0].name), "%s", at + 1);
+		if (j < n_seen)
+			seen[j].n++;
+	}
+	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+	for (unsigned j = 0; j < n_seen && len < sizeof(list); j++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s (%u)", j ? ", " : "",
+					seen[j].name, seen[j].n);
+	if (foreign)
+		finding(d, "domain", "requests", ST_PROBLEM,
+			"set [General] Domain in nfskeys.conf to the NFS server's domain (and the same "
+			"Domain in the server's idmapd.conf)",
+			"%u of the last %u names asked of nfskeys-idmapd carry another domain than "
+			"%s: %s; they map to nobody",
+			foreign, names, domain, list);
+	else if (names)
+		finding(d, "domain", "requests", ST_OK, NULL,
+			"the last %u names asked of nfskeys-idmapd all carry %s", names, domain);
+}
+
+static void check_domain(struct doctor *d, struct nfskeys_ctx *ctx, const char *idmapd_sock)
 {
 	const char *domain, *source;
 	char other[256];
@@ -367,6 +431,7 @@ static void check_domain(struct doctor *d, struct nfskeys_ctx *ctx)
 	finding(d, "domain", "NFSv4", ST_OK, NULL,
 		"%s (from %s); it must equal the NFS server's domain, or owners map to nobody",
 		domain, source);
+	check_recent_domains(d, ctx, idmapd_sock, domain);
 }
 
 /* ---------------------------------------------------------------- kernel channels */
@@ -797,7 +862,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	check_request_key_syntax(&d);
 	check_routes(&d);
 	check_daemons(&d, ctx, idmapd_sock, attrd_sock);
-	check_domain(&d, ctx);
+	check_domain(&d, ctx, idmapd_sock);
 	check_channels(&d);
 	check_quotas(&d);
 	for (size_t i = 0; i < n_users; i++)

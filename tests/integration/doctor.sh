@@ -150,6 +150,20 @@ out=$(doc 2>&1)
 check_contains "channel held by rpc.idmapd is named with the switch" \
 	"nfs4.idtoname/channel held by rpc.idmapd[77], not nfskeys-idmapd" "$out"
 
+# --- names in another domain asked of nfskeys-idmapd lately: the server sends its own
+# (domains newest first, as first seen, counted case-insensitively)
+out=$(doc 2>&1)
+case "$out" in *"domain requests"*) not_ok "no names asked yet: no finding on recent domains" ;;
+*) ok "no names asked yet: no finding on recent domains" ;; esac
+"$NFSKEYS" -c "$CONF" idmapd lookup name-to-uid root@example.test >/dev/null 2>&1
+out=$(doc 2>&1)
+check_contains "names in our domain only: said, not a problem" \
+	"ok      domain requests: the last 1 names asked of nfskeys-idmapd all carry example.test" "$out"
+for n in alice@other.test bob@Other.Test carol@third.test; do
+	"$NFSKEYS" -c "$CONF" idmapd lookup --nobody name-to-uid "$n" >/dev/null 2>&1
+done
+fault "names from other domains" "domain requests: 3 of the last 4 names asked of nfskeys-idmapd carry another domain than example.test: third.test (1), Other.Test (2); they map to nobody"
+
 # --- the daemon stopped
 t_idmapd_stop
 fault "nfskeys-idmapd stopped" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it: systemctl start nfskeys-idmapd"
