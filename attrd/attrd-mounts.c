@@ -740,7 +740,8 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 		}
 	}
 	/* deepest first: a nested sub-mount goes before the one it sits on */
-	qsort(m->v, m->n, sizeof(*m->v), by_depth);
+	if (m->n > 1) /* m->v is NULL while empty: qsort must not see it */
+		qsort(m->v, m->n, sizeof(*m->v), by_depth);
 	for (size_t i = m->n; i-- > 0;)
 		if (!m->v[i].wanted)
 			remove_mounts(m, &m->v[i]);
