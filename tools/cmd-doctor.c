@@ -656,8 +656,7 @@ struct ticket {
 	char principal[256];
 };
 
-/* Become pw for good (groups, gid, uid), refusing to go on if root could come back. */
-static int become_user(const struct passwd *pw)
+int tool_become_user(const struct passwd *pw)
 {
 	uid_t ru, eu, su;
 
@@ -679,7 +678,7 @@ static void ticket_child(struct nfskeys_ctx *ctx, const struct passwd *pw, int f
 	struct nfskeys_cred_info info;
 	struct ticket t = { 0 };
 
-	t.r = getuid() == pw->pw_uid ? 0 : become_user(pw);
+	t.r = getuid() == pw->pw_uid ? 0 : tool_become_user(pw);
 	if (t.r == 0) {
 		t.r = nfskeys_cred_find(ctx, "nfs", &p, &info);
 		if (t.r == 0) {

@@ -241,11 +241,10 @@ static int status_run(struct nfskeys_ctx *ctx, struct status *st, bool session)
 /* Become @pw for good, in a keyring session of our own (the inherited one is root's). */
 static int become(const struct passwd *pw)
 {
-	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
-	    setuid(pw->pw_uid) < 0)
-		return tool_error("cannot become %s: %m", pw->pw_name);
-	if (setuid(0) == 0 && pw->pw_uid != 0)
-		return tool_error("could not drop root for %s", pw->pw_name);
+	int r = tool_become_user(pw);
+
+	if (r < 0)
+		return tool_error("cannot become %s for good: %s", pw->pw_name, strerror(-r));
 	if (keyctl_join_session_keyring(NULL) < 0)
 		return tool_error("cannot make a keyring session for %s: %m", pw->pw_name);
 	return EXIT_OK;
