@@ -841,7 +841,7 @@ static void *worker_main(void *arg)
 {
 	struct mjob *j = arg;
 	struct mset *s = &j->s;
-	bool orphaned;
+	struct evloop *loop = j->loop;
 
 	for (size_t i = s->n; i-- > 0;) {
 		if (!s->v[i].wanted && s->v[i].n_ids) {
@@ -857,18 +857,21 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_lock(&j->lock);
 	j->current = NULL;
-	orphaned = j->orphaned;
-	if (!orphaned)
-		j->posted = evloop_post(j->loop, job_done, j) == 0;
-	pthread_mutex_unlock(&j->lock);
-	if (orphaned) {
+	if (j->orphaned) {
+		pthread_mutex_unlock(&j->lock);
 		/* nfskeys-attrd is stopping: nobody waits for the result.  The context's
 		 * count is the loop thread's to change: its reference is left behind. */
 		j->s.ctx = NULL;
 		job_free(j);
+		return NULL;
 	}
-	else if (!j->posted)
-		log_err(s->ctx, "sub-mounts: cannot hand the result back (out of memory)");
+	/* under the lock, which job_done() takes before it frees the job: the loop may run
+	 * it before this thread is out.  A post fails only for want of memory, and the
+	 * loop waits for this job: retry. */
+	while (evloop_post(loop, job_done, j) < 0)
+		sleep(1);
+	j->posted = true;
+	pthread_mutex_unlock(&j->lock);
 	return NULL;
 }
 
@@ -882,6 +885,9 @@ static void job_done(struct evloop *loop, void *userdata)
 	size_t keep = 0;
 
 	(void)loop;
+	/* the worker posted under the job's lock: once it is free the worker is gone */
+	pthread_mutex_lock(&j->lock);
+	pthread_mutex_unlock(&j->lock);
 	entries_free(m->v, m->n);
 	m->v = TAKE_PTR(j->s.v);
 	m->n = j->s.n;
