@@ -60,14 +60,24 @@ afs_cell_start() {
 	mountpoint -q /vicepa || mount -t tmpfs -o size=256m afsvicepa /vicepa ||
 		{ AFS_WHY="tmpfs on /vicepa"; return 1; }
 	touch /vicepa/AlwaysAttach
-	for _s in ptserver vlserver fileserver volserver; do
+	# The db servers first: ubik elects the only server after some seconds; a file server
+	# started before that fails to register its address and retries only minutes later.
+	for _s in ptserver vlserver; do
 		setsid "$AFS_LIBEXEC/$_s" </dev/null >>"$AFS_LOGS/$_s.out" 2>&1 &
 		t_on_exit "kill $!"
 	done
-	# ubik elects the only server after a few seconds; the file server then registers its
-	# address with the VL server
-	if ! afs_wait_s 150 "timeout 15 vos listaddrs -localauth -noresolve 2>>$AFS_LOGS/vos.err | grep -qx '$AFS_ADDR'"; then
-		AFS_WHY="vos listaddrs never answered with $AFS_ADDR"
+	if ! afs_wait_s 150 "timeout 15 vos listaddrs -localauth -noresolve 2>>$AFS_LOGS/vos.err &&
+		timeout 15 pts examine system:anyuser -localauth 2>>$AFS_LOGS/pts.err"; then
+		AFS_WHY="the VL or PT server never answered (no quorum)"
+		return 1
+	fi
+	AFS_DB_UP=$(date +%s)
+	for _s in fileserver volserver; do
+		setsid "$AFS_LIBEXEC/$_s" </dev/null >>"$AFS_LOGS/$_s.out" 2>&1 &
+		t_on_exit "kill $!"
+	done
+	if ! afs_wait_s 90 "timeout 15 vos listaddrs -localauth -noresolve 2>>$AFS_LOGS/vos.err | grep -qx '$AFS_ADDR'"; then
+		AFS_WHY="the file server never registered $AFS_ADDR (vos listaddrs)"
 		return 1
 	fi
 	return 0
@@ -80,8 +90,16 @@ afs_pts_user() {
 }
 
 # afs_kafs_cell CELL: tell kafs where the cell's VL server is.
+#
+# 6.1.0-57 (6.1.192) oopses in afs_vlserver_probe_result -> rxrpc_kernel_get_srtt (NULL
+# call->rxcall, in the kafsd worker) when a server's abort of kafs' capability probe arrives
+# while the probe is still being sent: with the servers on this host the loopback delivers
+# the abort inside sendmsg, afs_make_call's error path drops the rxrpc call, then runs the
+# probe's result handler on it.  A short netem delay on lo lets sendmsg return first.
 afs_kafs_cell() {
 	modprobe kafs || return 1
+	modprobe sch_netem && { tc qdisc replace dev lo root netem delay "${AFS_LO_DELAY:-5ms}" ||
+		return 1; }
 	grep -qw "$1" /proc/fs/afs/cells 2>/dev/null && return 0
 	echo "add $1 $AFS_ADDR" >/proc/fs/afs/cells
 }
