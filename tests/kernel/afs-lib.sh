@@ -71,7 +71,6 @@ afs_cell_start() {
 		AFS_WHY="the VL or PT server never answered (no quorum)"
 		return 1
 	fi
-	AFS_DB_UP=$(date +%s)
 	for _s in fileserver volserver; do
 		setsid "$AFS_LIBEXEC/$_s" </dev/null >>"$AFS_LOGS/$_s.out" 2>&1 &
 		t_on_exit "kill $!"
