@@ -81,6 +81,17 @@ ck_route() {
 	esac
 }
 
+# ck_mount SRC DIR OPTIONS: mount -t cifs, once more when the first try finds smbd too slow
+# to answer (EHOSTDOWN, "Host is down": a new smbd child under TCG on a loaded host can take
+# longer than the client waits); errors in $T_TMP/mount.err.
+ck_mount() {
+	timeout 90 mount -t cifs "$1" "$2" -o "$3" >"$T_TMP/mount.err" 2>&1 && return 0
+	grep -q 'error(112)' "$T_TMP/mount.err" || return 1
+	sed 's/^/# first try: /' "$T_TMP/mount.err"
+	sleep 2
+	timeout 90 mount -t cifs "$1" "$2" -o "$3" >"$T_TMP/mount.err" 2>&1
+}
+
 # ck_user NAME UID GID PASSWORD: a guest user with a principal of the same name.
 ck_user() {
 	kt_add_user "$1" "$2" "$3" && kdc_addprinc "$1" "$4"
