@@ -4,8 +4,15 @@
  * gets a nosharecache sub-mount.  Mounting is a root action on a path users shape, so
  * targets are opened beneath the parent's root with no symlinks, checked to sit on the
  * expected mount, and the new mount is made detached (fsopen/fsmount), checked to be the
- * same server directory, and only then attached on that descriptor (move_mount). */
+ * same server directory, and only then attached on that descriptor (move_mount).
+ *
+ * Every syscall that can reach a server (the path walk, fsconfig, umount) runs in a worker
+ * thread on a copy of the table, one job at a time: a server that stops answering stalls
+ * the sub-mounts, never nfskeys-attrd's loop.  The loop computes what is wanted (from the
+ * mount table and the in-memory policy index), hands the copy over, and takes it back when
+ * the job is done; a change while a job runs is applied after it. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <libmount.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -20,6 +27,7 @@
 #include "attr-private.h"
 #include "attrd-mounts.h"
 #include "evloop.h"
+#include "time-util.h"
 
 enum mstate { MS_PENDING, MS_APPLIED, MS_FAILED };
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
@@ -42,16 +50,41 @@ struct mentry {
 	bool wanted;
 };
 
+/* A table of entries and the context to log through: the loop's own, or a worker's copy. */
+struct mset {
+	struct nfskeys_ctx *ctx;
+	struct mentry *v;
+	size_t n;
+};
+
+struct mjob;
+
 struct attrd_mounts {
 	struct nfskeys_ctx *ctx;
 	struct nfskeys_attr_store *store;
 	struct evloop *loop;
 	struct libmnt_monitor *mon;
 	struct evio *io;
+	struct evtimer *slow;	/* warns when a job has waited on the kernel too long */
 	char *state_path;
 	bool enabled, loaded;
 	struct mentry *v;
 	size_t n;
+	struct mjob *job;	/* the job in the worker, NULL when none */
+	bool again;		/* something changed while it ran: apply once more after */
+};
+
+/* Work handed to the worker thread: a deep copy of the table.  lock guards current,
+ * posted and orphaned (the worker's and the loop's meeting point). */
+struct mjob {
+	struct attrd_mounts *m;
+	struct evloop *loop;
+	struct mset s;
+	int64_t started;
+	pthread_mutex_t lock;
+	const char *current;	/* the target being worked on (points into s) */
+	bool posted;		/* the result is on its way to the loop */
+	bool orphaned;		/* the table is gone: the worker frees the job itself */
 };
 
 static void mentry_done(struct mentry *e)
@@ -77,7 +110,7 @@ static void set_str(char **p, const char *v)
 	*p = n;
 }
 
-static void set_state(struct attrd_mounts *m, struct mentry *e, enum mstate s, const char *err)
+static void set_state(struct mset *m, struct mentry *e, enum mstate s, const char *err)
 {
 	bool same = e->state == s && ((!err && !e->error) || (err && e->error && streq(err, e->error)));
 
@@ -237,11 +270,11 @@ static int openat2_dir(int dirfd, const char *path, uint64_t resolve)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Is mount id one this table made (at any target)? */
-static bool ours(const struct attrd_mounts *m, unsigned id)
+/* Is mount id one the table v made (at any target)? */
+static bool ours(const struct mentry *v, size_t n, unsigned id)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (ids_has(&m->v[i], id))
+	for (size_t i = 0; i < n; i++)
+		if (ids_has(&v[i], id))
 			return true;
 	return false;
 }
@@ -249,7 +282,7 @@ static bool ours(const struct attrd_mounts *m, unsigned id)
 /* The directory target of e, reached without symlinks from its parent mount's root and
  * checked to sit on that mount or one of ours: a user who owns a directory on the way can
  * swap it for a symlink or mount FUSE over it, and neither may steer a root mount. */
-static int open_target(struct attrd_mounts *m, const struct mentry *e, unsigned *ret_top,
+static int open_target(struct mset *m, const struct mentry *e, unsigned *ret_top,
 		       char *msg, size_t msg_size)
 {
 	_cleanup_close_ int root = -1;
@@ -272,7 +305,7 @@ static int open_target(struct attrd_mounts *m, const struct mentry *e, unsigned 
 		return fd;
 	}
 	top = fd_mnt_id(fd);
-	if (top != e->parent_id && !ours(m, top)) {
+	if (top != e->parent_id && !ours(m->v, m->n, top)) {
 		snprintf(msg, msg_size, "%s is on another mount (id %u), not mounting over it",
 			 e->target, top);
 		close(fd);
@@ -345,7 +378,7 @@ static int fs_options(int fsfd, const char *opts, char *msg, size_t msg_size)
 }
 
 /* A new mount of e's source with its options, attached on the directory open as at. */
-static int mount_new(struct attrd_mounts *m, struct mentry *e, int at, char *msg,
+static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 		     size_t msg_size)
 {
 	_cleanup_close_ int fsfd = -1, mfd = -1;
@@ -409,7 +442,7 @@ static int mount_new(struct attrd_mounts *m, struct mentry *e, int at, char *msg
 
 /* Change the options of our top mount in place (the kernel may refuse: NFS on 6.1 takes
  * no change of ac*, lookupcache, cto or fsc on remount, doc/LIVE-MOUNTS.md). */
-static int remount(struct attrd_mounts *m, struct mentry *e, int at)
+static int remount(struct mset *m, struct mentry *e, int at)
 {
 	_cleanup_close_ int fsfd = fspick(at, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
 	char msg[256] = "";
@@ -431,7 +464,13 @@ static int remount(struct attrd_mounts *m, struct mentry *e, int at)
 	return 0;
 }
 
-static void ensure(struct attrd_mounts *m, struct mentry *e)
+/* At most this many of our mounts are stacked at one target (each policy change that the
+ * kernel cannot remount adds one). */
+#define MAX_LAYERS 4
+
+static int remove_mounts(struct mset *m, struct mentry *e, const char *why);
+
+static void ensure(struct mset *m, struct mentry *e)
 {
 	char msg[512] = "";
 	unsigned top = 0;
@@ -448,6 +487,21 @@ static void ensure(struct attrd_mounts *m, struct mentry *e)
 		return;
 	}
 	r = ids_has(e, top) ? remount(m, e, fd) : -ENOENT;
+	if (r < 0 && e->n_ids >= MAX_LAYERS) {
+		/* a change stacks a mount; a user who keeps changing a policy must not pile
+		 * up mounts without end: the stack goes (lazily, files open on it keep
+		 * working) and one fresh mount replaces it */
+		close(fd);
+		log_notice(m->ctx, "%zu mounts stacked at %s: replacing them by one", e->n_ids,
+			   e->target);
+		if (remove_mounts(m, e, "replaced by a fresh mount") < 0)
+			return;
+		fd = open_target(m, e, &top, msg, sizeof(msg));
+		if (fd < 0) {
+			set_state(m, e, MS_FAILED, msg);
+			return;
+		}
+	}
 	if (r < 0)
 		r = mount_new(m, e, fd, msg, sizeof(msg));
 	close(fd);
@@ -457,8 +511,9 @@ static void ensure(struct attrd_mounts *m, struct mentry *e)
 		set_state(m, e, MS_APPLIED, NULL);
 }
 
-/* Detach our mounts at e's target, top first, as long as the top one is ours. */
-static int remove_mounts(struct attrd_mounts *m, struct mentry *e)
+/* Detach our mounts at e's target, top first, as long as the top one is ours; why goes
+ * into the log. */
+static int remove_mounts(struct mset *m, struct mentry *e, const char *why)
 {
 	char msg[512] = "", path[64];
 
@@ -479,8 +534,7 @@ static int remove_mounts(struct attrd_mounts *m, struct mentry *e)
 			return -errno;
 		}
 		close(fd);
-		log_notice(m->ctx, "unmounted %s (mount id %u): its policy no longer asks for it",
-			   e->target, top);
+		log_notice(m->ctx, "unmounted %s (mount id %u): %s", e->target, top, why);
 		for (size_t i = 0; i < e->n_ids; i++)
 			if (e->ids[i] == top)
 				e->ids[i] = e->ids[--e->n_ids];
@@ -663,7 +717,7 @@ static void adopt_parent(struct attrd_mounts *m, struct libmnt_table *tb, struct
 {
 	struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[0]);
 
-	while (fs && ours(m, (unsigned)mnt_fs_get_id(fs)))
+	while (fs && ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
 		fs = table_find_id(tb, mnt_fs_get_parent_id(fs));
 	if (!fs || !mnt_fs_get_target(fs) || !startswith(e->target, mnt_fs_get_target(fs)))
 		return;
@@ -705,18 +759,235 @@ static int by_depth(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
+/* ---------------------------------------------------------------- the worker */
+
+static void entries_free(struct mentry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mentry_done(&v[i]);
+	free(v);
+}
+
+static char *dup_or_null(const char *s, bool *ok)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*ok = false;
+	return d;
+}
+
+/* A deep copy of the loop's table for the worker. */
+static int entries_copy(const struct mentry *v, size_t n, struct mentry **ret)
+{
+	struct mentry *c = n ? calloc(n, sizeof(*c)) : NULL;
+	bool ok = true;
+
+	if (n && !c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct mentry *e = &v[i];
+		struct mentry *d = &c[i];
+
+		*d = (struct mentry){ .parent_id = e->parent_id, .mnt_attr = e->mnt_attr,
+				      .n_ids = e->n_ids, .state = e->state, .since = e->since,
+				      .wanted = e->wanted };
+		d->target = dup_or_null(e->target, &ok);
+		d->source = dup_or_null(e->source, &ok);
+		d->fstype = dup_or_null(e->fstype, &ok);
+		d->options = dup_or_null(e->options, &ok);
+		d->applied = dup_or_null(e->applied, &ok);
+		d->base = dup_or_null(e->base, &ok);
+		d->parent_mp = dup_or_null(e->parent_mp, &ok);
+		d->error = dup_or_null(e->error, &ok);
+		if (e->n_ids) {
+			d->ids = malloc(e->n_ids * sizeof(*d->ids));
+			if (d->ids)
+				memcpy(d->ids, e->ids, e->n_ids * sizeof(*d->ids));
+			else
+				ok = false;
+		}
+	}
+	if (!ok) {
+		entries_free(c, n);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+static void job_free(struct mjob *j)
+{
+	if (!j)
+		return;
+	entries_free(j->s.v, j->s.n);
+	nfskeys_ctx_unref(j->s.ctx);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+static void job_at(struct mjob *j, const char *target)
+{
+	pthread_mutex_lock(&j->lock);
+	j->current = target;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void job_done(struct evloop *loop, void *userdata);
+
+/* The kernel's part of an apply, on the copy: our mounts no policy wants any more go
+ * (deepest first, the table is sorted), then every wanted one is made or checked. */
+static void *worker_main(void *arg)
+{
+	struct mjob *j = arg;
+	struct mset *s = &j->s;
+	struct evloop *loop = j->loop;
+
+	for (size_t i = s->n; i-- > 0;) {
+		if (!s->v[i].wanted && s->v[i].n_ids) {
+			job_at(j, s->v[i].target);
+			remove_mounts(s, &s->v[i], "its policy no longer asks for it");
+		}
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].wanted) {
+			job_at(j, s->v[i].target);
+			ensure(s, &s->v[i]);
+		}
+	}
+	pthread_mutex_lock(&j->lock);
+	j->current = NULL;
+	if (j->orphaned) {
+		pthread_mutex_unlock(&j->lock);
+		/* nfskeys-attrd is stopping: nobody waits for the result.  The context's
+		 * count is the loop thread's to change: its reference is left behind. */
+		j->s.ctx = NULL;
+		job_free(j);
+		return NULL;
+	}
+	/* under the lock, which job_done() takes before it frees the job: the loop may run
+	 * it before this thread is out.  A post fails only for want of memory, and the
+	 * loop waits for this job: retry. */
+	while (evloop_post(loop, job_done, j) < 0)
+		sleep(1);
+	j->posted = true;
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+/* Back on the loop: the worker's table becomes the table (without the entries that
+ * neither a policy wants nor hold a mount), is saved, and a change that came meanwhile
+ * is applied. */
+static void job_done(struct evloop *loop, void *userdata)
+{
+	struct mjob *j = userdata;
+	struct attrd_mounts *m = j->m;
+	size_t keep = 0;
+
+	(void)loop;
+	/* the worker posted under the job's lock: once it is free the worker is gone */
+	pthread_mutex_lock(&j->lock);
+	pthread_mutex_unlock(&j->lock);
+	entries_free(m->v, m->n);
+	m->v = TAKE_PTR(j->s.v);
+	m->n = j->s.n;
+	j->s.n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i].wanted || m->v[i].n_ids)
+			m->v[keep++] = m->v[i];
+		else
+			mentry_done(&m->v[i]);
+	}
+	m->n = keep;
+	state_save(m);
+	m->job = NULL;
+	evloop_timer_cancel(m->slow);
+	job_free(j);
+	if (m->again) {
+		m->again = false;
+		attrd_mounts_apply(m);
+	}
+}
+
+/* A job that waits this long on the kernel is worth a word in the log (once). */
+#define SLOW_JOB_USEC (10 * USEC_PER_SEC)
+
+static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	struct attrd_mounts *m = userdata;
+	_cleanup_free_ char *at = NULL;
+
+	(void)loop, (void)t;
+	if (!m->job)
+		return;
+	pthread_mutex_lock(&m->job->lock);
+	at = m->job->current ? strdup(m->job->current) : NULL;
+	pthread_mutex_unlock(&m->job->lock);
+	log_warning(m->ctx, "sub-mounts: the kernel has not answered for %lld s (at %s; is the "
+			    "server down?); nfskeys-attrd goes on serving, the sub-mounts wait",
+		    (long long)((evloop_now(m->loop) - m->job->started) / USEC_PER_SEC),
+		    at ? at : "?");
+}
+
+static int job_start(struct attrd_mounts *m)
+{
+	struct mjob *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	pthread_mutex_init(&j->lock, NULL);
+	j->m = m;
+	j->loop = m->loop;
+	j->started = evloop_now(m->loop);
+	j->s.ctx = nfskeys_ctx_ref(m->ctx);
+	r = entries_copy(m->v, m->n, &j->s.v);
+	if (r < 0) {
+		job_free(j);
+		return r;
+	}
+	j->s.n = m->n;
+	/* detached: a thread stuck on a dead server is never waited for */
+	r = -pthread_attr_init(&attr);
+	if (r == 0) {
+		r = -pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (r == 0)
+			r = -pthread_create(&t, &attr, worker_main, j);
+		pthread_attr_destroy(&attr);
+	}
+	if (r < 0) {
+		job_free(j);
+		return r;
+	}
+	m->job = j;
+	if (!m->slow)
+		(void)evloop_add_timer(m->loop, j->started + SLOW_JOB_USEC, on_slow, m, &m->slow);
+	else
+		evloop_timer_set(m->slow, j->started + SLOW_JOB_USEC);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- apply */
+
 void attrd_mounts_apply(struct attrd_mounts *m)
 {
 	struct libmnt_table *tb;
 	struct libmnt_iter *it;
 	struct libmnt_fs *fs;
-	size_t keep = 0;
+	int r;
 
 	if (!m || !m->ctx || !m->store)
 		return;
 	/* off, and nothing of ours left: no cost per SET/UNSET in the default setup */
 	if (!m->enabled && m->loaded && m->n == 0)
 		return;
+	/* the worker owns the kernel side until it hands the table back */
+	if (m->job) {
+		m->again = true;
+		return;
+	}
 	tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	it = mnt_new_iter(MNT_ITER_FORWARD);
 	if (!tb || !it) {
@@ -735,27 +1006,21 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 			const char *t = mnt_fs_get_fstype(fs);
 
 			if (t && (streq(t, "nfs") || streq(t, "nfs4")) &&
-			    !ours(m, (unsigned)mnt_fs_get_id(fs)))
+			    !ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
 				want_for_parent(m, fs);
 		}
 	}
 	/* deepest first: a nested sub-mount goes before the one it sits on */
 	if (m->n > 1) /* m->v is NULL while empty: qsort must not see it */
 		qsort(m->v, m->n, sizeof(*m->v), by_depth);
-	for (size_t i = m->n; i-- > 0;)
-		if (!m->v[i].wanted)
-			remove_mounts(m, &m->v[i]);
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->v[i].wanted || m->v[i].n_ids)
-			m->v[keep++] = m->v[i];
-		else
-			mentry_done(&m->v[i]);
+	if (m->n == 0) {
+		state_save(m);
+		goto out;
 	}
-	m->n = keep;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].wanted)
-			ensure(m, &m->v[i]);
-	state_save(m);
+	r = job_start(m);
+	if (r < 0)
+		log_err(m->ctx, "sub-mounts: cannot start the worker: %s; retrying at the next "
+				"change", strerror(-r));
 out:
 	mnt_free_iter(it);
 	mnt_unref_table(tb);
@@ -838,9 +1103,21 @@ void attrd_mounts_free(struct attrd_mounts *m)
 	if (!m)
 		return;
 	monitor_stop(m);
-	for (size_t i = 0; i < m->n; i++)
-		mentry_done(&m->v[i]);
-	free(m->v);
+	evloop_timer_free(m->slow);
+	if (m->job) {
+		struct mjob *j = m->job;
+		bool posted;
+
+		/* never wait for a worker stuck on a dead server: it frees its own job; one
+		 * already posted never runs (the loop is stopping) and is freed here */
+		pthread_mutex_lock(&j->lock);
+		posted = j->posted;
+		j->orphaned = !posted;
+		pthread_mutex_unlock(&j->lock);
+		if (posted)
+			job_free(j);
+	}
+	entries_free(m->v, m->n);
 	free(m->state_path);
 	free(m);
 }

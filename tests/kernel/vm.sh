@@ -127,14 +127,15 @@ kt_initramfs() {
 
 # kt_boot RESULTS SCRIPT TIMEOUT MODE INSTALL: MODE is test (run SCRIPT, power off) or shell
 # (an interactive shell on the console, after SCRIPT when one is given).  INSTALL is the
-# DESTDIR of a make install that the guest copies into its root.
+# DESTDIR of a make install that the guest copies into its root.  NFSKEYS_KERNEL_SMP sets
+# the guest's vCPUs (default 1: under TCG a second vCPU costs more host CPU than it saves).
 kt_boot() {
 	res=$1 script=$2 secs=$3 mode=$4 inst=$5
 	append="console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init"
 	append="$append nfskeys.mode=$mode nfskeys.test=$script nfskeys.install=$inst"
 	append="$append nfskeys.srcdir=$top_srcdir nfskeys.builddir=$top_builddir"
 	append="$append nfskeys.uid=$(id -u) ${NFSKEYS_KERNEL_APPEND:-}"
-	set -- -machine pc,accel=tcg -cpu max -smp 2 -m 2G -nographic -no-reboot -nic none \
+	set -- -machine pc,accel=tcg -cpu max -smp "${NFSKEYS_KERNEL_SMP:-1}" -m 2G -nographic -no-reboot -nic none \
 		-kernel "$KT_VMLINUZ" -initrd "$KT_INITRD" -append "$append" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
