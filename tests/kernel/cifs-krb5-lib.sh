@@ -75,6 +75,9 @@ ck_route() {
 		else
 			cp "$pkgdatadir/request-key.d/nfskeys.conf" /etc/request-key.d/nfskeys.conf
 		fi ;;
+	spnego-direct) # the bench's third route: request-key straight to the spnego helper
+		printf 'create\tcifs.spnego\t*\t*\t%s %s %%k %%d\n' "${2:-}" \
+			"$libexecdir/nfskeys-upcall-spnego" >/etc/request-key.d/nfskeys.conf ;;
 	cifs.upcall)
 		printf 'create\tcifs.spnego\t*\t*\t%s /usr/sbin/cifs.upcall %%k\n' "${2:-}" \
 			>/etc/request-key.d/cifs.spnego.conf ;;
