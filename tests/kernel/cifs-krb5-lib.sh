@@ -62,8 +62,8 @@ ck_start() {
 	t_wait_for "ss -ltn | grep -q '127.0.0.1:445 '" 20
 }
 
-# ck_route ours|cifs.upcall [WRAP]: which helper answers cifs.spnego keys.  Ours is the
-# shipped request-key.d file's line; cifs-utils' is its own line.  WRAP (a program) is put
+# ck_route ours|lean|cifs.upcall [WRAP]: which helper answers cifs.spnego keys.  Ours is the
+# shipped request-key.d file's line (nfskeys-upcall-spnego; with WRAP, the same program); cifs-utils' is its own line.  WRAP (a program) is put
 # in front of the helper on both routes (the bench times the helper with it).
 ck_route() {
 	rm -f /etc/request-key.d/cifs.spnego.conf /etc/request-key.d/nfskeys.conf
@@ -71,13 +71,14 @@ ck_route() {
 	ours)
 		if [ -n "${2:-}" ]; then
 			printf 'create\tcifs.spnego\t*\t*\t%s %s %%k %%d\n' "$2" \
-				"$sbindir/nfskeys-upcall" >/etc/request-key.d/nfskeys.conf
+				"$libexecdir/nfskeys-upcall-spnego" >/etc/request-key.d/nfskeys.conf
 		else
 			cp "$pkgdatadir/request-key.d/nfskeys.conf" /etc/request-key.d/nfskeys.conf
 		fi ;;
-	spnego-direct) # the bench's third route: request-key straight to the spnego helper
+	lean) # the bench's third route: the lean nfskeys-upcall in front (the line before
+		# session 8), which execs the spnego helper
 		printf 'create\tcifs.spnego\t*\t*\t%s %s %%k %%d\n' "${2:-}" \
-			"$libexecdir/nfskeys-upcall-spnego" >/etc/request-key.d/nfskeys.conf ;;
+			"$sbindir/nfskeys-upcall" >/etc/request-key.d/nfskeys.conf ;;
 	cifs.upcall)
 		printf 'create\tcifs.spnego\t*\t*\t%s /usr/sbin/cifs.upcall %%k\n' "${2:-}" \
 			>/etc/request-key.d/cifs.spnego.conf ;;
