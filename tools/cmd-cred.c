@@ -14,6 +14,10 @@
 /* nfs renew warns when the renewable life ends within this time (two runs of the hourly
  * nfskeys-nfs-renew.timer) */
 #define RENEW_WARN_SECONDS (2 * 60 * 60)
+/* the timer's period plus its randomized delay: a renewable ticket that ends sooner can
+ * end between two runs, and an ended ticket cannot be renewed (a KEYRING cache is even
+ * gone: MIT times the cache's keyring out at the ticket's end) */
+#define RENEW_TIMER_SECONDS (60 * 60 + 2 * 60)
 
 /* The library names the problem when it logs an error; then the command adds nothing. */
 static bool logged_error;
@@ -341,7 +345,7 @@ static void afs_usage(FILE *f)
 {
 	fprintf(f, "Usage: nfskeys afs login [CELL] [-k REALM] [--print]\n"
 		   "       nfskeys afs list|clearall\n"
-		   "       nfskeys afs clear CELL\n"
+		   "       nfskeys afs clear|logout CELL\n"
 		   "\n"
 		   "Turn the Kerberos ticket for afs/CELL@REALM from the default credential cache\n"
 		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
@@ -372,6 +376,8 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (r >= 0)
 		return r;
 	verb = a.verb;
+	if (streq(verb, "logout"))
+		verb = "clear"; /* the pair of login, as for nfs */
 	p = a.p;
 	print = a.print != NULL;
 	if (a.n_operands > 1) {
@@ -450,6 +456,20 @@ static void nfs_usage(FILE *f)
 	usage_common_options(f, 24, false);
 }
 
+/* A renewable ticket the hourly renewal timer cannot keep: say so (login and renew). */
+static void warn_short_ticket(const struct nfskeys_cred_info *info)
+{
+	int64_t life = info->expiry - (int64_t)time(NULL);
+
+	if (info->renew_until <= info->expiry || life <= 0 || life >= RENEW_TIMER_SECONDS)
+		return;
+	fprintf(stderr,
+		"nfskeys: warning: the ticket for %s ends in %lld min, before the next run of the "
+		"hourly renewal timer; renew more often (nfskeys-nfs-renew.timer) or ask for "
+		"longer tickets\n",
+		info->principal, (long long)(life + 59) / 60);
+}
+
 static void print_nfs_status(const struct nfskeys_cred_info *info)
 {
 	char exp[64], ren[64];
@@ -499,8 +519,11 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		nfskeys_secret_free(pw);
 		if (r < 0)
 			return lib_error("nfs login", NULL, r);
-		if (nfskeys_cred_find(ctx, "nfs", &p, &info) == 0)
+		if (nfskeys_cred_find(ctx, "nfs", &p, &info) == 0) {
 			print_nfs_status(&info);
+			if (!p.keytab)
+				warn_short_ticket(&info);
+		}
 		return EXIT_OK;
 	}
 	if (streq(verb, "status")) {
@@ -521,6 +544,8 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if (r < 0)
 			return lib_error("nfs renew", NULL, r);
 		print_nfs_status(&info);
+		if (!p.keytab)
+			warn_short_ticket(&info);
 		/* the renewal timer runs hourly: say so while two runs can still reach the
 		 * user, before the renewable life ends and the next renewal fails */
 		left = info.renew_until - (int64_t)time(NULL);

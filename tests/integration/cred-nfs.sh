@@ -5,7 +5,7 @@
 # wrong password, an unknown principal and an unreachable KDC within a bounded time.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/kdc.sh"
-plan 32
+plan 36
 
 kdc_start NFSKEYS.TEST
 kdc_addprinc alice 'alice-Pw-7'
@@ -13,6 +13,7 @@ kdc_addprinc nfsuser/client.test
 kdc_ktadd "$T_TMP/user.kt" nfsuser/client.test
 kdc_kadmin "addprinc -randkey -maxrenewlife 0 norenew"
 kdc_ktadd "$T_TMP/norenew.kt" norenew
+kdc_kadmin "addprinc -pw short-Pw-7 -maxlife 30m shortlife"
 CC="KEYRING:persistent:$(id -u):nfskeys-test-$$"
 t_on_exit "kdestroy -c $CC"
 
@@ -51,6 +52,18 @@ check_eq "second logout fails" 1 $?
 printf 'alice-Pw-7\n' | "$NFSKEYS" nfs login -p alice -c "$CC" >"$T_TMP/status" 2>&1
 check_eq "login by password" 0 $?
 check_eq "... as alice" "alice@NFSKEYS.TEST" "$(status_field principal)"
+check_eq "... no warning for a 10-hour ticket" "" "$(grep -i warning "$T_TMP/status")"
+"$NFSKEYS" nfs logout -c "$CC" >/dev/null 2>&1
+
+# a renewable ticket shorter than the hourly renewal timer's period ends between two runs
+# (and an ended ticket cannot be renewed): login and renew say so
+printf 'short-Pw-7\n' | "$NFSKEYS" nfs login -p shortlife -c "$CC" >"$T_TMP/status" 2>&1
+check_eq "login with a 30-minute ticket" 0 $?
+check_contains "... warns that the hourly renewal timer cannot keep it" \
+	"ends in 30 min, before the next run of the hourly renewal timer" "$(cat "$T_TMP/status")"
+"$NFSKEYS" nfs renew -c "$CC" >"$T_TMP/status" 2>&1
+check_contains "... and so does renew" "before the next run of the hourly renewal timer" \
+	"$(cat "$T_TMP/status")"
 "$NFSKEYS" nfs logout -c "$CC" >/dev/null 2>&1
 
 # tickets that cannot be renewed: renew fails clearly, or re-acquires from a keytab

@@ -4,7 +4,8 @@
 # CIFS logon keys for the listed server and domain, owned by the user, in the session
 # keyring pam_keyinit made; an AFS cell whose key type this kernel lacks is logged and does
 # not fail the login; after close_session (Drop-On-Close) they are gone; the password is
-# in no log, no error output and no process environment.
+# in no log, no error output and no process environment.  A password change (the password
+# phase) makes the TGT again with the new password.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/kdc.sh"
 
@@ -16,7 +17,7 @@ command -v pamtester >/dev/null 2>&1 || skip_all "pamtester missing (apt-get ins
 t_ou_load
 MOD=$(find "$T_OU_ROOT" -name pam_nfskeys.so | head -n1)
 [ -f "$MOD" ] || fail_all "pam_nfskeys.so not built (or not installed under $T_OU_ROOT)"
-plan 16
+plan 20
 # A sanitizer build's module needs its runtime first in pamtester (not instrumented).
 PRE=
 if t_is_asan; then
@@ -93,3 +94,27 @@ printf '%s\n' "wrong-$PW" | pamtester -v "$SVC" "$USER_NAME" authenticate open_s
 check_eq "a wrong Kerberos password does not fail the login" 0 $?
 check_contains "... but is logged" "Kerberos TGT for KEYRING:persistent:$U" "$(cat "$W/pamtester.out")"
 check_eq "... without the password" "" "$(grep -F "wrong-$PW" "$W/pamtester.out")"
+
+# --- a password change: another module changed the Kerberos password (here kadmin, as
+# pam_krb5 would); pam_stress (Linux-PAM's test module: it changes nothing) puts the new
+# password in PAM_AUTHTOK (with PAM_SILENT: without it, pam_stress stores the answer to its
+# "Changing STRESS password" notice instead), and pam_nfskeys' password phase gets a TGT
+NEW="Pam-New-$$-y9"
+kdc_kadmin "cpw -pw $NEW $USER_NAME" || diag "kadmin cpw failed: $(cat "$KDC_DIR/kadmin.out")"
+setpriv --reuid=$U --regid=$U --clear-groups keyctl session - kdestroy -A -c KEYRING:persistent:$U >/dev/null 2>&1
+cat >"/etc/pam.d/$SVC-pw" <<EOP
+password required  pam_stress.so
+password optional  $MOD config=$W/nfskeys.conf
+password optional  pam_exec.so $W/snap.sh
+EOP
+t_on_exit "rm -f '/etc/pam.d/$SVC-pw'"
+printf '%s\n%s\n' "$NEW" "$NEW" | keyctl session - sh -c '
+	pamtester() { '"$T_OU_ENV"' LD_PRELOAD="'"$PRE"'" pamtester "$@"; }
+	pamtester -v "$1" "$2" "chauthtok(PAM_SILENT)"' sh "$SVC-pw" "$USER_NAME" >"$W/pamtester.out" 2>&1
+rc=$?
+check_eq "pamtester chauthtok (pam_stress, then pam_nfskeys) succeeds" 0 $rc
+[ $rc = 0 ] || diag "$(cat "$W/pamtester.out")"
+check_contains "after the change: a TGT in KEYRING:persistent:$U, got with the new password" \
+	"krbtgt/NFSKEYS.TEST@NFSKEYS.TEST" "$(cat "$W/klist.password" 2>&1)"
+check_eq "the new password is in no output of the change" "" "$(grep -F "$NEW" "$W/pamtester.out")"
+check_eq "... nor in the process environment" "" "$(grep -F "$NEW" "$W/env.password")"
