@@ -345,7 +345,7 @@ static void afs_usage(FILE *f)
 {
 	fprintf(f, "Usage: nfskeys afs login [CELL] [-k REALM] [--print]\n"
 		   "       nfskeys afs list|clearall\n"
-		   "       nfskeys afs clear CELL\n"
+		   "       nfskeys afs clear|logout CELL\n"
 		   "\n"
 		   "Turn the Kerberos ticket for afs/CELL@REALM from the default credential cache\n"
 		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
@@ -376,6 +376,8 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	if (r >= 0)
 		return r;
 	verb = a.verb;
+	if (streq(verb, "logout"))
+		verb = "clear"; /* the pair of login, as for nfs */
 	p = a.p;
 	print = a.print != NULL;
 	if (a.n_operands > 1) {

@@ -457,6 +457,21 @@ static void comm_of(const struct doctor *d, const char *pid, char *buf, size_t s
 }
 
 /* Fill who for each target from the descriptors under <root>/proc/<pid>/fd. */
+/* A descriptor opened through /proc/net (a link to self/net) reads back from
+ * /proc/PID/fd as /proc/<opener's pid>/net/...: the form knfsd's channels show on a real
+ * kernel (tests/kernel/systemd-debs.ktest).  Rewrite it to /proc/net/... in place. */
+static void proc_net_canonical(char *target)
+{
+	const char *p = target + strlen("/proc/");
+
+	if (!startswith(target, "/proc/") || !isdigit((unsigned char)*p))
+		return;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (startswith(p, "/net/"))
+		memmove(target + strlen("/proc"), p, strlen(p) + 1);
+}
+
 static void scan_holders(const struct doctor *d, struct holder *h, size_t n)
 {
 	char procdir[PATH_MAX];
@@ -490,6 +505,7 @@ static void scan_holders(const struct doctor *d, struct holder *h, size_t n)
 			if (len <= 0)
 				continue;
 			target[len] = '\0';
+			proc_net_canonical(target);
 			for (size_t i = 0; i < n; i++) {
 				size_t used = strlen(h[i].who);
 

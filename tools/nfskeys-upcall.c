@@ -3,7 +3,9 @@
  * build allows (no dynamic loader at all; otherwise it loads only libc and libkeyutils;
  * the RPC code and libtirpc's XDR are always linked in); for anything else (no daemon, a
  * negative answer, --help, --verbose, a bad command line) it execs nfskeys-upcall-full,
- * the helper with the in-process engine (libnfskeys), with the same arguments. */
+ * the helper with the in-process engine (libnfskeys), with the same arguments.  A
+ * cifs.spnego key goes straight to nfskeys-upcall-spnego: one exec fewer on every
+ * sec=krb5 session setup (issue 19's bench). */
 #include <dirent.h>
 #include <inttypes.h>
 #include <keyutils.h>
@@ -34,8 +36,9 @@ struct lean_conf {
 
 static char **saved_argv;
 
-/* Run the full helper in our place; no_daemon: it must not ask the daemon again. */
-static __attribute__((noreturn)) void fallback(bool no_daemon)
+/* Run helper prog (a libexec program) in our place; no_daemon: it must not ask the
+ * daemon again. */
+static __attribute__((noreturn)) void run_helper(const char *prog, bool no_daemon)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
 	char *argv[64];
@@ -44,7 +47,7 @@ static __attribute__((noreturn)) void fallback(bool no_daemon)
 
 	/* Next to this program first (the build tree; never in a setuid run), else the
 	 * installed one. */
-	snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", LIBEXECDIR);
+	snprintf(path, sizeof(path), "%s/%s", LIBEXECDIR, prog);
 	if (!getauxval(AT_SECURE)) {
 		l = readlink("/proc/self/exe", self, sizeof(self) - 1);
 		if (l > 0) {
@@ -52,10 +55,9 @@ static __attribute__((noreturn)) void fallback(bool no_daemon)
 			slash = strrchr(self, '/');
 			if (slash) {
 				*slash = 0;
-				snprintf(path, sizeof(path), "%s/nfskeys-upcall-full", self);
+				snprintf(path, sizeof(path), "%s/%s", self, prog);
 				if (access(path, X_OK) < 0)
-					snprintf(path, sizeof(path), "%s/nfskeys-upcall-full",
-						 LIBEXECDIR);
+					snprintf(path, sizeof(path), "%s/%s", LIBEXECDIR, prog);
 			}
 		}
 	}
@@ -68,6 +70,11 @@ static __attribute__((noreturn)) void fallback(bool no_daemon)
 	execv(path, argv);
 	fprintf(stderr, "nfskeys-upcall: cannot run %s: %s\n", path, strerror(errno));
 	_exit(4); /* the key could not be instantiated (nfskeys-upcall(8)) */
+}
+
+static __attribute__((noreturn)) void fallback(bool no_daemon)
+{
+	run_helper("nfskeys-upcall-full", no_daemon);
 }
 
 static int on_value(void *userdata, const char *file, unsigned line, const char *section,
@@ -194,6 +201,10 @@ int main(int argc, char *argv[])
 			fallback(false);
 		type = ktype;
 	}
+	/* Kerberos for a sec=krb5 CIFS session (or its test route -T cifs.spnego): the
+	 * spnego helper checks the key itself (owner, type, description). */
+	if (streq(type, "cifs.spnego"))
+		run_helper("nfskeys-upcall-spnego", false);
 	/* The daemon validates the key; malformed ones are rejected by the full helper. */
 	if (idmap_desc_split(type, a.desc, &kind, &key) < 0)
 		fallback(false);

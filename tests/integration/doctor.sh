@@ -34,7 +34,9 @@ printf '[General]\nVerbosity = 0\nDomain = Example.Test\n' >"$R/etc/idmapd.conf"
 : >"$R/run/rpc_pipefs/nfs/clnt0/idmap"
 echo "rpc_pipefs /run/rpc_pipefs rpc_pipefs rw,relatime 0 0" >"$R/proc/mounts"
 echo nfskeys-idmapd >"$R/proc/4242/comm"
-ln -s /proc/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
+# (what a real kernel shows for a channel opened as /proc/net/rpc/...: /proc/net is a link
+# to self/net, so the opener's pid is in the path; and the plain form)
+ln -s /proc/4242/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
 ln -s /proc/net/rpc/nfs4.idtoname/channel "$R/proc/4242/fd/6"
 ln -s /run/rpc_pipefs/nfs/clnt0/idmap "$R/proc/4242/fd/7"
 ln -s /dev/null "$R/proc/4242/fd/0"
@@ -142,7 +144,7 @@ healthy_quota
 # --- knfsd's channel held by nobody (the holder went away)
 rm "$R/proc/4242/fd/5"
 fault "knfsd channel not held" "channel knfsd: /proc/net/rpc/nfs4.nametoid/channel: nobody holds it"
-ln -s /proc/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
+ln -s /proc/4242/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
 # held by rpc.idmapd instead: said, not a problem
 mkdir -p "$R/proc/77/fd" && echo rpc.idmapd >"$R/proc/77/comm"
 rm "$R/proc/4242/fd/6" && ln -s /proc/net/rpc/nfs4.idtoname/channel "$R/proc/77/fd/9"

@@ -157,7 +157,8 @@ err=$(refused "$(desc 1)")
 check_eq "the keytab is for root mounts only (uid 1 still refused)" "Required key not available" "$err"
 printf '[Cred]\nCIFS-Negative-TTL = 7\n' >"$W/nfskeys.conf"
 
-# the lean nfskeys-upcall (what request-key.d runs) hands cifs.spnego to the full helper
+# the lean nfskeys-upcall (what request-key.d runs) hands cifs.spnego to
+# nfskeys-upcall-spnego (directly, not through nfskeys-upcall-full)
 kdc_kinit alice 'alice-Pw-7' -c "FILE:$W/cc/krb5cc_$U"
 chown "$U" "$W/cc/krb5cc_$U"
 sed "s|$HELPER|$top_builddir/tools/nfskeys-upcall|" "$W/helper" >"$W/helper.lean"
