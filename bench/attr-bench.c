@@ -18,31 +18,12 @@
 #include "time-util.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
+#include "attr-paths.h"
 
 #define TARGET_LOOKUPS_PER_S 2e6
 #define TARGET_BYTES_PER_POLICY 150.0
 #define DEPTH 16
-#define FANOUT 4
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint32_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 11);
-}
-
-/* A random directory below /export at depth 1..16: component L is "dL-K" with K < 4
- * (every directory has four subdirectories, so upper levels are shared, deep ones not). */
-static int random_path(char *buf, size_t size, int depth)
-{
-	size_t n = (size_t)snprintf(buf, size, "/export");
-
-	for (int l = 1; l <= depth && n < size; l++)
-		n += (size_t)snprintf(buf + n, size - n, "/d%d-%u", l, rnd() % FANOUT);
-	return 0;
-}
+#define FANOUT BENCH_FANOUT
 
 static const char *const kvs[][2] = {
 	{ "cache", "none" },	 { "actimeo", "60" },	    { "lookupcache", "positive" },

@@ -7,23 +7,7 @@
  * It uses only the attr_index_* entry points, so the same file builds against older
  * trees to compare. */
 #include "attr-private.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint32_t rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 11);
-}
-
-static void random_path(char *buf, size_t size, int depth)
-{
-	size_t n = (size_t)snprintf(buf, size, "/export");
-
-	for (int l = 1; l <= depth && n < size; l++)
-		n += (size_t)snprintf(buf + n, size - n, "/d%d-%u", l, rnd() % 4);
-}
+#include "attr-paths.h"
 
 int main(int argc, char **argv)
 {
