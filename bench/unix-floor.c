@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -101,7 +103,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: unix-floor [--clients N] [--requests N] [--size BYTES]\n"
 		   "Echo round trips over AF_UNIX stream sockets, one request in flight per\n"
-		   "client: the floor under nfskeys-idmapd's cached lookups.\n");
+		   "client: the floor under nfskeys-idmapd's cached lookups.\n"
+		   "  --process  run the echo server in its own process (as the daemon is),\n"
+		   "             so each round trip pays the switch between address spaces\n");
 }
 
 int main(int argc, char *argv[])
@@ -109,6 +113,7 @@ int main(int argc, char *argv[])
 	static const struct option lo[] = { { "clients", required_argument, NULL, 'c' },
 					    { "requests", required_argument, NULL, 'n' },
 					    { "size", required_argument, NULL, 's' },
+					    { "process", no_argument, NULL, 'p' },
 					    { "help", no_argument, NULL, 'h' },
 					    {} };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -118,10 +123,14 @@ int main(int argc, char *argv[])
 	pthread_t srv;
 	double t0, secs, sum = 0;
 	uint64_t *all;
-	int c, lfd;
+	int c, lfd, own_process = 0;
+	pid_t child = -1;
 
-	while ((c = getopt_long(argc, argv, "c:n:s:h", lo, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "c:n:s:ph", lo, NULL)) >= 0) {
 		switch (c) {
+		case 'p':
+			own_process = 1;
+			break;
 		case 'c':
 			clients = strtol(optarg, NULL, 10);
 			break;
@@ -150,7 +159,18 @@ int main(int argc, char *argv[])
 		perror("unix-floor: listen");
 		return 1;
 	}
-	if (pthread_create(&srv, NULL, serve, &lfd) != 0)
+	if (own_process) {
+		child = fork();
+		if (child < 0) {
+			perror("unix-floor: fork");
+			return 1;
+		}
+		if (child == 0) {
+			serve(&lfd);
+			_exit(0);
+		}
+		close(lfd);
+	} else if (pthread_create(&srv, NULL, serve, &lfd) != 0)
 		return 1;
 	ws = calloc((size_t)clients, sizeof(*ws));
 	all = calloc((size_t)(clients * requests), sizeof(*all));
@@ -179,6 +199,10 @@ int main(int argc, char *argv[])
 		total += ws[i].requests;
 	}
 	secs = (now_us() - t0) / 1e6;
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
 	for (long i = 0; i < total; i++)
 		sum += (double)all[i] / 1e3;
 	percentile_sort(all, (size_t)total);
