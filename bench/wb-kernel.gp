@@ -20,10 +20,9 @@ set output out . "/wb-kernel-bulk.png"
 set multiplot layout n, 1 title "bulk writer on the slow mount: write() duration (ms) over time (s)"
 do for [i = 1:n] {
 	c = word(configs, i)
-	set title c
 	set yrange [0.1:10000]
 	plot dir . "/" . c . "-split-bulk.tsv" using ($1 / 1e6):($2 / 1e3) with points pt 7 ps 0.3 \
-		title "1 MiB write()"
+		title c . ": each 1 MiB write()"
 }
 unset multiplot
 
@@ -31,10 +30,9 @@ set output out . "/wb-kernel-fsync.png"
 set multiplot layout n, 1 title "interactive writer on the fast mount: fsync() duration (ms) over time (s)"
 do for [i = 1:n] {
 	c = word(configs, i)
-	set title c
 	set yrange [0.1:10000]
 	plot dir . "/" . c . "-split-inter.tsv" using ($1 / 1e6):($3 / 1e3) with linespoints \
-		pt 7 ps 0.3 title "4 KiB write + fsync", \
-		'' using ($1 / 1e6):($2 / 1e3) with points pt 6 ps 0.3 title "its write()"
+		pt 7 ps 0.3 title c . ": fsync()", \
+		'' using ($1 / 1e6):($2 / 1e3) with points pt 6 ps 0.3 title "its 4 KiB write()"
 }
 unset multiplot
