@@ -1,6 +1,5 @@
 /* nfskeys-attrd's requests: SET and UNSET on a passed directory descriptor (identity,
- * authorization, quotas, durable commit), LOOKUP from the index, MOUNTS, and the dispatch
- * of every call of the protocol. */
+ * authorization, quotas, durable commit), LOOKUP from the index, and MOUNTS. */
 #include <sys/stat.h>
 
 #include "attrd.h"
@@ -62,18 +61,6 @@ static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, stru
 	return 0;
 }
 
-void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status)
-{
-	struct op_stats *s = &d->ops[op];
-
-	stats_inc(&s->calls);
-	if (status == -EPERM)
-		stats_inc(&s->refused);
-	else if (status < 0)
-		stats_inc(&s->errors);
-	stats_hist_add(&s->latency, mono_nsec() - req->start_ns);
-}
-
 /* The directory passed with a change (its identity, and its display form in *ret_where),
  * when the caller may change it; else a message in msg. */
 static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_fd,
@@ -104,7 +91,7 @@ static void change_reply(struct daemon *d, enum op op, struct rpc_request *req,
 	nfskeys_attr_id_free(id);
 }
 
-static void handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	attrd_set_args a = {};
 	attrd_change_res res = {};
@@ -179,7 +166,7 @@ reply:
 	xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
 }
 
-static void handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	attrd_unset_args a = {};
 	attrd_change_res res = {};
@@ -233,7 +220,7 @@ reply:
 	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
 }
 
-static void handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	attrd_lookup_args a = {};
 	attrd_lookup_res res = {};
@@ -287,7 +274,7 @@ reply:
 }
 
 /* The sub-mount table (issue 23 item 1): public, as the mount table is. */
-static void handle_mounts(struct daemon *d, struct rpc_request *req)
+void attrd_handle_mounts(struct daemon *d, struct rpc_request *req)
 {
 	size_t n = attrd_mounts_count(d->mounts), shown = MIN(n, (size_t)ATTRD_MOUNTS_MAX);
 	_cleanup_free_ attrd_mount *v = calloc(shown ? shown : 1, sizeof(*v));
@@ -311,62 +298,4 @@ static void handle_mounts(struct daemon *d, struct rpc_request *req)
 	res.more = (u_int)(n - shown);
 	attrd_finish(d, OP_OTHER, req, res.status);
 	rpc_request_reply(req, (xdrproc_t)xdr_attrd_mounts_res, &res);
-}
-
-void attrd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	/* readers may lag behind a commit whose snapshot failed (a full disk): any call
-	 * publishes it again, so the lag ends when space returns */
-	(void)attr_store_publish_retry(d->store);
-	switch (req->call.proc) {
-	case ATTRD_NULL:
-		attrd_finish(d, OP_OTHER, req, 0);
-		rpc_request_reply(req, NULL, NULL);
-		return;
-	case ATTRD_PING: {
-		attrd_ping_res res = { .release = (char *)PACKAGE_VERSION,
-				       .pid = (u_int)getpid(),
-				       .generation = d->generation,
-				       .policies = attr_index_count(attr_store_index(d->store)),
-				       .store = (char *)attr_store_path(d->store) };
-		attrd_finish(d, OP_OTHER, req, 0);
-		rpc_request_reply(req, (xdrproc_t)xdr_attrd_ping_res, &res);
-		return;
-	}
-	case ATTRD_SET:
-		handle_set(d, req, args);
-		return;
-	case ATTRD_UNSET:
-		handle_unset(d, req, args);
-		return;
-	case ATTRD_LOOKUP:
-		handle_lookup(d, req, args);
-		return;
-	case ATTRD_STATS:
-		attrd_handle_stats(d, req);
-		return;
-	case ATTRD_MOUNTS:
-		handle_mounts(d, req);
-		return;
-	case ATTRD_RELOAD: {
-		char msg[ATTRD_MESSAGE_MAX + 1] = "";
-		attrd_reload_res res = { .message = msg };
-
-		if (req->peer.uid != 0) {
-			snprintf(msg, sizeof(msg), "only root may reload nfskeys-attrd");
-			res.status = -EPERM;
-		} else {
-			res.status = attrd_reload(d, msg, sizeof(msg));
-		}
-		res.generation = d->generation;
-		attrd_finish(d, OP_OTHER, req, res.status);
-		rpc_request_reply(req, (xdrproc_t)xdr_attrd_reload_res, &res);
-		return;
-	}
-	default:
-		attrd_finish(d, OP_OTHER, req, -EOPNOTSUPP);
-		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
-	}
 }

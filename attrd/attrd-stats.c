@@ -8,6 +8,18 @@
 
 static const char *const op_names[_OP_MAX] = { "set", "unset", "lookup", "other" };
 
+void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status)
+{
+	struct op_stats *s = &d->ops[op];
+
+	stats_inc(&s->calls);
+	if (status == -EPERM)
+		stats_inc(&s->refused);
+	else if (status < 0)
+		stats_inc(&s->errors);
+	stats_hist_add(&s->latency, mono_nsec() - req->start_ns);
+}
+
 void attrd_handle_stats(struct daemon *d, struct rpc_request *req)
 {
 	stats_metric m[4 * _OP_MAX + 16];

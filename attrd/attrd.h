@@ -1,6 +1,6 @@
 /* The nfskeys-attrd daemon object its files share: nfskeys-attrd.c (configuration,
- * reload, timers, main), attrd-requests.c (the requests and their dispatch),
- * attrd-auth.c (who may change a directory's policy), attrd-stats.c (the STATS answer). */
+ * reload, dispatch, timers, main) calls down into attrd-requests.c (the calls on a
+ * directory), attrd-auth.c (who may change one) and attrd-stats.c (counting, STATS). */
 #pragma once
 
 #include <stdbool.h>
@@ -57,13 +57,12 @@ struct daemon {
 	unsigned max_clients_user;
 };
 
-/* nfskeys-attrd.c: SIGHUP or RELOAD: the new configuration and store, all or nothing. */
-int attrd_reload(struct daemon *d, char *msg, size_t msg_size);
-
-/* attrd-requests.c: one request, answered (the rpc_server's dispatch function). */
-void attrd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata);
-/* Count a request of kind op that ended with status, and its latency. */
-void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status);
+/* attrd-requests.c: the calls on a directory, each answered (and counted). */
+void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args);
+void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args);
+void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+/* The sub-mount table (issue 23 item 1): public, as the mount table is. */
+void attrd_handle_mounts(struct daemon *d, struct rpc_request *req);
 
 /* attrd-auth.c: may peer change the attributes of the directory st (identity id, shown as
  * where)?  *ret_admin tells root and the admin group (no per-user limits) from owners;
@@ -72,5 +71,7 @@ int attrd_authorize(struct daemon *d, const struct ucred *peer, const struct sta
 		    const struct nfskeys_attr_id *id, const char *where, bool *ret_admin,
 		    char *msg, size_t msg_size);
 
-/* attrd-stats.c: the STATS answer (metrics of requests, clients, index, LDAP sync). */
+/* attrd-stats.c: count a request of kind op that ended with status, and its latency. */
+void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status);
+/* The STATS answer (metrics of requests, clients, index, LDAP sync). */
 void attrd_handle_stats(struct daemon *d, struct rpc_request *req);

@@ -3,8 +3,9 @@
  * accepts SET/UNSET with an open directory descriptor, fstat()s it for identity and
  * ownership, authorizes (root, the admin group, or the directory's owner), commits
  * durably and answers lookups from the in-memory index; optional LDAP fleet sync.
- * Here: configuration and reload, the sync and sweep timers, main; the requests are in
- * attrd-requests.c, authorization in attrd-auth.c, statistics in attrd-stats.c. */
+ * Here: configuration and reload, the dispatch, the sync and sweep timers, main; the
+ * requests are in attrd-requests.c, authorization in attrd-auth.c, statistics in
+ * attrd-stats.c. */
 #include <grp.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -206,7 +207,7 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 static void sweep(struct daemon *d);
 
 /* SIGHUP or RELOAD: the new configuration and store, all or nothing. */
-int attrd_reload(struct daemon *d, char *msg, size_t msg_size)
+static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 {
 	struct attrd_config c;
 	int code, r;
@@ -233,7 +234,67 @@ static void on_sighup(void *userdata)
 {
 	char msg[512];
 
-	attrd_reload(userdata, msg, sizeof(msg));
+	do_reload(userdata, msg, sizeof(msg));
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	/* readers may lag behind a commit whose snapshot failed (a full disk): any call
+	 * publishes it again, so the lag ends when space returns */
+	(void)attr_store_publish_retry(d->store);
+	switch (req->call.proc) {
+	case ATTRD_NULL:
+		attrd_finish(d, OP_OTHER, req, 0);
+		rpc_request_reply(req, NULL, NULL);
+		return;
+	case ATTRD_PING: {
+		attrd_ping_res res = { .release = (char *)PACKAGE_VERSION,
+				       .pid = (u_int)getpid(),
+				       .generation = d->generation,
+				       .policies = attr_index_count(attr_store_index(d->store)),
+				       .store = (char *)attr_store_path(d->store) };
+		attrd_finish(d, OP_OTHER, req, 0);
+		rpc_request_reply(req, (xdrproc_t)xdr_attrd_ping_res, &res);
+		return;
+	}
+	case ATTRD_SET:
+		attrd_handle_set(d, req, args);
+		return;
+	case ATTRD_UNSET:
+		attrd_handle_unset(d, req, args);
+		return;
+	case ATTRD_LOOKUP:
+		attrd_handle_lookup(d, req, args);
+		return;
+	case ATTRD_STATS:
+		attrd_handle_stats(d, req);
+		return;
+	case ATTRD_MOUNTS:
+		attrd_handle_mounts(d, req);
+		return;
+	case ATTRD_RELOAD: {
+		char msg[ATTRD_MESSAGE_MAX + 1] = "";
+		attrd_reload_res res = { .message = msg };
+
+		if (req->peer.uid != 0) {
+			snprintf(msg, sizeof(msg), "only root may reload nfskeys-attrd");
+			res.status = -EPERM;
+		} else {
+			res.status = do_reload(d, msg, sizeof(msg));
+		}
+		res.generation = d->generation;
+		attrd_finish(d, OP_OTHER, req, res.status);
+		rpc_request_reply(req, (xdrproc_t)xdr_attrd_reload_res, &res);
+		return;
+	}
+	default:
+		attrd_finish(d, OP_OTHER, req, -EOPNOTSUPP);
+		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
+	}
 }
 
 /* ---------------------------------------------------------------- sync, main */
@@ -350,8 +411,7 @@ int main(int argc, char *argv[])
 		ret = DAEMON_EXIT_SOCKET;
 		goto out;
 	}
-	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits, attrd_dispatch,
-			   &d,
+	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits, dispatch, &d,
 			   &d.srv);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "cannot serve: %s", strerror(-r));
