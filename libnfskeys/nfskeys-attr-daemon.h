@@ -61,8 +61,8 @@ bool attr_owner_synthesized(const char *fstype, const char *options);
 
 struct attr_index;
 
-/* The effective policy of (domain, path): inherited and explicit attributes, with their
- * sources when flags ask for them. */
+/* The effective policy of (domain, path), inherited and explicit attributes; flags
+ * NFSKEYS_ATTR_SOURCES also fills each entry's source and the cut point. */
 int attr_index_resolve(struct attr_index *index, const char *domain, const char *path,
 		       unsigned flags, struct nfskeys_attr_policy *policy);
 /* Only the attributes set on (domain, path) itself. */
