@@ -9,10 +9,11 @@
 #include <pthread.h>
 #include <syslog.h>
 
-#include "attr-private.h"
 #include "attrd-ldap.h"
 #include "evloop.h"
 #include "ldap-tls.h"
+#include "macros.h"
+#include "nfskeys-attr-daemon.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
 

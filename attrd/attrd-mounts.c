@@ -24,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attr-private.h"
 #include "attrd-mounts.h"
 #include "evloop.h"
+#include "macros.h"
+#include "nfskeys-attr-daemon.h"
 #include "time-util.h"
 
 enum mstate { MS_PENDING, MS_APPLIED, MS_FAILED };

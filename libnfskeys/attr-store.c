@@ -5,7 +5,8 @@
  * them can hold a lock that stalls every write.  After each commit the writer publishes
  * a snapshot (PATH.snapshot, 0644, VACUUM INTO a temporary file then rename), which the
  * library's read path opens immutable (no locks at all), so readers never touch the
- * live database. */
+ * live database.  Here: opening, schema and migrations, the snapshot, loading and
+ * refreshing the index; the write path is attr-store-write.c, listing attr-store-list.c. */
 #include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -14,22 +15,7 @@
 #include <time.h>
 #include <linux/openat2.h>
 
-#include "attr-private.h"
-
-struct nfskeys_attr_store {
-	struct nfskeys_ctx *ctx;
-	bool holds_ctx; /* false for the context's own read store (no reference cycle) */
-	sqlite3 *db;
-	char *path;
-	bool writable;
-	int version;
-	int64_t data_version;
-	struct attr_index *index;
-	bool publish_failed;    /* the snapshot lags behind the last commit */
-	bool snap;              /* a reader of the published snapshot */
-	dev_t snap_dev;         /* ... which file it opened (a new one is renamed in) */
-	ino_t snap_ino;
-};
+#include "attr-store-private.h"
 
 #define SNAPSHOT_SUFFIX ".snapshot"
 
@@ -92,7 +78,7 @@ static const char *const migrations[ATTR_SCHEMA_VERSION] = {
 	"CREATE INDEX attrs_by_setter ON attrs (set_by, origin);",
 };
 
-static int sql_err(struct nfskeys_attr_store *st, int rc, const char *what)
+int attr_store_sql_err(struct nfskeys_attr_store *st, int rc, const char *what)
 {
 	log_err(st->ctx, "attr store %s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
 	switch (rc & 0xff) {
@@ -118,11 +104,11 @@ static int sql_err(struct nfskeys_attr_store *st, int rc, const char *what)
 	}
 }
 
-static int exec(struct nfskeys_attr_store *st, const char *sql)
+int attr_store_exec(struct nfskeys_attr_store *st, const char *sql)
 {
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 
-	return rc == SQLITE_OK ? 0 : sql_err(st, rc, sql);
+	return rc == SQLITE_OK ? 0 : attr_store_sql_err(st, rc, sql);
 }
 
 static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *ret)
@@ -132,12 +118,12 @@ static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *r
 
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK)
-		return sql_err(st, rc, sql);
+		return attr_store_sql_err(st, rc, sql);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*ret = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 0 : sql_err(st, rc, sql);
+	return rc == SQLITE_ROW ? 0 : attr_store_sql_err(st, rc, sql);
 }
 
 /* [section] key when set, else FILE in the [General] dir_key directory (default dir). */
@@ -189,7 +175,7 @@ static int migrate(struct nfskeys_attr_store *st)
 	int64_t v;
 	int r;
 
-	r = exec(st, "BEGIN IMMEDIATE");
+	r = attr_store_exec(st, "BEGIN IMMEDIATE");
 	if (r < 0)
 		return r;
 	r = pragma_int(st, "PRAGMA user_version", &v);
@@ -207,15 +193,15 @@ static int migrate(struct nfskeys_attr_store *st)
 
 		log_info(st->ctx, "attr store %s: migrating schema %lld -> %lld", st->path,
 			 (long long)v, (long long)v + 1);
-		r = exec(st, migrations[v]);
+		r = attr_store_exec(st, migrations[v]);
 		if (r < 0)
 			goto fail;
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v + 1);
-		r = exec(st, sql);
+		r = attr_store_exec(st, sql);
 		if (r < 0)
 			goto fail;
 	}
-	r = exec(st, "COMMIT");
+	r = attr_store_exec(st, "COMMIT");
 	if (r < 0)
 		goto fail;
 	st->version = ATTR_SCHEMA_VERSION;
@@ -229,7 +215,7 @@ fail:
 static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret);
 
 /* The in-memory index rebuilt from what is stored, swapped in only once it is whole. */
-static int reload_index(struct nfskeys_attr_store *st)
+int attr_store_reload_index(struct nfskeys_attr_store *st)
 {
 	struct attr_index *ix;
 	int r = load_index(st, &ix);
@@ -238,26 +224,6 @@ static int reload_index(struct nfskeys_attr_store *st)
 		return r;
 	attr_index_free(st->index);
 	st->index = ix;
-	return 0;
-}
-
-/* The in-memory index in step with a policy just committed for (domain, path). */
-static int index_put_policy(struct nfskeys_attr_store *st, const char *domain, const char *path,
-			    const struct nfskeys_attr_policy *policy, bool origin_ldap)
-{
-	struct nfskeys_attr_entry e;
-
-	for (size_t i = 0; i < nfskeys_attr_policy_count(policy); i++) {
-		int r;
-
-		nfskeys_attr_policy_entry(policy, i, &e);
-		r = attr_index_put(st->index, domain, path, attr_key_parse(e.key, NULL, 0), e.key,
-				   e.value, e.number, origin_ldap);
-		if (r < 0) {
-			log_err(st->ctx, "attr index update failed: %s", strerror(-r));
-			return r;
-		}
-	}
 	return 0;
 }
 
@@ -277,7 +243,7 @@ static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret)
 			       : "SELECT domain, path, key, value, 0 FROM attrs";
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
 	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
+		r = attr_store_sql_err(st, rc, sql);
 		goto fail;
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -306,7 +272,7 @@ static int load_index(struct nfskeys_attr_store *st, struct attr_index **ret)
 			goto fail;
 	}
 	if (rc != SQLITE_DONE) {
-		r = sql_err(st, rc, "reading policies");
+		r = attr_store_sql_err(st, rc, "reading policies");
 		goto fail;
 	}
 	sqlite3_finalize(s);
@@ -340,7 +306,7 @@ int attr_store_publish(struct nfskeys_attr_store *st)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE) {
-		r = sql_err(st, rc, "publish snapshot");
+		r = attr_store_sql_err(st, rc, "publish snapshot");
 	} else if (chmod(tmp, 0644) < 0 || rename(tmp, snap) < 0) {
 		r = negerrno();
 		log_err(st->ctx, "cannot publish %s: %s", snap, strerror(-r));
@@ -377,7 +343,7 @@ static int check_intact(struct nfskeys_attr_store *st)
 		log_err(st->ctx, "attr store %s is damaged or not a policy store: %s; refusing "
 				 "to open it (move it away, or restore it from a backup)",
 			st->path, sqlite3_errmsg(st->db));
-		r = sql_err(st, rc, "PRAGMA quick_check");
+		r = attr_store_sql_err(st, rc, "PRAGMA quick_check");
 	} else if (!(res = (const char *)sqlite3_column_text(s, 0)) || !streq(res, "ok")) {
 		log_err(st->ctx, "attr store %s is damaged: %s; refusing to open it (move it "
 				 "away, or restore it from a backup)",
@@ -413,7 +379,7 @@ static int open_db(struct nfskeys_attr_store *st)
 	}
 	rc = sqlite3_open_v2(uri ? uri : st->path, &st->db, flags, NULL);
 	if (rc != SQLITE_OK) {
-		r = st->db ? sql_err(st, rc, "open") : -ENOMEM;
+		r = st->db ? attr_store_sql_err(st, rc, "open") : -ENOMEM;
 		sqlite3_close(st->db);
 		st->db = NULL;
 		return r;
@@ -434,9 +400,9 @@ static int open_db(struct nfskeys_attr_store *st)
 		}
 		r = check_intact(st);
 		if (r == 0)
-			r = exec(st, "PRAGMA journal_mode = WAL");
+			r = attr_store_exec(st, "PRAGMA journal_mode = WAL");
 		if (r == 0)
-			r = exec(st, "PRAGMA synchronous = FULL");
+			r = attr_store_exec(st, "PRAGMA synchronous = FULL");
 		if (r == 0)
 			r = migrate(st);
 		if (r == 0)
@@ -556,598 +522,8 @@ int attr_store_refresh(struct nfskeys_attr_store *st)
 			st->version = (int)v;
 		}
 	}
-	r = reload_index(st);
+	r = attr_store_reload_index(st);
 	if (r < 0)
 		return r;
 	return 1;
-}
-
-static int writable(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id)
-{
-	if (!st || !id)
-		return -EINVAL;
-	if (!st->writable || !st->db)
-		return -EROFS;
-	return 0;
-}
-
-/* Attributes stored on one directory from one origin (inside the caller's transaction). */
-static int count_dir(struct nfskeys_attr_store *st, const char *domain, const char *path,
-		     bool origin_ldap)
-{
-	static const char sql[] = "SELECT count(*) FROM attrs WHERE domain = ? AND path = ?"
-				  " AND origin = ?";
-	sqlite3_stmt *s = NULL;
-	int r, rc;
-
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return sql_err(st, rc, sql);
-	sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, origin_ldap ? 1 : 0);
-	rc = sqlite3_step(s);
-	r = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : sql_err(st, rc, "count");
-	sqlite3_finalize(s);
-	return r;
-}
-
-/* One attribute row, through a prepared INSERT_ROW statement. */
-#define INSERT_ROW                                                                        \
-	"INSERT OR REPLACE INTO attrs (domain, path, key, value, origin, set_by, set_at," \
-	" handle, local) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-static int insert_row_at(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
-			 const char *path, const char *key, const char *value, bool origin_ldap,
-			 uid_t by, const char *handle, const char *local)
-{
-	int rc, r;
-
-	sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, value, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 5, origin_ldap ? 1 : 0);
-	sqlite3_bind_int64(s, 6, (int64_t)by);
-	sqlite3_bind_int64(s, 7, (int64_t)time(NULL));
-	if (handle)
-		sqlite3_bind_text(s, 8, handle, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 8);
-	if (local)
-		sqlite3_bind_text(s, 9, local, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 9);
-	rc = sqlite3_step(s);
-	r = rc == SQLITE_DONE ? 0 : sql_err(st, rc, "insert");
-	sqlite3_reset(s);
-	return r;
-}
-
-static int insert_row(struct nfskeys_attr_store *st, sqlite3_stmt *s, const char *domain,
-		      const char *path, const char *key, const char *value, bool origin_ldap,
-		      uid_t by)
-{
-	return insert_row_at(st, s, domain, path, key, value, origin_ldap, by, NULL, NULL);
-}
-
-/* One integer from sql with text parameters ?1.. and an integer ?9 (inside the caller's
- * transaction). */
-static int64_t query_int(struct nfskeys_attr_store *st, const char *sql, const char *t1,
-			 const char *t2, const char *t3, int64_t i9, int *ret_r)
-{
-	sqlite3_stmt *s = NULL;
-	int64_t v = 0;
-	int rc;
-
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		*ret_r = sql_err(st, rc, sql);
-		return 0;
-	}
-	if (t1)
-		sqlite3_bind_text(s, 1, t1, -1, SQLITE_STATIC);
-	if (t2)
-		sqlite3_bind_text(s, 2, t2, -1, SQLITE_STATIC);
-	if (t3)
-		sqlite3_bind_text(s, 3, t3, -1, SQLITE_STATIC);
-	if (sqlite3_bind_parameter_index(s, "?9"))
-		sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, "?9"), i9);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-		v = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-		*ret_r = 0;
-	} else {
-		*ret_r = sql_err(st, rc, "query");
-	}
-	sqlite3_finalize(s);
-	return v;
-}
-
-int attr_store_usage(struct nfskeys_attr_store *st, uid_t uid, uint64_t *ret_dirs,
-		     uint64_t *ret_bytes)
-{
-	int r;
-
-	if (!st || !st->db || st->version < 3)
-		return -EINVAL;
-	*ret_dirs = (uint64_t)query_int(st, "SELECT count(*) FROM (SELECT DISTINCT domain, path"
-					    " FROM attrs WHERE set_by = ?9 AND origin = 0)",
-					NULL, NULL, NULL, (int64_t)uid, &r);
-	if (r < 0)
-		return r;
-	*ret_bytes = (uint64_t)query_int(st, "SELECT coalesce(sum(length(CAST(domain AS BLOB)) +"
-					     " length(CAST(path AS BLOB)) + length(CAST(key AS BLOB))"
-					     " + length(CAST(value AS BLOB))), 0) FROM attrs"
-					     " WHERE set_by = ?9 AND origin = 0",
-					 NULL, NULL, NULL, (int64_t)uid, &r);
-	return r;
-}
-
-int attr_store_set_checked(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
-			   const struct nfskeys_attr_policy *policy, uid_t by,
-			   struct attr_set_opts *o)
-{
-	static const char sql[] = INSERT_ROW;
-	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
-	const char *handle = attr_id_get_handle(id), *local = attr_id_get_local(id);
-	struct nfskeys_attr_entry e;
-	sqlite3_stmt *s = NULL;
-	size_t n = nfskeys_attr_policy_count(policy);
-	int r, rc;
-
-	r = writable(st, id);
-	if (r < 0 || !policy || !o)
-		return r < 0 ? r : -EINVAL;
-	o->dropped = 0;
-	r = exec(st, "BEGIN IMMEDIATE");
-	if (r < 0)
-		return r;
-	if (handle) {
-		/* Rows on this path keyed to another directory: that one was removed (or moved
-		 * away) and this is a new one of the same name, which they must not bind. */
-		static const char drop[] = "DELETE FROM attrs WHERE domain = ?1 AND path = ?2"
-					   " AND origin = 0 AND handle IS NOT NULL AND handle != ?3";
-
-		(void)query_int(st, drop, domain, path, handle, 0, &r);
-		if (r < 0)
-			goto fail;
-		o->dropped = (unsigned)sqlite3_changes(st->db);
-	}
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		nfskeys_attr_policy_entry(policy, i, &e);
-		r = insert_row_at(st, s, domain, path, e.key, e.value, false, by, handle, local);
-		if (r < 0)
-			goto fail;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	r = count_dir(st, domain, path, false);
-	if (r < 0)
-		goto fail;
-	if (r > ATTR_MAX_PER_DIR) {
-		r = -E2BIG;
-		goto fail;
-	}
-	if (o->max_dirs || o->max_bytes) {
-		r = attr_store_usage(st, by, &o->dirs, &o->bytes);
-		if (r < 0)
-			goto fail;
-		if ((o->max_dirs && o->dirs > o->max_dirs) ||
-		    (o->max_bytes && o->bytes > o->max_bytes)) {
-			r = -EDQUOT;
-			goto fail;
-		}
-	}
-	r = exec(st, "COMMIT");
-	if (r < 0)
-		goto fail;
-	(void)attr_store_publish(st);
-	if (o->dropped) {
-
-		r = reload_index(st);
-		if (r < 0)
-			return r;
-		return 0;
-	}
-	return index_put_policy(st, domain, path, policy, false);
-fail:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	o->dropped = 0;
-	return r;
-}
-
-/* "TYPE:HEX" back into a file handle in buf (room for MAX_HANDLE_SZ bytes). */
-static int handle_parse(const char *text, struct file_handle *fh)
-{
-	char *end;
-	long type = strtol(text, &end, 10);
-	size_t n;
-
-	if (end == text || *end != ':')
-		return -EINVAL;
-	text = end + 1;
-	n = strlen(text);
-	if (n % 2 || n / 2 > MAX_HANDLE_SZ)
-		return -EINVAL;
-	fh->handle_type = (int)type;
-	fh->handle_bytes = (unsigned)(n / 2);
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned b;
-
-		if (sscanf(text + 2 * i, "%2x", &b) != 1)
-			return -EINVAL;
-		fh->f_handle[i] = (unsigned char)b;
-	}
-	return 0;
-}
-
-/* Is the directory stored as (domain, path, handle) gone, or no longer at path?  1 yes,
- * 0 still there or unknown.  local is the mount point it was set through: its filesystem
- * (checked to still be the row's domain) opens the handle, which fails with ESTALE once
- * the directory is removed; found, its path must still be the row's.  Only local
- * filesystems: opening a handle on a network one can wait for a server. */
-static int orphan_check(struct nfskeys_attr_store *st, const char *domain, const char *path,
-			const char *handle, const char *local)
-{
-	/* open_by_handle_at() wants a real descriptor on the filesystem, not O_PATH */
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	union {
-		struct file_handle fh;
-		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} h;
-	struct nfskeys_attr_id *mid = NULL, *did = NULL;
-	_cleanup_close_ int mfd = -1, fd = -1;
-	int gone = 0;
-
-	if (!startswith(domain, "local://") || handle_parse(handle, &h.fh) < 0)
-		return 0;
-	mfd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
-	if (mfd < 0 || attr_id_from_fd_tables(st->ctx, mfd, NULL, &mid) < 0)
-		return 0;
-	if (streq(nfskeys_attr_id_get_domain(mid), domain)) {
-		fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			gone = errno == ESTALE;
-		else if (attr_id_from_fd_tables(st->ctx, fd, NULL, &did) == 0)
-			gone = !streq(nfskeys_attr_id_get_domain(did), domain) ||
-			       !streq(nfskeys_attr_id_get_path(did), path);
-	}
-	nfskeys_attr_id_free(mid);
-	nfskeys_attr_id_free(did);
-	return gone;
-}
-
-int attr_store_sweep(struct nfskeys_attr_store *st, unsigned *ret_dropped)
-{
-	static const char list[] = "SELECT DISTINCT domain, path, handle, local FROM attrs"
-				   " WHERE origin = 0 AND handle IS NOT NULL AND local IS NOT NULL";
-	static const char del[] = "DELETE FROM attrs WHERE domain = ?1 AND path = ?2"
-				  " AND origin = 0 AND handle = ?3";
-	sqlite3_stmt *s = NULL;
-	unsigned dropped = 0;
-	int r, rc;
-
-	*ret_dropped = 0;
-	if (!st || !st->writable || !st->db || st->version < 3)
-		return 0;
-	r = exec(st, "BEGIN IMMEDIATE");
-	if (r < 0)
-		return r;
-	rc = sqlite3_prepare_v2(st->db, list, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, list);
-		goto fail;
-	}
-	/* collected first: no DELETE while the SELECT is stepping */
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *d = (const char *)sqlite3_column_text(s, 0);
-		const char *p = (const char *)sqlite3_column_text(s, 1);
-		const char *h = (const char *)sqlite3_column_text(s, 2);
-		const char *l = (const char *)sqlite3_column_text(s, 3);
-
-		if (!d || !p || !h || !l || !orphan_check(st, d, p, h, l))
-			continue;
-		log_info(st->ctx, "attr store %s: %s%s is gone (its directory was removed): "
-				  "dropping its policy", st->path, d, p);
-		r = exec(st, "SAVEPOINT sweep");
-		if (r < 0)
-			goto fail;
-		(void)query_int(st, del, d, p, h, 0, &r);
-		if (r < 0)
-			goto fail;
-		dropped += (unsigned)sqlite3_changes(st->db);
-		r = exec(st, "RELEASE sweep");
-		if (r < 0)
-			goto fail;
-	}
-	if (rc != SQLITE_DONE) {
-		r = sql_err(st, rc, "sweep");
-		goto fail;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	r = exec(st, "COMMIT");
-	if (r < 0)
-		goto fail;
-	if (!dropped)
-		return 0;
-	(void)attr_store_publish(st);
-	r = reload_index(st);
-	if (r < 0)
-		return r;
-	*ret_dropped = dropped;
-	return 0;
-fail:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
-}
-
-_public_ int nfskeys_attr_store_set(struct nfskeys_attr_store *st, const struct nfskeys_attr_id *id,
-				    const struct nfskeys_attr_policy *policy, uid_t by,
-				    bool origin_ldap)
-{
-	static const char sql[] = INSERT_ROW;
-	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
-	struct nfskeys_attr_entry e;
-	sqlite3_stmt *s = NULL;
-	size_t n = nfskeys_attr_policy_count(policy);
-	int r, rc;
-
-	r = writable(st, id);
-	if (r < 0 || !policy)
-		return r < 0 ? r : -EINVAL;
-	r = exec(st, "BEGIN IMMEDIATE");
-	if (r < 0)
-		return r;
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		nfskeys_attr_policy_entry(policy, i, &e);
-		r = insert_row(st, s, domain, path, e.key, e.value, origin_ldap, by);
-		if (r < 0)
-			goto fail;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	r = count_dir(st, domain, path, origin_ldap);
-	if (r < 0)
-		goto fail;
-	if (r > ATTR_MAX_PER_DIR) {
-		/* one answer carries every attribute of a directory: refuse rather than lose some */
-		log_debug(st->ctx, "%s:%s would hold %d attributes (at most %d)", domain, path, r,
-			  ATTR_MAX_PER_DIR);
-		r = -E2BIG;
-		goto fail;
-	}
-	r = exec(st, "COMMIT");
-	if (r < 0)
-		goto fail;
-	(void)attr_store_publish(st); /* logged; the change itself is durable */
-	return index_put_policy(st, domain, path, policy, origin_ldap);
-fail:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
-}
-
-_public_ int nfskeys_attr_store_unset(struct nfskeys_attr_store *st,
-				      const struct nfskeys_attr_id *id, const char *const *keys,
-				      bool origin_ldap)
-{
-	const char *domain = nfskeys_attr_id_get_domain(id), *path = nfskeys_attr_id_get_path(id);
-	const char *sql = keys ? "DELETE FROM attrs WHERE domain = ? AND path = ? AND origin = ?"
-				 " AND key = ?"
-			       : "DELETE FROM attrs WHERE domain = ? AND path = ? AND origin = ?";
-	sqlite3_stmt *s = NULL;
-	int removed = 0, r, rc;
-
-	r = writable(st, id);
-	if (r < 0)
-		return r;
-	for (const char *const *k = keys; k && *k; k++) {
-		r = attr_key_parse(*k, NULL, 0);
-		if (r < 0)
-			return r;
-	}
-	r = exec(st, "BEGIN IMMEDIATE");
-	if (r < 0)
-		return r;
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
-		goto fail;
-	}
-	for (size_t i = 0; !keys || keys[i]; i++) {
-		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 3, origin_ldap ? 1 : 0);
-		if (keys)
-			sqlite3_bind_text(s, 4, keys[i], -1, SQLITE_STATIC);
-		rc = sqlite3_step(s);
-		if (rc != SQLITE_DONE) {
-			r = sql_err(st, rc, "delete");
-			goto fail;
-		}
-		removed += sqlite3_changes(st->db);
-		sqlite3_reset(s);
-		if (!keys)
-			break;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	r = exec(st, "COMMIT");
-	if (r < 0)
-		goto fail;
-	(void)attr_store_publish(st);
-	if (!keys)
-		attr_index_del(st->index, domain, path, -1, NULL, origin_ldap);
-	for (const char *const *k = keys; k && *k; k++)
-		attr_index_del(st->index, domain, path, attr_key_parse(*k, NULL, 0), *k, origin_ldap);
-	return removed;
-fail:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
-}
-
-int attr_store_list(struct nfskeys_attr_store *st, const char *domain, const char *path,
-		    int (*fn)(void *userdata, const struct nfskeys_attr_id *id,
-			      const struct nfskeys_attr_policy *policy),
-		    void *userdata)
-{
-	_cleanup_free_ char *lo = NULL, *hi = NULL, *cur_domain = NULL, *cur_path = NULL;
-	struct nfskeys_attr_policy *policy = NULL;
-	sqlite3_stmt *s = NULL;
-	const char *sql;
-	int r = 0, rc;
-
-	if (!st || !fn)
-		return -EINVAL;
-	if (!st->db || st->version == 0)
-		return 0;
-	if (!domain) {
-		sql = "SELECT domain, path, key, value, origin FROM attrs"
-		      " ORDER BY domain, path, key, origin DESC";
-	} else if (!path || streq(path, "/")) {
-		sql = "SELECT domain, path, key, value, origin FROM attrs WHERE domain = ?1"
-		      " ORDER BY domain, path, key, origin DESC";
-	} else {
-		/* the directory and everything below it: '0' sorts right after '/' */
-		sql = "SELECT domain, path, key, value, origin FROM attrs WHERE domain = ?1 AND"
-		      " (path = ?2 OR (path > ?3 AND path < ?4)) ORDER BY domain, path, key, origin DESC";
-		if (asprintf(&lo, "%s/", path) < 0 || asprintf(&hi, "%s0", path) < 0)
-			return -ENOMEM;
-	}
-	if (st->version < 2) {
-		log_err(st->ctx, "attr store %s: schema version %d is too old to list; "
-				 "let nfskeys-attrd migrate it", st->path, st->version);
-		return -EPROTONOSUPPORT;
-	}
-	r = nfskeys_attr_policy_new(&policy);
-	if (r < 0)
-		return r;
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
-		goto out;
-	}
-	if (domain)
-		sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
-	if (lo) {
-		sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, lo, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, hi, -1, SQLITE_STATIC);
-	}
-	for (;;) {
-		const char *d = NULL, *p = NULL;
-
-		rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW) {
-			d = (const char *)sqlite3_column_text(s, 0);
-			p = (const char *)sqlite3_column_text(s, 1);
-			if (!d || !p)
-				continue;
-		} else if (rc != SQLITE_DONE) {
-			r = sql_err(st, rc, "list");
-			goto out;
-		}
-		/* a new directory (or the end): hand over the one collected so far */
-		if (cur_domain && (!d || !streq(d, cur_domain) || !streq(p, cur_path))) {
-			struct nfskeys_attr_id *id = NULL;
-			if (nfskeys_attr_policy_count(policy) &&
-			    nfskeys_attr_id_new(cur_domain, cur_path, &id) == 0) {
-				r = fn(userdata, id, policy);
-				nfskeys_attr_id_free(id);
-				if (r < 0)
-					goto out;
-			}
-			nfskeys_attr_policy_clear(policy);
-			free(cur_domain);
-			free(cur_path);
-			cur_domain = cur_path = NULL;
-		}
-		if (!d)
-			break;
-		if (!cur_domain) {
-			cur_domain = strdup(d);
-			cur_path = strdup(p);
-			if (!cur_domain || !cur_path) {
-				r = -ENOMEM;
-				goto out;
-			}
-		}
-		{
-			const char *key = (const char *)sqlite3_column_text(s, 2);
-			const char *value = (const char *)sqlite3_column_text(s, 3);
-			_cleanup_free_ char *v = NULL;
-			uint64_t number;
-			int k = key ? attr_key_parse(key, NULL, 0) : -EINVAL;
-
-			if (k < 0 || attr_value_parse(k, key, value, &v, &number, NULL, 0) < 0)
-				continue;
-			r = attr_policy_put(policy, k, key, v, number, NULL, sqlite3_column_int(s, 4));
-			if (r < 0)
-				goto out;
-		}
-	}
-	r = 0;
-out:
-	sqlite3_finalize(s);
-	nfskeys_attr_policy_free(policy);
-	return r;
-}
-
-int attr_store_replace_ldap(struct nfskeys_attr_store *st, const struct attr_sync_row *rows,
-			    size_t n)
-{
-	static const char sql[] = INSERT_ROW;
-	sqlite3_stmt *s = NULL;
-	int r, rc;
-
-	if (!st || (n && !rows))
-		return -EINVAL;
-	if (!st->writable || !st->db)
-		return -EROFS;
-	r = exec(st, "BEGIN IMMEDIATE");
-	if (r < 0)
-		return r;
-	r = exec(st, "DELETE FROM attrs WHERE origin = 1");
-	if (r < 0)
-		goto fail;
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		r = sql_err(st, rc, sql);
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		r = insert_row(st, s, rows[i].domain, rows[i].path, rows[i].key, rows[i].value,
-			       true, 0);
-		if (r < 0)
-			goto fail;
-	}
-	sqlite3_finalize(s);
-	s = NULL;
-	r = exec(st, "COMMIT");
-	if (r < 0)
-		goto fail;
-	(void)attr_store_publish(st);
-	r = reload_index(st);
-	if (r < 0)
-		return r;
-	return 0;
-fail:
-	sqlite3_finalize(s);
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
 }

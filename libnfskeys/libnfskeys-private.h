@@ -21,18 +21,7 @@ void *ctx_ext_get(const struct nfskeys_ctx *ctx, enum ctx_ext_slot slot);
 void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 		 void (*free_fn)(void *data));
 
-#define log_cond(ctx, prio, ...)                                                          \
-	do {                                                                              \
-		struct nfskeys_ctx *_lc_ = (ctx);                                         \
-		if (_lc_ && nfskeys_ctx_get_log_priority(_lc_) >= (prio))                 \
-			nfskeys_ctx_log(_lc_, prio, __FILE__, __LINE__, __func__, __VA_ARGS__); \
-	} while (0)
-
-#define log_debug(ctx, ...) log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
-#define log_info(ctx, ...) log_cond(ctx, LOG_INFO, __VA_ARGS__)
-#define log_notice(ctx, ...) log_cond(ctx, LOG_NOTICE, __VA_ARGS__)
-#define log_warning(ctx, ...) log_cond(ctx, LOG_WARNING, __VA_ARGS__)
-#define log_err(ctx, ...) log_cond(ctx, LOG_ERR, __VA_ARGS__)
+#include "ctx-log.h"
 
 /* config.c */
 struct conf;

@@ -26,7 +26,7 @@
 #include "time-util.h"
 #include "unix-socket.h"
 #include "attr.h"
-#include "attr-private.h"
+#include "nfskeys-attr-daemon.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

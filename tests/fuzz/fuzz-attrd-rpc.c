@@ -12,7 +12,7 @@
 #include "fuzz-rpc.h"
 #include "rpc-args.h"
 #include "attr.h"
-#include "attr-private.h"
+#include "nfskeys-attr-daemon.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

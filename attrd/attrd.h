@@ -1,0 +1,77 @@
+/* The nfskeys-attrd daemon object its files share: nfskeys-attrd.c (configuration,
+ * reload, dispatch, timers, main) calls down into attrd-requests.c (the calls on a
+ * directory), attrd-auth.c (who may change one) and attrd-stats.c (counting, STATS). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "daemon.h"
+#include "evloop.h"
+#include "macros.h"
+#include "nfskeys-attr-daemon.h"
+#include "rpc-server.h"
+#include "stats.h"
+
+enum op { OP_SET, OP_UNSET, OP_LOOKUP, OP_OTHER, _OP_MAX };
+
+/* What a user who is not an admin may do (issue 21 items 4 and 6). */
+struct attrd_limits {
+	uint64_t user_dirs;      /* [Attrd] Max-Policies-Per-User */
+	uint64_t user_bytes;     /* [Attrd] Max-Bytes-Per-User */
+	unsigned sweep_interval; /* [Attrd] Orphan-Check-Interval, seconds */
+	bool synthesized_owners; /* [Attrd] Trust-Synthesized-Owners */
+};
+
+struct op_stats {
+	uint64_t calls, errors, refused;
+	struct stats_hist latency;
+};
+
+struct daemon {
+	const char *conf_path;
+	const char *socket_override, *store_override;
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_attr_store *store;
+	char *socket_path;
+	struct evloop *loop;
+	struct rpc_server *srv;
+	bool have_admin;
+	gid_t admin_gid;
+	char *admin_group;
+	struct attrd_limits lim;
+	uint64_t generation;
+	int64_t start_usec;
+	struct op_stats ops[_OP_MAX];
+	struct attrd_ldap *ldap;
+	struct attrd_mounts *mounts; /* [Mounts]: sub-mounts for policy on live mounts */
+	bool apply_mounts;
+	struct evtimer *sync_timer;
+	struct evtimer *sweep_timer;
+	struct daemon_shell sh;
+	char *runtime_dir;
+	unsigned max_clients, idle_timeout; /* as started (they apply at start only) */
+	unsigned max_clients_user;
+};
+
+/* attrd-requests.c: the calls on a directory, each answered (and counted). */
+void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args);
+void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args);
+void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+/* The sub-mount table (issue 23 item 1): public, as the mount table is. */
+void attrd_handle_mounts(struct daemon *d, struct rpc_request *req);
+
+/* attrd-auth.c: may peer change the attributes of the directory st (identity id, shown as
+ * where)?  *ret_admin tells root and the admin group (no per-user limits) from owners;
+ * on refusal, -EPERM with the reason in msg. */
+int attrd_authorize(struct daemon *d, const struct ucred *peer, const struct stat *st,
+		    const struct nfskeys_attr_id *id, const char *where, bool *ret_admin,
+		    char *msg, size_t msg_size);
+
+/* attrd-stats.c: count a request of kind op that ended with status, and its latency. */
+void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status);
+/* The STATS answer (metrics of requests, clients, index, LDAP sync). */
+void attrd_handle_stats(struct daemon *d, struct rpc_request *req);
