@@ -41,6 +41,7 @@ struct daemon_info {
 	const char *pid_name;                 /* default pid file in the runtime dir */
 	const struct daemon_option *options;  /* ends with a zeroed entry */
 	const char *footer;                   /* --help's last paragraph, or NULL */
+	const char *config_sections;          /* --help-config: "General Idmapd ..." */
 };
 
 struct daemon_shell {

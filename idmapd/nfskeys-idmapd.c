@@ -67,6 +67,7 @@ static const struct daemon_info info = {
 	.pid_name = "idmapd.pid",
 	.options = options,
 	.footer = "See nfskeys-idmapd(8).",
+	.config_sections = "General Idmapd Kernel Mapping Translation Static Regex LDAP SID Idmap",
 };
 
 static void post_exit(struct evloop *loop, void *userdata)
