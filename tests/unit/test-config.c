@@ -500,14 +500,22 @@ static void test_bad_value_at_load(void **state)
 	assert_string_equal(nfskeys_conf_get(ctx, "Idmapd", "Workers"), "lots");
 	nfskeys_ctx_unref(ctx);
 
-	/* a value with control bytes is shown escaped, never raw */
-	write_file("nfskeys.conf", "[Idmapd]\nWorkers = 1\x1b[2J\n");
-	logbuf[0] = '\0';
-	setenv("NFSKEYS_LOG", "warning", 1);
-	ctx = load(0);
-	unsetenv("NFSKEYS_LOG");
-	assert_non_null(strstr(logbuf, "Workers = 1\\x1b[2J: expected"));
-	nfskeys_ctx_unref(ctx);
+	/* the message itself (which daemons hand to clients, not only to the log) shows a
+	 * value with control bytes escaped and a long one cut at 64 bytes */
+	{
+		const struct conf_key_def *d = conf_schema_find("Idmapd", "Workers");
+		char err[256], big[200];
+		int64_t v;
+
+		assert_int_equal(conf_value_parse(d, "1\x1b[2J", &v, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, "[Idmapd] Workers = 1\\x1b[2J: expected a number from 1 "
+					 "to 64");
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		assert_int_equal(conf_value_parse(d, big, &v, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "xxx...: expected"));
+		assert_true(strlen(err) < 64 + 60);
+	}
 }
 
 /* The typed getter: the file's value in the one syntax, else the table's default. */
