@@ -778,13 +778,18 @@ static const struct daemon_option options[] = {
 	{}
 };
 
+static void help_config(FILE *f, bool all)
+{
+	conf_schema_print(f, all ? NULL : "General Attr Attrd Mounts");
+}
+
 static const struct daemon_info info = {
 	.name = "nfskeys-attrd",
 	.summary = "Keep per-directory cache policy for network filesystems.",
 	.pid_name = "attrd.pid",
 	.options = options,
 	.footer = "See nfskeys-attrd(8).",
-	.config_sections = "General Attr Attrd Mounts",
+	.help_config = help_config,
 };
 
 int main(int argc, char *argv[])

@@ -17,7 +17,6 @@
 #endif
 
 #include "cli.h"
-#include "conf-schema.h"
 #include "daemon.h"
 #include "log-escape.h"
 #include "evloop.h"
@@ -186,13 +185,13 @@ int daemon_parse_args(struct daemon_shell *sh, const struct daemon_info *info, i
 		case 'V':
 			return cli_version(info->name);
 		case OPT_HELP_CONFIG:
-			if (optarg && !streq(optarg, "all")) {
+			if (!info->help_config || (optarg && !streq(optarg, "all"))) {
 				fprintf(stderr, "%s: --help-config takes no value but 'all'\n",
 					info->name);
 				return DAEMON_EXIT_USAGE;
 			}
 			/* from the schema alone: no configuration is read */
-			conf_schema_print(stdout, optarg ? NULL : info->config_sections);
+			info->help_config(stdout, optarg != NULL);
 			return DAEMON_EXIT_OK;
 		}
 		for (o = info->options; o && o->name; o++)
