@@ -10,6 +10,7 @@
 #include <syslog.h>
 
 #include "attrd-ldap.h"
+#include "conf-get.h"
 #include "evloop.h"
 #include "ldap-tls.h"
 #include "macros.h"
@@ -78,20 +79,17 @@ static struct ldap_tls settings_tls(const struct settings *s)
 				  .key_prefix = "LDAP-" };
 }
 
-/* A yes/no [Attrd] key (default no); a malformed value is an error naming it. */
+/* A yes/no [Attrd] key (the schema's default); a malformed value is an error naming it. */
 static int conf_flag(struct nfskeys_ctx *ctx, const char *key, bool *ret, char *err,
 		     size_t err_size)
 {
-	int r = nfskeys_conf_get_bool(ctx, "Attrd", key, ret);
+	int64_t v;
+	int r = conf_get_typed(ctx, "Attrd", key, &v, err, err_size);
 
-	if (r == -ENOENT) {
-		*ret = false;
-		return 0;
-	}
 	if (r < 0)
-		snprintf(err, err_size, "[Attrd] %s = %s: expected yes or no", key,
-			 nfskeys_conf_get(ctx, "Attrd", key));
-	return r;
+		return r;
+	*ret = v;
+	return 0;
 }
 
 /* The [Attrd] LDAP settings into *s (s->uri NULL when none); on error err says why. */
@@ -121,26 +119,14 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 	tmp.bind_dn = dn && *dn ? (char *)dn : NULL;
 	tmp.pw_file = pw && *pw ? (char *)pw : NULL;
 	tmp.ca_file = ca && *ca ? (char *)ca : NULL;
-	tmp.interval = 300;
-	tmp.timeout = 10;
-	r = nfskeys_conf_get_duration(ctx, "Attrd", "Sync-Interval", 1000, 1, 86400, &v);
-	if (r == 0)
-		tmp.interval = (unsigned)v;
-	else if (r != -ENOENT) {
-		snprintf(err, err_size,
-			 "[Attrd] Sync-Interval = %s: expected a duration from 1 to 86400 s",
-			 nfskeys_conf_get(ctx, "Attrd", "Sync-Interval"));
+	r = conf_get_typed(ctx, "Attrd", "Sync-Interval", &v, err, err_size);
+	if (r < 0)
 		return r;
-	}
-	r = nfskeys_conf_get_duration(ctx, "Attrd", "LDAP-Timeout", 1000, 1, 600, &v);
-	if (r == 0)
-		tmp.timeout = (unsigned)v;
-	else if (r != -ENOENT) {
-		snprintf(err, err_size,
-			 "[Attrd] LDAP-Timeout = %s: expected a duration from 1 to 600 s",
-			 nfskeys_conf_get(ctx, "Attrd", "LDAP-Timeout"));
+	tmp.interval = (unsigned)v;
+	r = conf_get_typed(ctx, "Attrd", "LDAP-Timeout", &v, err, err_size);
+	if (r < 0)
 		return r;
-	}
+	tmp.timeout = (unsigned)v;
 	if ((r = conf_flag(ctx, "LDAP-StartTLS", &tmp.start_tls, err, err_size)) < 0 ||
 	    (r = conf_flag(ctx, "LDAP-Allow-Cleartext-Bind", &cleartext, err, err_size)) < 0)
 		return r;

@@ -12,6 +12,7 @@
 
 #include "attrd.h"
 #include "attrd-ldap.h"
+#include "conf-get.h"
 #include "attrd-mounts.h"
 #include "rpc-args.h"
 #include "time-util.h"
@@ -47,23 +48,16 @@ static void config_clear(struct attrd_config *c)
 	*c = (struct attrd_config){};
 }
 
-/* A number of [Attrd] key from min to max; a malformed value is an error naming it. */
-static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
-		      unsigned *val, char *msg, size_t msg_size)
+/* An [Attrd] number or duration: type, bounds and default from the schema
+ * (libnfskeys/conf-schema.c); a malformed value is an error naming it. */
+static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *msg,
+		      size_t msg_size)
 {
-	bool secs = strcaseeq(key, "Idle-Timeout");
 	int64_t v;
-	int r = secs ? nfskeys_conf_get_duration(ctx, "Attrd", key, 1000, min, max, &v) :
-		       nfskeys_conf_get_int(ctx, "Attrd", key, min, max, &v);
+	int r = conf_get_typed(ctx, "Attrd", key, &v, msg, msg_size);
 
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		snprintf(msg, msg_size, "[Attrd] %s = %s: expected a %s from %u to %u%s", key,
-			 nfskeys_conf_get(ctx, "Attrd", key), secs ? "duration" : "number", min,
-			 max, secs ? " s (a number, optionally with s, m, h or d)" : "");
+	if (r < 0)
 		return -EINVAL;
-	}
 	*val = (unsigned)v;
 	return 0;
 }
@@ -72,37 +66,18 @@ static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned min, un
 static int conf_user_limits(struct nfskeys_ctx *ctx, struct attrd_limits *lim, char *msg,
 			    size_t msg_size)
 {
-	const char *key = "Max-Policies-Per-User", *what = "a number from 0 (no limit) to 10000000";
-	int64_t v;
+	unsigned dirs, bytes, owners;
 	int r;
 
-	r = nfskeys_conf_get_int(ctx, "Attrd", key, 0, 10000000, &v);
-	if (r == 0)
-		lim->user_dirs = (uint64_t)v;
-	if (r == 0 || r == -ENOENT) {
-		key = "Max-Bytes-Per-User";
-		what = "a size from 0 (no limit) to 1G (bytes, with K, M or G)";
-		r = nfskeys_conf_get_size(ctx, "Attrd", key, 0, 1LL << 30, &v);
-		if (r == 0)
-			lim->user_bytes = (uint64_t)v;
-	}
-	if (r == 0 || r == -ENOENT) {
-		key = "Orphan-Check-Interval";
-		what = "a duration from 1 s to 1 d (a number, optionally with s, m, h or d)";
-		r = nfskeys_conf_get_duration(ctx, "Attrd", key, 1000, 1, 86400, &v);
-		if (r == 0)
-			lim->sweep_interval = (unsigned)v;
-	}
-	if (r == 0 || r == -ENOENT) {
-		key = "Trust-Synthesized-Owners";
-		what = "yes or no";
-		r = nfskeys_conf_get_bool(ctx, "Attrd", key, &lim->synthesized_owners);
-	}
-	if (r == 0 || r == -ENOENT)
-		return 0;
-	snprintf(msg, msg_size, "[Attrd] %s = %s: expected %s", key,
-		 nfskeys_conf_get(ctx, "Attrd", key), what);
-	return -EINVAL;
+	if ((r = conf_limit(ctx, "Max-Policies-Per-User", &dirs, msg, msg_size)) < 0 ||
+	    (r = conf_limit(ctx, "Max-Bytes-Per-User", &bytes, msg, msg_size)) < 0 ||
+	    (r = conf_limit(ctx, "Orphan-Check-Interval", &lim->sweep_interval, msg, msg_size)) < 0 ||
+	    (r = conf_limit(ctx, "Trust-Synthesized-Owners", &owners, msg, msg_size)) < 0)
+		return r;
+	lim->user_dirs = dirs;
+	lim->user_bytes = bytes;
+	lim->synthesized_owners = owners;
+	return 0;
 }
 
 /* Load the configuration and open the store it names into *c (nothing of the running
@@ -154,18 +129,20 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 			goto fail;
 		}
 	}
-	if ((r = conf_limit(c->ctx, "Max-Clients", 1, 65536, &c->max_clients, msg, msg_size)) < 0 ||
-	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", 1, 65536, &c->max_clients_user, msg,
+	if ((r = conf_limit(c->ctx, "Max-Clients", &c->max_clients, msg, msg_size)) < 0 ||
+	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", &c->max_clients_user, msg,
 			    msg_size)) < 0 ||
-	    (r = conf_limit(c->ctx, "Idle-Timeout", 1, 86400, &c->idle_timeout, msg, msg_size)) < 0 ||
+	    (r = conf_limit(c->ctx, "Idle-Timeout", &c->idle_timeout, msg, msg_size)) < 0 ||
 	    (r = conf_user_limits(c->ctx, &c->lim, msg, msg_size)) < 0 ||
 	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
 		goto fail;
-	r = nfskeys_conf_get_bool(c->ctx, "Mounts", "Apply-Mounts", &c->apply_mounts);
-	if (r < 0 && r != -ENOENT) {
-		snprintf(msg, msg_size, "[Mounts] Apply-Mounts = %s: expected yes or no",
-			 nfskeys_conf_get(c->ctx, "Mounts", "Apply-Mounts"));
-		goto fail;
+	{
+		int64_t v;
+
+		r = conf_get_typed(c->ctx, "Mounts", "Apply-Mounts", &v, msg, msg_size);
+		if (r < 0)
+			goto fail;
+		c->apply_mounts = v;
 	}
 	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
 	/* Opened anew on every reload, even at the same path: the index is rebuilt from what
@@ -338,12 +315,18 @@ static const struct daemon_option options[] = {
 	{}
 };
 
+static void help_config(FILE *f, bool all)
+{
+	conf_schema_print(f, all ? NULL : "General Attr Attrd Mounts");
+}
+
 static const struct daemon_info info = {
 	.name = "nfskeys-attrd",
 	.summary = "Keep per-directory cache policy for network filesystems.",
 	.pid_name = "attrd.pid",
 	.options = options,
 	.footer = "See nfskeys-attrd(8).",
+	.help_config = help_config,
 };
 
 int main(int argc, char *argv[])

@@ -23,6 +23,7 @@
 #include "time-util.h"
 
 #define OPT_PID_FILE 0x100
+#define OPT_HELP_CONFIG 0x101
 
 /* The process's log: one per process, set up by daemon_parse_args(). */
 static const char *log_name = "nfskeys";
@@ -122,6 +123,8 @@ static void usage(const struct daemon_info *info, FILE *f)
 		"  -v, --verbose         more messages (repeat for debug)\n"
 		"      --pid-file FILE   write the pid here (detached default: RUNTIME-DIR/%s)\n"
 		"  -h, --help            show this help\n"
+		"      --help-config[=all]  the configuration keys this daemon reads (or all\n"
+		"                        of nfskeys): type, default, description\n"
 		"  -V, --version         show the version\n"
 		"\n"
 		"Signals: SIGHUP reloads the configuration, SIGTERM and SIGINT stop.\n"
@@ -141,9 +144,10 @@ int daemon_parse_args(struct daemon_shell *sh, const struct daemon_info *info, i
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "help-config", optional_argument, NULL, OPT_HELP_CONFIG },
 	};
 	char shortopts[64] = "c:fvhV";
-	size_t n = 6, sl = strlen(shortopts);
+	size_t n = 7, sl = strlen(shortopts);
 	int c;
 
 	sh->info = info;
@@ -180,6 +184,15 @@ int daemon_parse_args(struct daemon_shell *sh, const struct daemon_info *info, i
 			return DAEMON_EXIT_OK;
 		case 'V':
 			return cli_version(info->name);
+		case OPT_HELP_CONFIG:
+			if (!info->help_config || (optarg && !streq(optarg, "all"))) {
+				fprintf(stderr, "%s: --help-config takes no value but 'all'\n",
+					info->name);
+				return DAEMON_EXIT_USAGE;
+			}
+			/* from the schema alone: no configuration is read */
+			info->help_config(stdout, optarg != NULL);
+			return DAEMON_EXIT_OK;
 		}
 		for (o = info->options; o && o->name; o++)
 			if (o->key == c)

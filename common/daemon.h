@@ -41,6 +41,9 @@ struct daemon_info {
 	const char *pid_name;                 /* default pid file in the runtime dir */
 	const struct daemon_option *options;  /* ends with a zeroed entry */
 	const char *footer;                   /* --help's last paragraph, or NULL */
+	/* --help-config[=all]: print the daemon's configuration keys (all: every key) from
+	 * the schema (libnfskeys/conf-schema.h, a floor above this shell) */
+	void (*help_config)(FILE *f, bool all);
 };
 
 struct daemon_shell {

@@ -4,89 +4,30 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "conf-get.h"
 #include "idmapd.h"
 
 /* ---------------------------------------------------------------- settings */
 
-static int conf_uint(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
-		     unsigned *val, char *err, size_t errlen)
+/* An [Idmapd] number, duration or size: type, bounds and default from the schema
+ * (libnfskeys/conf-schema.c); a bad value is an error naming key, value and bounds. */
+static int conf_idmapd(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *err,
+		       size_t errlen)
 {
 	int64_t v;
-	int r = nfskeys_conf_get_int(ctx, "Idmapd", key, min, max, &v);
+	int r = conf_get_typed(ctx, "Idmapd", key, &v, err, errlen);
 
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		snprintf(err, errlen, "[Idmapd] %s: expected a number from %u to %u", key, min,
-			 max);
+	if (r < 0)
 		return -EINVAL;
-	}
-	*val = (unsigned)v;
-	return 0;
-}
-
-/* A duration key (s, or ms with unit_ms 1): the one syntax, "30", "30s", "5m", "1h". */
-static int conf_duration(struct nfskeys_ctx *ctx, const char *key, uint64_t unit_ms,
-			 unsigned min, unsigned max, unsigned *val, char *err, size_t errlen)
-{
-	int64_t v;
-	int r = nfskeys_conf_get_duration(ctx, "Idmapd", key, unit_ms, min, max, &v);
-
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		snprintf(err, errlen,
-			 "[Idmapd] %s = %s: expected a duration from %u to %u %s (a number, "
-			 "optionally with ms, s, m, h or d)",
-			 key, nfskeys_conf_get(ctx, "Idmapd", key), min, max,
-			 unit_ms == 1 ? "ms" : "s");
-		return -EINVAL;
-	}
 	if (val)
 		*val = (unsigned)v;
-	return 0;
-}
-
-/* A size key: "4096", "4K". */
-static int conf_size(struct nfskeys_ctx *ctx, const char *key, unsigned min, unsigned max,
-		     unsigned *val, char *err, size_t errlen)
-{
-	int64_t v;
-	int r = nfskeys_conf_get_size(ctx, "Idmapd", key, min, max, &v);
-
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		snprintf(err, errlen,
-			 "[Idmapd] %s = %s: expected a size from %u to %u bytes (a number, "
-			 "optionally with K or M)",
-			 key, nfskeys_conf_get(ctx, "Idmapd", key), min, max);
-		return -EINVAL;
-	}
-	*val = (unsigned)v;
 	return 0;
 }
 
 static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct settings *ret,
 			 char *err, size_t errlen)
 {
-	struct settings s = {
-		.workers = 4,
-		.cache_size = 65536,
-		.negative_ttl = 60,
-		.refresh_pct = 80,
-		.refresh_hits = 2,
-		.stale_limit = 3600,
-		.stale_ttl = 30,
-		.stale_wait_ms = 500,
-		.max_clients = 1024,
-		.max_request = 4096,
-		.max_inflight = 16,
-		.idle_timeout = 30,
-		.max_clients_user = 64,
-		.max_queue = 4096,
-		.max_queue_user = 64,
-	};
+	struct settings s = { 0 };
 	const char *v;
 	int r;
 
@@ -101,25 +42,23 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	snprintf(s.runtime_dir, sizeof(s.runtime_dir), "%s", v && *v ? v : RUNDIR);
 	v = nfskeys_conf_get(ctx, "Idmapd", "Kernel-Keyrings");
 	snprintf(s.keyrings, sizeof(s.keyrings), "%s", v ? v : ".id_resolver .cifs_idmap");
-	if ((r = conf_uint(ctx, "Workers", 1, 64, &s.workers, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Cache-Size", 1, 1 << 24, &s.cache_size, err, errlen)) < 0 ||
-	    (r = conf_duration(ctx, "Negative-TTL", 1000, 0, 86400, &s.negative_ttl, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Refresh-Ahead", 0, 99, &s.refresh_pct, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Refresh-Hits", 1, 1 << 30, &s.refresh_hits, err, errlen)) < 0 ||
-	    (r = conf_duration(ctx, "Stale-Limit", 1000, 0, 7 * 86400, &s.stale_limit, err, errlen)) < 0 ||
-	    (r = conf_duration(ctx, "Stale-TTL", 1000, 1, 86400, &s.stale_ttl, err, errlen)) < 0 ||
-	    (r = conf_duration(ctx, "Stale-Wait", 1, 0, 60000, &s.stale_wait_ms, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Max-Clients", 1, 65536, &s.max_clients, err, errlen)) < 0 ||
-	    (r = conf_size(ctx, "Max-Request", 64, 1 << 20, &s.max_request, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Max-Inflight", 1, 1024, &s.max_inflight, err, errlen)) < 0 ||
-	    (r = conf_duration(ctx, "Idle-Timeout", 1000, 1, 86400, &s.idle_timeout, err, errlen)) < 0 ||
+	if ((r = conf_idmapd(ctx, "Workers", &s.workers, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Cache-Size", &s.cache_size, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Negative-TTL", &s.negative_ttl, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Refresh-Ahead", &s.refresh_pct, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Refresh-Hits", &s.refresh_hits, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Stale-Limit", &s.stale_limit, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Stale-TTL", &s.stale_ttl, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Stale-Wait", &s.stale_wait_ms, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Clients", &s.max_clients, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Request", &s.max_request, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Inflight", &s.max_inflight, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Idle-Timeout", &s.idle_timeout, err, errlen)) < 0 ||
 	    /* read by nfskeys-upcall, checked here so that a typo is refused, not ignored */
-	    (r = conf_duration(ctx, "Helper-Timeout", 1, 0, 60000, NULL, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Max-Clients-Per-User", 1, 65536, &s.max_clients_user, err,
-			   errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Max-Queue", 1, 1 << 20, &s.max_queue, err, errlen)) < 0 ||
-	    (r = conf_uint(ctx, "Max-Queue-Per-User", 1, 1 << 20, &s.max_queue_user, err,
-			   errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Helper-Timeout", NULL, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Clients-Per-User", &s.max_clients_user, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Queue", &s.max_queue, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Max-Queue-Per-User", &s.max_queue_user, err, errlen)) < 0 ||
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	*ret = s;

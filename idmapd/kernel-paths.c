@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf-get.h"
 #include "ini.h"
 #include "kernel-paths.h"
 #include "kernel-proto.h"
@@ -166,27 +167,13 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 	    (r = path_setting(ctx, "Pipefs-Directory", c.pipefs_dir, sizeof(c.pipefs_dir), err,
 			      errlen)) < 0)
 		return r;
-	const struct {
-		const char *key;
-		int64_t min, max;
-		unsigned *dst;
-	} durations[] = {
-		{ "Negative-TTL", 1, 86400, &c.negative_ttl },
-		{ "Client-Cache-Timeout", 0, 7 * 86400, &c.client_cache_timeout },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(durations); i++) {
-		r = nfskeys_conf_get_duration(ctx, "Kernel", durations[i].key, 1000,
-					      durations[i].min, durations[i].max, &v);
-		if (r == 0) {
-			*durations[i].dst = (unsigned)v;
-		} else if (r != -ENOENT) {
-			snprintf(err, errlen, "[Kernel] %s = %s: expected a duration from %llds to "
-				 "%llds (a number of seconds, or with s, m, h or d)",
-				 durations[i].key, nfskeys_conf_get(ctx, "Kernel", durations[i].key),
-				 (long long)durations[i].min, (long long)durations[i].max);
-			return -EINVAL;
-		}
-	}
+	/* durations: bounds and defaults from the schema (libnfskeys/conf-schema.c) */
+	if ((r = conf_get_typed(ctx, "Kernel", "Negative-TTL", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.negative_ttl = (unsigned)v;
+	if ((r = conf_get_typed(ctx, "Kernel", "Client-Cache-Timeout", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.client_cache_timeout = (unsigned)v;
 	*cfg = c;
 	return 0;
 }

@@ -5,6 +5,7 @@
  * the dispatch and main on the daemon shell (common/daemon.h). */
 #include <syslog.h>
 
+#include "conf-schema.h"
 #include "idmapd.h"
 
 static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
@@ -60,6 +61,12 @@ static const struct daemon_option options[] = {
 	{}
 };
 
+static void help_config(FILE *f, bool all)
+{
+	conf_schema_print(f, all ? NULL : "General Idmapd Kernel Mapping Translation Static Regex "
+					  "LDAP SID Idmap");
+}
+
 static const struct daemon_info info = {
 	.name = "nfskeys-idmapd",
 	.summary = "The nfskeys ID-mapping service: answers nfskeys-upcall and nfskeys from one\n"
@@ -67,6 +74,7 @@ static const struct daemon_info info = {
 	.pid_name = "idmapd.pid",
 	.options = options,
 	.footer = "See nfskeys-idmapd(8).",
+	.help_config = help_config,
 };
 
 static void post_exit(struct evloop *loop, void *userdata)

@@ -211,13 +211,23 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		    const char *key, const char *value)
 {
 	struct conf_load_state *st = userdata;
-	int known = conf_schema_check(section, key);
+	/* one walk of the table for a known key (the common case, and every line of a
+	 * large [Static] table); the unknown ones walk it again to tell key from section */
+	const struct conf_key_def *d = conf_schema_find(section, key);
+	int known = d ? 1 : conf_schema_check(section, key);
+	char err[384];
+	int64_t x;
 
 	if (known < 0)
 		return 0; /* already warned about the section */
 	if (known == 0)
 		conf_warn(st, "%s:%u: unknown key '%s' in [%s], ignored", file, line, key,
 			  section);
+	/* a bad value is said here, once, with its place, for every program; the reader
+	 * that needs the key still refuses it */
+	else if (d->type != CONF_TABLE && d->type != CONF_STRING &&
+		 conf_value_parse(d, value, &x, err, sizeof(err)) < 0)
+		conf_warn(st, "%s:%u: bad value: %s", file, line, err);
 	return conf_set(st->conf, section, key, value);
 }
 

@@ -10,6 +10,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 
+#include "conf-get.h"
 #include "idmap-engine.h"
 
 /* Serializes the lazy creation of the per-context state (not state itself). */
@@ -73,22 +74,16 @@ static int resolve_nobody(const char *value, bool group, uint32_t *ret)
 	return -ENOENT;
 }
 
-/* A number (seconds when secs: then also "30s", "5m", "1h", "1d") from 0 to max. */
+/* A number or duration of the schema (libnfskeys/conf-schema.c: bounds, default). */
 static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *key,
-		     int64_t max, unsigned def, unsigned *ret, bool secs)
+		     unsigned *ret)
 {
+	char err[256];
 	int64_t v;
-	int r = secs ? nfskeys_conf_get_duration(ctx, section, key, 1000, 0, max, &v) :
-		       nfskeys_conf_get_int(ctx, section, key, 0, max, &v);
+	int r = conf_get_typed(ctx, section, key, &v, err, sizeof(err));
 
-	if (r == -ENOENT) {
-		*ret = def;
-		return 0;
-	}
 	if (r < 0) {
-		log_err(ctx, "[%s] %s = %s: expected a %s from 0 to %" PRId64 "%s", section, key,
-			nfskeys_conf_get(ctx, section, key), secs ? "duration" : "number", max,
-			secs ? " s (a number, optionally with s, m, h or d)" : "");
+		log_err(ctx, "%s", err);
 		return r;
 	}
 	*ret = (unsigned)v;
@@ -229,10 +224,10 @@ static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 	r = idmap_discover_domain(ctx, st->domain, sizeof(st->domain), &st->domain_source);
 	if (r < 0)
 		goto fail;
-	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", 86400 * 7, 600, &st->pos_ttl, true)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", 86400, 60, &st->neg_ttl, true)) < 0 ||
-	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", 86400, 60, &st->nobody_ttl, true)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Cache-Size", 1 << 24, 4096, &cache_size, false)) < 0)
+	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", &st->pos_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", &st->neg_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", &st->nobody_ttl)) < 0 ||
+	    (r = conf_uint(ctx, "Idmap", "Cache-Size", &cache_size)) < 0)
 		goto fail;
 
 	v = nfskeys_conf_get(ctx, "Mapping", "Nobody-User");

@@ -32,8 +32,8 @@ int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
 	      unsigned *ret_skipped, struct conf **ret);
 struct conf *conf_free(struct conf *conf);
 
-/* conf-schema.c: is [section] key known?  1 known, 0 unknown key, -1 unknown section. */
-int conf_schema_check(const char *section, const char *key);
+/* conf-schema.c: the typed schema (conf-schema.h) */
+#include "conf-schema.h"
 
 /* plugin.c: see plugin.h for the loader interface. */
 struct plugin_registry;

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "conf-get.h"
 #include "idmap-util.h"
 #include "ldap-tls.h"
 
@@ -27,9 +28,6 @@ struct ldap_conf {
 	int timeout, search_timeout, backoff_max;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
-
-#define POOL_SIZE_DEFAULT 4
-#define POOL_SIZE_MAX 64
 
 /* One pooled connection: used by one lookup at a time, opened when first needed. */
 struct ldap_slot {
@@ -95,18 +93,15 @@ static void ldap_done(void *data)
 	free(d);
 }
 
-static int conf_secs(struct nfskeys_ctx *ctx, const char *key, int def, int *ret)
+/* A duration or number of the schema (libnfskeys/conf-schema.c: bounds, default). */
+static int conf_num(struct nfskeys_ctx *ctx, const char *key, int *ret)
 {
+	char err[256];
 	int64_t v;
-	int r = nfskeys_conf_get_duration(ctx, "LDAP", key, 1000, 1, 3600, &v);
+	int r = conf_get_typed(ctx, "LDAP", key, &v, err, sizeof(err));
 
-	if (r == -ENOENT) {
-		*ret = def;
-		return 0;
-	}
 	if (r < 0) {
-		plog(ctx, LOG_ERR, "[LDAP] %s = %s: expected a duration from 1 to 3600 s", key,
-		     nfskeys_conf_get(ctx, "LDAP", key));
+		plog(ctx, LOG_ERR, "%s", err);
 		return r;
 	}
 	*ret = (int)v;
@@ -132,7 +127,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
 	const char *base;
-	int64_t pool;
+	int pool;
 	bool b;
 	int r;
 
@@ -170,19 +165,11 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		d->c.start_tls = b;
 	if (nfskeys_conf_get_bool(ctx, "LDAP", "Allow-Cleartext-Bind", &b) == 0)
 		d->c.allow_cleartext_bind = b;
-	if ((r = conf_secs(ctx, "Timeout", 5, &d->c.timeout)) < 0 ||
-	    (r = conf_secs(ctx, "Search-Timeout", 5, &d->c.search_timeout)) < 0 ||
-	    (r = conf_secs(ctx, "Backoff-Max", 30, &d->c.backoff_max)) < 0 ||
+	if ((r = conf_num(ctx, "Timeout", &d->c.timeout)) < 0 ||
+	    (r = conf_num(ctx, "Search-Timeout", &d->c.search_timeout)) < 0 ||
+	    (r = conf_num(ctx, "Backoff-Max", &d->c.backoff_max)) < 0 ||
+	    (r = conf_num(ctx, "Pool-Size", &pool)) < 0 ||
 	    (r = util_no_strip(ctx, &d->c.no_strip)) < 0) {
-		ldap_done(d);
-		return r;
-	}
-	r = nfskeys_conf_get_int(ctx, "LDAP", "Pool-Size", 1, POOL_SIZE_MAX, &pool);
-	if (r == -ENOENT)
-		pool = POOL_SIZE_DEFAULT;
-	else if (r < 0) {
-		plog(ctx, LOG_ERR, "[LDAP] Pool-Size = %s: expected a number of connections from 1 "
-		     "to %d", nfskeys_conf_get(ctx, "LDAP", "Pool-Size"), POOL_SIZE_MAX);
 		ldap_done(d);
 		return r;
 	}

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "conf-get.h"
 #include "idmap-util.h"
 
 #define HASH_SEED 0xdeadbeefu
@@ -502,17 +503,15 @@ static void sid_done(void *data)
 	free(d);
 }
 
-static int conf_u32(struct nfskeys_ctx *ctx, const char *key, uint32_t def, uint32_t *ret)
+/* A number of the schema (libnfskeys/conf-schema.c: bounds, default). */
+static int conf_u32(struct nfskeys_ctx *ctx, const char *key, uint32_t *ret)
 {
+	char err[256];
 	int64_t v;
-	int r = nfskeys_conf_get_int(ctx, "SID", key, 1, UINT32_MAX - 1, &v);
+	int r = conf_get_typed(ctx, "SID", key, &v, err, sizeof(err));
 
-	if (r == -ENOENT) {
-		*ret = def;
-		return 0;
-	}
 	if (r < 0) {
-		plog(ctx, LOG_ERR, "[SID] %s: not a number from 1 to 4294967294", key);
+		plog(ctx, LOG_ERR, "%s", err);
 		return r;
 	}
 	*ret = (uint32_t)v;
@@ -530,9 +529,9 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 	if (!d)
 		return -ENOMEM;
 	pthread_mutex_init(&d->lock, NULL);
-	if ((r = conf_u32(ctx, "Range-Min", 200000, &d->lower)) < 0 ||
-	    (r = conf_u32(ctx, "Range-Max", 2000200000, &d->upper)) < 0 ||
-	    (r = conf_u32(ctx, "Range-Size", 200000, &d->size)) < 0)
+	if ((r = conf_u32(ctx, "Range-Min", &d->lower)) < 0 ||
+	    (r = conf_u32(ctx, "Range-Max", &d->upper)) < 0 ||
+	    (r = conf_u32(ctx, "Range-Size", &d->size)) < 0)
 		goto fail;
 	if (d->upper <= d->lower || (d->upper - d->lower) / d->size == 0 ||
 	    (d->upper - d->lower) / d->size > MAX_SLICES_LIMIT) {

@@ -10,6 +10,7 @@
 
 #include "macros.h"
 #include "cli.h"
+#include "conf-get.h"
 #include "log-escape.h"
 #include "nfskeys.h"
 #include "upcall.h"
@@ -170,7 +171,11 @@ int main(int argc, char *argv[])
 	{
 		int64_t v;
 
-		if (nfskeys_conf_get_int(ctx, "Mapping", "Nobody-TTL", 0, 86400, &v) == 0 && v > 0)
+		char err[256];
+
+		/* the schema's duration, as the library reads it ("30s" too); 0 or a bad
+		 * value keeps the built-in 60 s */
+		if (conf_get_typed(ctx, "Mapping", "Nobody-TTL", &v, err, sizeof(err)) == 0 && v > 0)
 			reject_timeout = (unsigned)v;
 	}
 

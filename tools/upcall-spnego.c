@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "conf-get.h"
 #include "macros.h"
 #include "nfskeys.h"
 #include "spnego-desc.h"
@@ -615,7 +616,10 @@ int upcall_spnego(const struct upcall_args *a)
 	{
 		int64_t v;
 
-		if (nfskeys_conf_get_int(ctx, "Cred", "CIFS-Negative-TTL", 1, 3600, &v) == 0)
+		char err[256];
+
+		/* a bad value keeps the built-in 5 s; the load already said what is wrong */
+		if (conf_get_typed(ctx, "Cred", "CIFS-Negative-TTL", &v, err, sizeof(err)) == 0)
 			reject_timeout = (unsigned)v;
 	}
 	keytab = nfskeys_conf_get(ctx, "Cred", "CIFS-Keytab");

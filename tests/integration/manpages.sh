@@ -88,13 +88,37 @@ for v in $(cat "$top_srcdir"/libnfskeys/*.c "$top_srcdir"/common/*.c "$top_srcdi
 done
 check_eq "every NFSKEYS_* variable the code reads is documented" "" "$missing"
 extracted $n 2 "NFSKEYS_* variables the code reads"
-missing=
-sed -n 's/^[[:space:]]*{ "\([A-Za-z-]*\)", "\([^"]*\)" },.*/\1 \2/p' \
-	"$top_srcdir/libnfskeys/conf-schema.c" >"$T_TMP/schema"
-while read -r sec key; do
-	grep -q "\[$sec\]" "$man"/*.[1-8] || missing="$missing [$sec]"
-	[ "$key" = "*" ] || grep -q "^\.BI\{0,1\} \"\{0,1\}$key" "$man"/*.[1-8] || missing="$missing $sec.$key"
-done <"$T_TMP/schema"
-check_eq "every configuration section and key in conf-schema.c is documented" "" \
-	"$(echo "$missing" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
-extracted "$(wc -l <"$T_TMP/schema")" 10 "section/key pairs in libnfskeys/conf-schema.c"
+# configuration keys: the one table (libnfskeys/conf-schema.c, as --help-config=all prints
+# it, reading no configuration) against nfskeys.conf(5)'s KEYS list, both ways, each key
+# with its type, bounds, default and values; the build's state and runtime directories
+# are the page's /var/lib/nfskeys and /run/nfskeys.
+"$top_builddir/idmapd/nfskeys-idmapd" -c "$T_TMP/no-such.conf" --help-config=all \
+	>"$T_TMP/help-config" 2>&1
+check_eq "nfskeys-idmapd --help-config=all needs no configuration (exit 0)" 0 "$?"
+awk -v sd="$statedir" -v rd="$rundir" '
+	/^\[/ { k = $1 " " $2; $1 = $2 = ""; sub(/^ +/, ""); t = $0; next }
+	/^    default: / { d = substr($0, 14); sub(/; .*/, "", d)
+		if (d == sd) d = "/var/lib/nfskeys"; if (d == rd) d = "/run/nfskeys"
+		print k "|" t "|" d; next }
+	/^    values: / { print k "|values|" substr($0, 13) }' \
+	"$T_TMP/help-config" | sort >"$T_TMP/keys-table"
+sed -n '/^\.SH KEYS/,/^\.SH /p' "$man/nfskeys.conf.5" | awk '
+	/^\.B \[/ { k = $2 " " $3; getline; d = $0; t = d; sub(/; default: .*/, "", t)
+		sub(/.*; default: /, "", d); sub(/\.$/, "", d); print k "|" t "|" d; next }
+	/^Values: / && k != "" { v = substr($0, 9); sub(/\.$/, "", v); gsub(/, /, "|", v)
+		print k "|values|" v }' | sed 's/\\-/-/g; s/\\e/\\/g' | sort >"$T_TMP/keys-page"
+check_eq "every key of the table is in nfskeys.conf(5) KEYS with its type and default" "" \
+	"$(comm -23 "$T_TMP/keys-table" "$T_TMP/keys-page" | tr '\n' ' ')"
+check_eq "every key of nfskeys.conf(5) KEYS is in the table, as the page says" "" \
+	"$(comm -13 "$T_TMP/keys-table" "$T_TMP/keys-page" | tr '\n' ' ')"
+extracted "$(grep -vc '|values|' "$T_TMP/keys-table")" 100 "keys in nfskeys-idmapd --help-config=all"
+# the daemons' pages list their own section's keys: the same names as the table
+for d in idmapd:Idmapd attrd:Attrd; do
+	page="$man/nfskeys-${d%%:*}.8" sec=${d#*:}
+	grep "^\[$sec\] " "$T_TMP/help-config" | awk '{ print $2 }' | sort >"$T_TMP/sec-table"
+	sed -n '/^\.SH CONFIGURATION/,/^\.SH /p' "$page" | sed -n 's/^\.B \([A-Z][A-Za-z-]*\)$/\1/p' |
+		sort -u >"$T_TMP/sec-page"
+	check_eq "nfskeys-${d%%:*}(8) lists the [$sec] keys of the table, no other" "" \
+		"$(comm -3 "$T_TMP/sec-table" "$T_TMP/sec-page" | tr -d '\t' | tr '\n' ' ')"
+	extracted "$(wc -l <"$T_TMP/sec-table")" 5 "[$sec] keys in the table"
+done

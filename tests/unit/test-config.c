@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "conf-get.h"
 #include "macros.h"
 #include "nfskeys.h"
 
@@ -430,6 +431,185 @@ static void test_verbosity(void **state)
 	assert_string_equal(logbuf, expect);
 }
 
+/* ---------------------------------------------------------------- the typed schema */
+
+/* Every row is well formed: a typed row's default parses and lies in its bounds, names are
+ * unique, and only tables are wildcards. */
+static void test_schema_rows(void **state)
+{
+	const struct conf_key_def *rows;
+	size_t n;
+
+	rows = conf_schema_rows(&n);
+	assert_true(n > 100);
+	for (size_t i = 0; i < n; i++) {
+		const struct conf_key_def *d = &rows[i];
+		char err[256] = "";
+		int64_t v;
+
+		assert_non_null(d->desc);
+		assert_true(strchr(d->key, '*') == NULL || d->type == CONF_TABLE);
+		if (d->type == CONF_TABLE)
+			assert_int_equal(d->key[strlen(d->key) - 1], '*');
+		if (d->type == CONF_INT || d->type == CONF_DURATION || d->type == CONF_SIZE)
+			assert_true(d->min <= d->max);
+		if (d->type == CONF_DURATION)
+			assert_true(d->unit_ms == 1 || d->unit_ms == 1000);
+		if (d->def && d->def[0] != '(' && conf_value_parse(d, d->def, &v, err, sizeof(err)) < 0)
+			fail_msg("default of [%s] %s does not parse: %s", d->section, d->key, err);
+		for (size_t j = 0; j < i; j++)
+			if (strcaseeq(rows[j].section, d->section) && strcaseeq(rows[j].key, d->key))
+				fail_msg("[%s] %s is in the table twice", d->section, d->key);
+		assert_ptr_equal(conf_schema_find(d->section, d->type == CONF_TABLE ? "S-x" : d->key) ==
+					 d || d->type == CONF_TABLE,
+				 true);
+	}
+}
+
+/* A bad value is said at load, once, with file, line, key, value and bounds, whoever
+ * loads the file; the load goes on (the reader that needs the key refuses it). */
+static void test_bad_value_at_load(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char expect[1536];
+
+	write_file("nfskeys.conf", "[Idmapd]\nWorkers = lots\nMax-Request = 2M\n"
+				   "Stale-Wait = 2s\n[Writeback]\nDirty-Limit = 12Q\n"
+				   "[PAM]\nKerberos = maybe\n[Kernel]\nChannel-Dir = relative\n"
+				   "Server-Channels = sometimes\n[Cred]\nCIFS-Negative-TTL = 2h\n");
+	setenv("NFSKEYS_LOG", "warning", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	snprintf(expect, sizeof(expect),
+		 "<4>%1$s/nfskeys.conf:2: bad value: [Idmapd] Workers = lots: expected a number "
+		 "from 1 to 64\n"
+		 "<4>%1$s/nfskeys.conf:3: bad value: [Idmapd] Max-Request = 2M: expected a size "
+		 "from 64 to 1M (bytes, optionally with K, M, G or T)\n"
+		 "<4>%1$s/nfskeys.conf:6: bad value: [Writeback] Dirty-Limit = 12Q: expected a "
+		 "size from 1M to 1T (bytes, optionally with K, M, G or T)\n"
+		 "<4>%1$s/nfskeys.conf:8: bad value: [PAM] Kerberos = maybe: expected yes or no\n"
+		 "<4>%1$s/nfskeys.conf:10: bad value: [Kernel] Channel-Dir = relative: expected an "
+		 "absolute path\n"
+		 "<4>%1$s/nfskeys.conf:11: bad value: [Kernel] Server-Channels = sometimes: "
+		 "expected one of auto|yes|no|true|false|on|off|1|0\n"
+		 "<4>%1$s/nfskeys.conf:13: bad value: [Cred] CIFS-Negative-TTL = 2h: expected a "
+		 "duration from 1 to 3600 s (a number, optionally with ms, s, m, h or d)\n",
+		 dir);
+	assert_string_equal(logbuf, expect);
+	/* the values are kept for the readers, which refuse them with their own words */
+	assert_string_equal(nfskeys_conf_get(ctx, "Idmapd", "Workers"), "lots");
+	nfskeys_ctx_unref(ctx);
+
+	/* the message itself (which daemons hand to clients, not only to the log) shows a
+	 * value with control bytes escaped and a long one cut at 64 bytes */
+	{
+		const struct conf_key_def *d = conf_schema_find("Idmapd", "Workers");
+		char err[256], big[200];
+		int64_t v;
+
+		assert_int_equal(conf_value_parse(d, "1\x1b[2J", &v, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, "[Idmapd] Workers = 1\\x1b[2J: expected a number from 1 "
+					 "to 64");
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		assert_int_equal(conf_value_parse(d, big, &v, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "xxx...: expected"));
+		assert_true(strlen(err) < 64 + 60);
+	}
+}
+
+/* The typed getter: the file's value in the one syntax, else the table's default. */
+static void test_typed_getter(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char err[256];
+	int64_t v = -1;
+
+	write_file("nfskeys.conf", "[Idmapd]\nStale-Wait = 2s\nMax-Request = 8K\nWorkers = 65\n"
+				   "[Attrd]\nMax-Bytes-Per-User = 1G\nIdle-Timeout = 5m\n"
+				   "[Mounts]\nApply-Mounts = on\n[Writeback]\nPolicy = WU2012\n");
+	ctx = load(0);
+	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Stale-Wait", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 2000); /* a milliseconds key */
+	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Max-Request", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 8192);
+	assert_int_equal(conf_get_typed(ctx, "Attrd", "Max-Bytes-Per-User", &v, err, sizeof(err)),
+			 0);
+	assert_int_equal(v, 1 << 30);
+	assert_int_equal(conf_get_typed(ctx, "Attrd", "Idle-Timeout", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 300);
+	assert_int_equal(conf_get_typed(ctx, "Mounts", "Apply-Mounts", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(conf_get_typed(ctx, "Writeback", "Policy", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 2); /* kara2011|wu2011|wu2012|nfskeys */
+	/* unset: the default of the table */
+	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Cache-Size", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(conf_get_typed(ctx, "Attrd", "Max-Bytes-Per-User", &v, err, 0), 0);
+	assert_int_equal(conf_get_typed(ctx, "Attrd", "Orphan-Check-Interval", &v, err,
+					sizeof(err)), 0);
+	assert_int_equal(v, 300);
+	assert_int_equal(conf_get_typed(ctx, "Kernel", "Client-Pipe", &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 0); /* auto */
+	/* out of bounds: the error names key, value and bounds */
+	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Workers", &v, err, sizeof(err)), -ERANGE);
+	assert_string_equal(err, "[Idmapd] Workers = 65: expected a number from 1 to 64");
+	/* unset without a default; not in the table */
+	assert_int_equal(conf_get_typed(ctx, "Attrd", "Admin-Group", &v, err, sizeof(err)), -ENOENT);
+	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Wrokers", &v, err, sizeof(err)), -ENOKEY);
+	assert_int_equal(conf_get_typed(ctx, "Static", "alice@X", &v, err, sizeof(err)), -ENOKEY);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* The sections that were wildcards now warn about typos; only data tables take any key. */
+static void test_no_hidden_typos(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char expect[1024];
+
+	write_file("nfskeys.conf", "[LDAP]\nTmeout = 5\n[SID]\nRange-Mn = 1\n"
+				   "S-1-5-21-1-2-3 = 1000 - 2000\n[Static]\nalice@X = alice\n"
+				   "[Cred]\nCIFS-Keytab = /etc/krb5.keytab\nCIFS-Keytb = x\n"
+				   "[PAM]\nKerberos = no\nKerberso = no\n[Attr]\nStroe = /x\n"
+				   "[Writeback]\nDirty-Limt = 1M\n[Idmap]\nPositive-TL = 1\n"
+				   "[Mapping]\nNobody-Usr = x\n");
+	setenv("NFSKEYS_LOG", "warning", 1);
+	ctx = load(0);
+	unsetenv("NFSKEYS_LOG");
+	snprintf(expect, sizeof(expect),
+		 "<4>%1$s/nfskeys.conf:2: unknown key 'Tmeout' in [LDAP], ignored\n"
+		 "<4>%1$s/nfskeys.conf:4: unknown key 'Range-Mn' in [SID], ignored\n"
+		 "<4>%1$s/nfskeys.conf:10: unknown key 'CIFS-Keytb' in [Cred], ignored\n"
+		 "<4>%1$s/nfskeys.conf:13: unknown key 'Kerberso' in [PAM], ignored\n"
+		 "<4>%1$s/nfskeys.conf:15: unknown key 'Stroe' in [Attr], ignored\n"
+		 "<4>%1$s/nfskeys.conf:17: unknown key 'Dirty-Limt' in [Writeback], ignored\n"
+		 "<4>%1$s/nfskeys.conf:19: unknown key 'Positive-TL' in [Idmap], ignored\n"
+		 "<4>%1$s/nfskeys.conf:21: unknown key 'Nobody-Usr' in [Mapping], ignored\n",
+		 dir);
+	assert_string_equal(logbuf, expect);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* --help-config comes from the table and needs no configuration. */
+static void test_schema_print(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	conf_schema_print(f, "Idmapd Mounts");
+	fclose(f);
+	assert_non_null(strstr(buf, "[Idmapd] Workers"));
+	assert_non_null(strstr(buf, "int 1..64\n    default: 4; threads for blocking backends\n"));
+	assert_non_null(strstr(buf, "[Idmapd] Stale-Wait                        duration-ms "
+				    "0..60000ms\n    default: 500;"));
+	assert_non_null(strstr(buf, "[Mounts] Apply-Mounts"));
+	assert_null(strstr(buf, "[Attrd]"));
+	assert_null(strstr(buf, "[General]"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +627,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ref_unref, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_priority, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verbosity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_value_at_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_typed_getter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_hidden_typos, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_print, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
