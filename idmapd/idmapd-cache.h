@@ -40,7 +40,7 @@ struct idmapd_entry {
 
 	/* private */
 	uint64_t hash;
-	struct idmapd_entry *hnext, *lprev, *lnext;
+	struct idmapd_entry *lprev, *lnext;
 	bool in_lru;
 };
 
