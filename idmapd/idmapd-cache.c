@@ -12,7 +12,7 @@ struct idmapd_cache {
 	uint64_t seed;
 	size_t capacity;
 	uint64_t evictions;
-	struct idmapd_entry *lru_head, *lru_tail; /* head = most recently used */
+	struct lru_list lru; /* of idle entries; head = most recently used */
 };
 
 struct lookup_key {
@@ -54,39 +54,25 @@ void idmapd_entry_free(struct idmapd_entry *e)
 	free(e);
 }
 
-static void lru_unlink(struct idmapd_cache *c, struct idmapd_entry *e)
+static void lru_out(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	if (!e->in_lru)
 		return;
 	e->in_lru = false;
-	if (e->lprev)
-		e->lprev->lnext = e->lnext;
-	else
-		c->lru_head = e->lnext;
-	if (e->lnext)
-		e->lnext->lprev = e->lprev;
-	else
-		c->lru_tail = e->lprev;
-	e->lprev = e->lnext = NULL;
+	lru_unlink(&c->lru, &e->lru);
 }
 
-static void lru_push(struct idmapd_cache *c, struct idmapd_entry *e)
+static void lru_in(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	e->in_lru = true;
-	e->lprev = NULL;
-	e->lnext = c->lru_head;
-	if (c->lru_head)
-		c->lru_head->lprev = e;
-	c->lru_head = e;
-	if (!c->lru_tail)
-		c->lru_tail = e;
+	lru_push_front(&c->lru, &e->lru);
 }
 
 /* Off the LRU list, then freed or (busy, pinned) orphaned; the caller has taken it out
  * of the table. */
 static void detach(struct idmapd_cache *c, struct idmapd_entry *e)
 {
-	lru_unlink(c, e);
+	lru_out(c, e);
 	if (e->busy || e->pins)
 		e->orphan = true;
 	else
@@ -105,9 +91,9 @@ struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, co
 	struct idmapd_entry *e = (struct idmapd_entry *)hashmap_find(&c->map, hash_key(c, kind, key),
 								     entry_eq, NULL, &k);
 
-	if (e && c->lru_head != e && !e->busy && !e->pins) {
-		lru_unlink(c, e);
-		lru_push(c, e);
+	if (e && c->lru.head != &e->lru && !e->busy && !e->pins) {
+		lru_out(c, e);
+		lru_in(c, e);
 	}
 	return e;
 }
@@ -117,11 +103,11 @@ struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, co
  * so each entry is looked at once per pin: O(1) amortized per add. */
 static void evict(struct idmapd_cache *c, const struct idmapd_entry *keep)
 {
-	while (c->map.count > c->capacity && c->lru_tail) {
-		struct idmapd_entry *e = c->lru_tail;
+	while (c->map.count > c->capacity && c->lru.tail) {
+		struct idmapd_entry *e = LRU_ENTRY(c->lru.tail, struct idmapd_entry, lru);
 
 		if (e->busy || e->pins) {
-			lru_unlink(c, e);
+			lru_out(c, e);
 			continue;
 		}
 		if (e == keep)
@@ -134,7 +120,7 @@ static void evict(struct idmapd_cache *c, const struct idmapd_entry *keep)
 void idmapd_cache_pin(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	if (e->pins++ == 0 && !e->orphan)
-		lru_unlink(c, e);
+		lru_out(c, e);
 }
 
 bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e)
@@ -146,7 +132,7 @@ bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e)
 		return true;
 	}
 	if (!e->busy) {
-		lru_push(c, e);
+		lru_in(c, e);
 		evict(c, e);
 	}
 	return false;
@@ -170,7 +156,7 @@ int idmapd_cache_add(struct idmapd_cache *c, uint32_t kind, const char *key,
 		idmapd_entry_free(e);
 		return -ENOMEM;
 	}
-	lru_push(c, e);
+	lru_in(c, e);
 	evict(c, e);
 	*ret_entry = e;
 	return 0;

@@ -6,9 +6,10 @@
 
 #include "hashmap.h"
 #include "idmap-private.h"
+#include "lru.h"
 
 struct entry {
-	struct entry *prev, *next; /* LRU: head is most recent */
+	struct lru_link lru; /* head is most recent */
 	uint64_t hash;
 	uint32_t kind;
 	uint32_t klen;
@@ -29,7 +30,7 @@ struct idmap_cache {
 	struct hashmap map; /* of struct entry pointers */
 	uint64_t seed;
 	unsigned capacity, count;
-	struct entry *head, *tail;
+	struct lru_list lru;
 	struct nfskeys_idmap_cache_stats stats;
 };
 
@@ -140,35 +141,11 @@ struct idmap_cache *idmap_cache_new(unsigned capacity)
 	return c;
 }
 
-static void lru_unlink(struct idmap_cache *c, struct entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push_front(struct idmap_cache *c, struct entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head)
-		c->head->prev = e;
-	c->head = e;
-	if (!c->tail)
-		c->tail = e;
-}
-
 /* Take e out of the table and the LRU list and free it. */
 static void remove_entry(struct idmap_cache *c, struct entry *e)
 {
 	hashmap_remove_val(&c->map, e->hash, (uintptr_t)e);
-	lru_unlink(c, e);
+	lru_unlink(&c->lru, &e->lru);
 	c->count--;
 	free(e->full);
 	free(e);
@@ -179,15 +156,16 @@ static void remove_entry(struct idmap_cache *c, struct entry *e)
  * approximation of LRU).  Ends after at most count moves, since every move clears a flag. */
 static void evict_one(struct idmap_cache *c)
 {
-	while (c->tail->referenced && c->tail != c->head) {
-		struct entry *e = c->tail;
+	struct entry *e = LRU_ENTRY(c->lru.tail, struct entry, lru);
 
+	while (e->referenced && c->lru.tail != c->lru.head) {
 		e->referenced = 0;
-		lru_unlink(c, e);
-		lru_push_front(c, e);
+		lru_unlink(&c->lru, &e->lru);
+		lru_push_front(&c->lru, &e->lru);
+		e = LRU_ENTRY(c->lru.tail, struct entry, lru);
 	}
 	c->stats.evictions++;
-	remove_entry(c, c->tail);
+	remove_entry(c, e);
 }
 
 int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
@@ -261,7 +239,7 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 	old = find_entry(c, h, kind, key, klen);
 	if (old)
 		remove_entry(c, old);
-	while (c->count >= c->capacity && c->tail)
+	while (c->count >= c->capacity && c->lru.tail)
 		evict_one(c);
 	if (hashmap_put(&c->map, h, (uintptr_t)e) < 0) {
 		cache_unlock(c);
@@ -269,7 +247,7 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 		free(e);
 		return; /* a cache that cannot grow just misses */
 	}
-	lru_push_front(c, e);
+	lru_push_front(&c->lru, &e->lru);
 	c->count++;
 	c->stats.insertions++;
 	cache_unlock(c);
@@ -295,8 +273,8 @@ int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
 void idmap_cache_clear(struct idmap_cache *c)
 {
 	cache_lock(c);
-	while (c->head)
-		remove_entry(c, c->head);
+	while (c->lru.head)
+		remove_entry(c, LRU_ENTRY(c->lru.head, struct entry, lru));
 	cache_unlock(c);
 }
 
