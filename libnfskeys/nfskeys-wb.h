@@ -195,6 +195,14 @@ int nfskeys_wb_sampler_add(struct nfskeys_wb_sampler *sampler, struct nfskeys_wb
  * takes the baseline.  -ENOENT when a managed mount is no longer in mountstats. */
 int nfskeys_wb_sampler_tick(struct nfskeys_wb_sampler *sampler, uint64_t now_ns,
 			    nfskeys_wb_sample_fn fn, void *userdata);
+/* How the adaptive limit is computed: "nfskeys" (the default): the nfskeys throttler's
+ * write bandwidth estimate of the mount's device (fed by the sampler's WRITE deltas)
+ * times target_ns (0: 500 ms), clamped to the mount's range; "halve": halve on signs of
+ * a stall (RTT or COMMIT time 4 x their normal, retransmissions, errors), grow by a
+ * sixteenth of the ceiling per tick otherwise (also what a mount without a device
+ * gets).  -EINVAL for another name, -ERANGE for a target outside 10 ms..60 s. */
+int nfskeys_wb_sampler_set_controller(struct nfskeys_wb_sampler *sampler, const char *name,
+				      uint64_t target_ns);
 /* The adaptive limit of a managed mount after the last tick (bytes; 0 if not managed). */
 uint64_t nfskeys_wb_sampler_get_limit(const struct nfskeys_wb_sampler *sampler,
 				      const struct nfskeys_wb_mount *mount);

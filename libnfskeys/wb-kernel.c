@@ -15,6 +15,7 @@
 
 #include "libnfskeys-private.h"
 #include "wb-kernel.h"
+#include "wb-private.h"
 
 #define MIB (1024ull * 1024)
 #define LIMIT_MIN MIB
@@ -780,6 +781,8 @@ struct sampled {
 
 struct nfskeys_wb_sampler {
 	struct nfskeys_ctx *ctx;
+	int controller;                 /* WBK_CTL_* */
+	double target_s;                /* nfskeys: the limit is bandwidth x this */
 	struct sampled *m;
 	size_t n;
 	const char **mps;
@@ -798,7 +801,27 @@ _public_ int nfskeys_wb_sampler_new(struct nfskeys_ctx *ctx, struct nfskeys_wb_s
 	if (!s)
 		return -ENOMEM;
 	s->ctx = nfskeys_ctx_ref(ctx);
+	s->controller = WBK_CTL_NFSKEYS;
+	s->target_s = WBK_TARGET_DEFAULT_MS / 1000.0;
 	*ret = s;
+	return 0;
+}
+
+_public_ int nfskeys_wb_sampler_set_controller(struct nfskeys_wb_sampler *s, const char *name,
+					       uint64_t target_ns)
+{
+	if (!s || !name)
+		return -EINVAL;
+	if (target_ns && (target_ns < 10 * WB_NSEC_PER_MSEC || target_ns > 60 * WB_NSEC_PER_SEC))
+		return -ERANGE;
+	if (streq(name, "nfskeys"))
+		s->controller = WBK_CTL_NFSKEYS;
+	else if (streq(name, "halve"))
+		s->controller = WBK_CTL_HALVE;
+	else
+		return -EINVAL;
+	if (target_ns)
+		s->target_s = (double)target_ns / WB_NSEC_PER_SEC;
 	return 0;
 }
 
@@ -857,7 +880,8 @@ _public_ int nfskeys_wb_sampler_add(struct nfskeys_wb_sampler *s, struct nfskeys
 	return add(s, mount, dev, mount->esc, ceiling);
 }
 
-int wbk_sampler_add_path(struct nfskeys_wb_sampler *s, const char *mountpoint, uint64_t ceiling)
+int wbk_sampler_add_path_dev(struct nfskeys_wb_sampler *s, const char *mountpoint,
+			     struct nfskeys_wb_dev *dev, uint64_t ceiling)
 {
 	char esc[PATH_MAX * 4];
 	int r;
@@ -865,7 +889,12 @@ int wbk_sampler_add_path(struct nfskeys_wb_sampler *s, const char *mountpoint, u
 	if (!s || !mountpoint)
 		return -EINVAL;
 	r = wbk_escape_path(mountpoint, esc, sizeof(esc));
-	return r < 0 ? r : add(s, NULL, NULL, esc, ceiling);
+	return r < 0 ? r : add(s, NULL, dev, esc, ceiling);
+}
+
+int wbk_sampler_add_path(struct nfskeys_wb_sampler *s, const char *mountpoint, uint64_t ceiling)
+{
+	return wbk_sampler_add_path_dev(s, mountpoint, NULL, ceiling);
 }
 
 static int read_all(struct nfskeys_wb_sampler *s, size_t *ret_len)
@@ -935,7 +964,38 @@ static void track_base(double *base, double v)
 		*base += (v - *base) * 0.02;
 }
 
-/* The adaptive limit: halve it while the server stalls or answers in bursts (per-op
+uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling)
+{
+	uint64_t floor = MAX(ceiling / 16, LIMIT_MIN);
+	double l;
+
+	if (!(bw > 0) || !(target_s > 0))
+		return ceiling; /* no estimate yet: the ceiling, as the kernel would run */
+	l = bw * target_s;
+	if (!(l < (double)ceiling))
+		return ceiling;
+	return MAX((uint64_t)l, floor);
+}
+
+/* The nfskeys throttler's write bandwidth estimate of dev, brought up to now: the
+ * completions the sampler reported through nfskeys_wb_complete() run its estimator
+ * (which the hook itself only does while writers wait, and none wait in the kernel's
+ * case).  0 while it has none, or for a policy without an estimate. */
+static double dev_bandwidth(struct nfskeys_wb_dev *dev)
+{
+	double bw = 0;
+
+	if (!dev || !dev->policy->bandwidth)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->policy->complete)
+		dev->policy->complete(dev, dev->clock.now(dev->clock.userdata));
+	bw = (double)dev->policy->bandwidth(dev);
+	pthread_mutex_unlock(&dev->lock);
+	return bw;
+}
+
+/* The adaptive limit (halve): halve it while the server stalls or answers in bursts (per-op
  * RTT or COMMIT time well above its normal, retransmissions, timeouts, errors); grow it
  * by a sixteenth of the ceiling per tick while WRITEs complete at the normal pace. */
 static void adapt(struct sampled *m, const struct nfskeys_wb_opstats *w,
@@ -1019,7 +1079,11 @@ _public_ int nfskeys_wb_sampler_tick(struct nfskeys_wb_sampler *s, uint64_t now_
 			if (fn)
 				fn(userdata, m->mount, NFSKEYS_WB_COMMIT, &dc);
 		}
-		adapt(m, &dw, &dc, dt);
+		if (s->controller == WBK_CTL_NFSKEYS && m->dev)
+			m->limit = wbk_limit_from_bandwidth(dev_bandwidth(m->dev), s->target_s,
+							    m->ceiling);
+		else
+			adapt(m, &dw, &dc, dt);
 	}
 	return ret;
 }

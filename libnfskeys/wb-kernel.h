@@ -36,3 +36,15 @@ unsigned wbk_ratio_for(uint64_t limit, uint64_t thresh);
  * the sampler reads its mountstats from NFSKEYS_WB_PROC/self/mountstats like a real one. */
 int wbk_sampler_add_path(struct nfskeys_wb_sampler *sampler, const char *mountpoint,
 			 uint64_t ceiling);
+/* The same with a device for its completions (and the nfskeys controller's estimate). */
+int wbk_sampler_add_path_dev(struct nfskeys_wb_sampler *sampler, const char *mountpoint,
+			     struct nfskeys_wb_dev *dev, uint64_t ceiling);
+
+/* The adaptive limit's controllers (nfskeys_wb_sampler_set_controller()). */
+enum { WBK_CTL_NFSKEYS, WBK_CTL_HALVE };
+#define WBK_TARGET_DEFAULT_MS 500
+
+/* The nfskeys controller's mapping: the byte limit for a write bandwidth estimate bw
+ * (bytes/s) and a target latency (s): bw x target, clamped to [max(ceiling / 16, 1 MiB),
+ * ceiling]; the ceiling while there is no estimate (bw <= 0). */
+uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling);

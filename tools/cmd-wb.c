@@ -21,7 +21,8 @@ static void wb_usage(FILE *f)
 		"Usage: nfskeys wb apply MOUNT --dirty-limit SIZE\n"
 		"       nfskeys wb restore MOUNT\n"
 		"       nfskeys wb status [--json] [MOUNT...]\n"
-		"       nfskeys wb run [--interval MS] [--dirty-limit SIZE] [--record TRACE] MOUNT...\n"
+		"       nfskeys wb run [--interval MS] [--dirty-limit SIZE] [--controller NAME]\n"
+		"                      [--target MS] [--record TRACE] MOUNT...\n"
 		"\n"
 		"The dirty limit of an NFS or CIFS mount's backing device (/sys/class/bdi/MAJ:MIN):\n"
 		"max_bytes and strict_limit on Linux 6.2 and later, max_ratio on 6.1.  The\n"
@@ -33,6 +34,10 @@ static void wb_usage(FILE *f)
 		"  run       sample /proc/self/mountstats every MS (default 100) and keep each\n"
 		"            mount's limit adaptive below SIZE (default: the applied limit, else\n"
 		"            [Writeback] Dirty-Limit, else 256M); restores on SIGTERM/SIGINT\n"
+		"  --controller nfskeys|halve  (run) the adaptive limit: nfskeys (default), the\n"
+		"            nfskeys throttler's bandwidth estimate x --target; halve, halve on\n"
+		"            a stall and grow by 1/16 per tick\n"
+		"  --target MS  (run, nfskeys) the latency the limit is sized for (default 500)\n"
 		"  --record TRACE  (run, one MOUNT) write the WRITE/COMMIT deltas to TRACE\n"
 		"\n"
 		"Setting and restoring need root.  See nfskeys(1).\n");
@@ -395,10 +400,14 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "interval", required_argument, NULL, 'i' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "dirty-limit", required_argument, NULL, 'l' },
+		{ "controller", required_argument, NULL, 'c' },
+		{ "target", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct nfskeys_wb_sampler *s = NULL;
+	const char *controller = "nfskeys";
+	unsigned long target = 0;
 	struct managed *v = NULL;
 	struct trace t = { 0 };
 	const char *record = NULL;
@@ -411,7 +420,7 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	char *end;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "i:r:l:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "i:r:l:c:t:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'i':
 			errno = 0;
@@ -424,6 +433,23 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			break;
 		case 'r':
 			record = optarg;
+			break;
+		case 'c':
+			if (!streq(optarg, "nfskeys") && !streq(optarg, "halve")) {
+				fprintf(stderr, "nfskeys: --controller '%s': nfskeys or halve\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			controller = optarg;
+			break;
+		case 't':
+			errno = 0;
+			target = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || target < 10 || target > 60000) {
+				fprintf(stderr, "nfskeys: --target '%s': milliseconds, 10..60000\n",
+					optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'l':
 			if (parse_limit(optarg, &ceiling) < 0)
@@ -454,8 +480,12 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		ceiling = r < 0 ? DEFAULT_CEILING : (uint64_t)c64;
 	}
 	r = nfskeys_wb_sampler_new(ctx, &s);
-	if (r < 0)
+	if (r >= 0)
+		r = nfskeys_wb_sampler_set_controller(s, controller, (uint64_t)target * 1000000ull);
+	if (r < 0) {
+		nfskeys_wb_sampler_free(s);
 		return tool_error("%s", strerror(-r));
+	}
 	v = calloc((size_t)(argc - optind), sizeof(*v));
 	if (!v)
 		goto out;
@@ -489,9 +519,10 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			goto out;
 		}
 		fprintf(t.f, "# nfskeys-wbtrace 1\n# mount %s bdi %s interval_ms %lu ceiling %" PRIu64
-			     "\n# T_US OP OPS BYTES RTT_US EXEC_US ERRORS; '# limit T_US BYTES': the bdi's limit set\n",
+			     " controller %s target_ms %lu\n# T_US OP OPS BYTES RTT_US EXEC_US ERRORS; '# limit T_US BYTES': the bdi's limit set\n",
 			nfskeys_wb_mount_get_path(v[0].m), nfskeys_wb_mount_get_bdi(v[0].m), interval,
-			v[0].written);
+			v[0].written, controller,
+			target ? target : (unsigned long)500);
 		fflush(t.f);
 	}
 	sigaction(SIGTERM, &sa, NULL);

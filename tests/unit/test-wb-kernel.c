@@ -404,6 +404,7 @@ static void sampler(void **state)
 	tree("nfs4", 87040, 1);
 	ctx = run_ctx();
 	assert_int_equal(nfskeys_wb_sampler_new(ctx, &s), 0);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "halve", 0), 0);
 	assert_int_equal(wbk_sampler_add_path(s, "/mnt/s", 64 * MiB), 0);
 	assert_int_equal(wbk_sampler_add_path(s, "/mnt/s", MiB - 1), -ERANGE);
 	stats_file(100, 100 * MiB, 200, 3);
@@ -458,6 +459,107 @@ static void sampler(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* The nfskeys controller's mapping: bandwidth x target, clamped to [max(ceiling / 16,
+ * 1 MiB), ceiling], the ceiling while there is no estimate. */
+static void limit_mapping(void **state)
+{
+	(void)state;
+	assert_int_equal(wbk_limit_from_bandwidth(0, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(-1, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(0.0 / 0.0, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(10.0 * MiB, 0, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.5, 64 * MiB), 10 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.25, 64 * MiB), 5 * MiB);
+	/* above the ceiling: the ceiling; far above (no overflow): the ceiling */
+	assert_int_equal(wbk_limit_from_bandwidth(200.0 * MiB, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(1e300, 60, 64 * MiB), 64 * MiB);
+	/* below the floor: ceiling / 16, and never under 1 MiB */
+	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 64 * MiB), 4 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 8 * MiB), MiB);
+}
+
+static void controller_names(void **state)
+{
+	struct nfskeys_ctx *ctx = run_ctx();
+	struct nfskeys_wb_sampler *s = NULL;
+
+	(void)state;
+	assert_int_equal(nfskeys_wb_sampler_new(ctx, &s), 0);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "nfskeys", 0), 0);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "halve", 0), 0);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "kara2011", 0), -EINVAL);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "nfskeys", 1000), -ERANGE);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "nfskeys", 61000000000ull), -ERANGE);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(NULL, "nfskeys", 0), -EINVAL);
+	nfskeys_wb_sampler_free(s);
+	nfskeys_ctx_unref(ctx);
+}
+
+static uint64_t fake_now(void *u)
+{
+	return *(uint64_t *)u;
+}
+
+/* The default controller: the sampler's WRITE deltas go through nfskeys_wb_complete()
+ * into an nfskeys device, whose smoothed bandwidth estimate, times the target, is the
+ * limit: 100 MiB/s x 0.4 s = 40 MiB; then 20 MiB/s: it follows down to 8 MiB; ticks
+ * with no completion (a stalled server) hold it. */
+static void sampler_nfskeys(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_wb_sampler *s = NULL;
+	struct nfskeys_wb_dev *dev = NULL;
+	uint64_t t = 1000000000ull, ops = 100, bytes = 100 * MiB, lim;
+	struct nfskeys_wb_clock clock = { .now = fake_now, .userdata = &t };
+
+	(void)state;
+	tree("nfs4", 87040, 1);
+	ctx = run_ctx();
+	assert_int_equal(nfskeys_wb_dev_new("s", NFSKEYS_WB_NFSKEYS, 64 * MiB,
+					    NFSKEYS_WB_UNSTABLE, &clock, &dev), 0);
+	assert_int_equal(nfskeys_wb_sampler_new(ctx, &s), 0);
+	assert_int_equal(nfskeys_wb_sampler_set_controller(s, "nfskeys", 400000000ull), 0);
+	assert_int_equal(wbk_sampler_add_path_dev(s, "/mnt/s", dev, 64 * MiB), 0);
+	stats_file(ops, bytes, 200, 3);
+	assert_int_equal(nfskeys_wb_sampler_tick(s, t, NULL, NULL), 0);
+	/* no estimate yet: the ceiling */
+	assert_int_equal(nfskeys_wb_sampler_get_limit(s, NULL), 64 * MiB);
+	/* 10 MiB per 100 ms */
+	for (unsigned i = 0; i < 30; i++) {
+		ops += 10, bytes += 10 * MiB, t += 100000000ull;
+		stats_file(ops, bytes, 200 + ops, 3);
+		nfskeys_wb_sampler_tick(s, t, NULL, NULL);
+	}
+	lim = nfskeys_wb_sampler_get_limit(s, NULL);
+	assert_true(lim >= 39 * MiB && lim <= 41 * MiB);
+	/* 2 MiB per 100 ms: the estimate follows down (EWMA, 0.4 s) */
+	for (unsigned i = 0; i < 40; i++) {
+		ops += 2, bytes += 2 * MiB, t += 100000000ull;
+		stats_file(ops, bytes, 200 + ops, 3);
+		nfskeys_wb_sampler_tick(s, t, NULL, NULL);
+		if (i == 2)
+			assert_true(nfskeys_wb_sampler_get_limit(s, NULL) < 35 * MiB);
+	}
+	lim = nfskeys_wb_sampler_get_limit(s, NULL);
+	assert_true(lim >= (uint64_t)(7.5 * MiB) && lim <= (uint64_t)(8.5 * MiB));
+	/* the server answers nothing for a second: the estimate (and the limit) is held */
+	for (unsigned i = 0; i < 10; i++) {
+		t += 100000000ull;
+		nfskeys_wb_sampler_tick(s, t, NULL, NULL);
+	}
+	assert_int_equal(nfskeys_wb_sampler_get_limit(s, NULL), lim);
+	/* far faster than the ceiling allows: the ceiling */
+	for (unsigned i = 0; i < 30; i++) {
+		ops += 100, bytes += 100 * MiB, t += 100000000ull;
+		stats_file(ops, bytes, 200 + ops, 3);
+		nfskeys_wb_sampler_tick(s, t, NULL, NULL);
+	}
+	assert_int_equal(nfskeys_wb_sampler_get_limit(s, NULL), 64 * MiB);
+	nfskeys_wb_sampler_free(s);
+	nfskeys_wb_dev_free(dev);
+	nfskeys_ctx_unref(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +571,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bdi_62_apply_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(bdi_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(sampler, setup, teardown),
+		cmocka_unit_test(limit_mapping),
+		cmocka_unit_test_setup_teardown(controller_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(sampler_nfskeys, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
