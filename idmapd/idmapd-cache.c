@@ -1,28 +1,37 @@
-/* nfskeys-idmapd's answer cache: FNV-1a hashed chains that double when full, an
- * intrusive LRU list, a size bound that never evicts busy entries.  Only idle entries
+/* nfskeys-idmapd's answer cache: a common/hashmap with a per-cache random hash seed (the
+ * keys are names local users send), an intrusive LRU list, a size bound that never evicts
+ * busy entries.  Only idle entries
  * are on the LRU list: a pinned (or busy) entry leaves it, so eviction takes the cold
  * end in O(1) and can never free an entry someone is still answering from. */
+#include "hashmap.h"
 #include "idmapd-cache.h"
 #include "macros.h"
 
 struct idmapd_cache {
-	struct idmapd_entry **buckets;
-	size_t nbuckets; /* power of two */
-	size_t count;
+	struct hashmap map; /* of struct idmapd_entry pointers; map.count is the count */
+	uint64_t seed;
 	size_t capacity;
 	uint64_t evictions;
-	struct idmapd_entry *lru_head, *lru_tail; /* head = most recently used */
+	struct lru_list lru; /* of idle entries; head = most recently used */
 };
 
-static uint64_t hash_key(uint32_t kind, const char *key)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ kind;
+struct lookup_key {
+	uint32_t kind;
+	const char *key;
+};
 
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+static uint64_t hash_key(const struct idmapd_cache *c, uint32_t kind, const char *key)
+{
+	return hashmap_hash(c->seed ^ ((uint64_t)kind * 0x9e3779b97f4a7c15ull), key, strlen(key));
+}
+
+static bool entry_eq(const void *ctx, uintptr_t val, const void *key)
+{
+	const struct idmapd_entry *e = (const struct idmapd_entry *)val;
+	const struct lookup_key *k = key;
+
+	(void)ctx;
+	return e->kind == k->kind && streq(e->key, k->key);
 }
 
 int idmapd_cache_new(size_t capacity, struct idmapd_cache **ret_cache)
@@ -31,12 +40,7 @@ int idmapd_cache_new(size_t capacity, struct idmapd_cache **ret_cache)
 
 	if (!c)
 		return -ENOMEM;
-	c->nbuckets = 1024;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
-	if (!c->buckets) {
-		free(c);
-		return -ENOMEM;
-	}
+	c->seed = hashmap_random_seed();
 	c->capacity = capacity ? capacity : 1;
 	*ret_cache = c;
 	return 0;
@@ -50,70 +54,48 @@ void idmapd_entry_free(struct idmapd_entry *e)
 	free(e);
 }
 
-static void lru_unlink(struct idmapd_cache *c, struct idmapd_entry *e)
+static void lru_out(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	if (!e->in_lru)
 		return;
 	e->in_lru = false;
-	if (e->lprev)
-		e->lprev->lnext = e->lnext;
-	else
-		c->lru_head = e->lnext;
-	if (e->lnext)
-		e->lnext->lprev = e->lprev;
-	else
-		c->lru_tail = e->lprev;
-	e->lprev = e->lnext = NULL;
+	lru_unlink(&c->lru, &e->lru);
 }
 
-static void lru_push(struct idmapd_cache *c, struct idmapd_entry *e)
+static void lru_in(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	e->in_lru = true;
-	e->lprev = NULL;
-	e->lnext = c->lru_head;
-	if (c->lru_head)
-		c->lru_head->lprev = e;
-	c->lru_head = e;
-	if (!c->lru_tail)
-		c->lru_tail = e;
+	lru_push_front(&c->lru, &e->lru);
 }
 
-static void hash_unlink(struct idmapd_cache *c, struct idmapd_entry *e)
+/* Off the LRU list, then freed or (busy, pinned) orphaned; the caller has taken it out
+ * of the table. */
+static void detach(struct idmapd_cache *c, struct idmapd_entry *e)
 {
-	struct idmapd_entry **pp = &c->buckets[e->hash & (c->nbuckets - 1)];
-
-	while (*pp && *pp != e)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = e->hnext;
-	e->hnext = NULL;
-}
-
-void idmapd_cache_drop(struct idmapd_cache *c, struct idmapd_entry *e)
-{
-	hash_unlink(c, e);
-	lru_unlink(c, e);
-	c->count--;
+	lru_out(c, e);
 	if (e->busy || e->pins)
 		e->orphan = true;
 	else
 		idmapd_entry_free(e);
 }
 
+void idmapd_cache_drop(struct idmapd_cache *c, struct idmapd_entry *e)
+{
+	hashmap_remove_val(&c->map, e->hash, (uintptr_t)e);
+	detach(c, e);
+}
+
 struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, const char *key)
 {
-	uint64_t h = hash_key(kind, key);
+	struct lookup_key k = { kind, key };
+	struct idmapd_entry *e = (struct idmapd_entry *)hashmap_find(&c->map, hash_key(c, kind, key),
+								     entry_eq, NULL, &k);
 
-	for (struct idmapd_entry *e = c->buckets[h & (c->nbuckets - 1)]; e; e = e->hnext) {
-		if (e->hash == h && e->kind == kind && streq(e->key, key)) {
-			if (c->lru_head != e && !e->busy && !e->pins) {
-				lru_unlink(c, e);
-				lru_push(c, e);
-			}
-			return e;
-		}
+	if (e && c->lru.head != &e->lru && !e->busy && !e->pins) {
+		lru_out(c, e);
+		lru_in(c, e);
 	}
-	return NULL;
+	return e;
 }
 
 /* Drop idle entries from the cold end until within capacity; keep is never dropped.
@@ -121,11 +103,11 @@ struct idmapd_entry *idmapd_cache_find(struct idmapd_cache *c, uint32_t kind, co
  * so each entry is looked at once per pin: O(1) amortized per add. */
 static void evict(struct idmapd_cache *c, const struct idmapd_entry *keep)
 {
-	while (c->count > c->capacity && c->lru_tail) {
-		struct idmapd_entry *e = c->lru_tail;
+	while (c->map.count > c->capacity && c->lru.tail) {
+		struct idmapd_entry *e = LRU_ENTRY(c->lru.tail, struct idmapd_entry, lru);
 
 		if (e->busy || e->pins) {
-			lru_unlink(c, e);
+			lru_out(c, e);
 			continue;
 		}
 		if (e == keep)
@@ -138,7 +120,7 @@ static void evict(struct idmapd_cache *c, const struct idmapd_entry *keep)
 void idmapd_cache_pin(struct idmapd_cache *c, struct idmapd_entry *e)
 {
 	if (e->pins++ == 0 && !e->orphan)
-		lru_unlink(c, e);
+		lru_out(c, e);
 }
 
 bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e)
@@ -150,41 +132,16 @@ bool idmapd_cache_unpin(struct idmapd_cache *c, struct idmapd_entry *e)
 		return true;
 	}
 	if (!e->busy) {
-		lru_push(c, e);
+		lru_in(c, e);
 		evict(c, e);
 	}
 	return false;
-}
-
-static void grow(struct idmapd_cache *c)
-{
-	size_t n = c->nbuckets * 2;
-	struct idmapd_entry **nb = calloc(n, sizeof(*nb));
-
-	if (!nb)
-		return; /* longer chains, still correct */
-	for (size_t i = 0; i < c->nbuckets; i++) {
-		struct idmapd_entry *e = c->buckets[i];
-
-		while (e) {
-			struct idmapd_entry *next = e->hnext;
-			size_t b = e->hash & (n - 1);
-
-			e->hnext = nb[b];
-			nb[b] = e;
-			e = next;
-		}
-	}
-	free(c->buckets);
-	c->buckets = nb;
-	c->nbuckets = n;
 }
 
 int idmapd_cache_add(struct idmapd_cache *c, uint32_t kind, const char *key,
 		     struct idmapd_entry **ret_entry)
 {
 	struct idmapd_entry *e = calloc(1, sizeof(*e));
-	size_t b;
 
 	if (!e)
 		return -ENOMEM;
@@ -194,14 +151,12 @@ int idmapd_cache_add(struct idmapd_cache *c, uint32_t kind, const char *key,
 		return -ENOMEM;
 	}
 	e->kind = kind;
-	e->hash = hash_key(kind, key);
-	if (c->count >= c->nbuckets)
-		grow(c);
-	b = e->hash & (c->nbuckets - 1);
-	e->hnext = c->buckets[b];
-	c->buckets[b] = e;
-	lru_push(c, e);
-	c->count++;
+	e->hash = hash_key(c, kind, key);
+	if (hashmap_put(&c->map, e->hash, (uintptr_t)e) < 0) {
+		idmapd_entry_free(e);
+		return -ENOMEM;
+	}
+	lru_in(c, e);
 	evict(c, e);
 	*ret_entry = e;
 	return 0;
@@ -209,15 +164,13 @@ int idmapd_cache_add(struct idmapd_cache *c, uint32_t kind, const char *key,
 
 size_t idmapd_cache_flush(struct idmapd_cache *c)
 {
-	size_t n = 0;
+	size_t n = c->map.count, it = 0;
+	uintptr_t v;
 
-	/* through the table: pinned entries are not on the LRU list */
-	for (size_t b = 0; b < c->nbuckets; b++) {
-		while (c->buckets[b]) {
-			idmapd_cache_drop(c, c->buckets[b]);
-			n++;
-		}
-	}
+	/* through the table (pinned entries are not on the LRU list), emptied after */
+	while (hashmap_next(&c->map, &it, &v))
+		detach(c, (struct idmapd_entry *)v);
+	hashmap_clear(&c->map);
 	return n;
 }
 
@@ -226,7 +179,7 @@ struct idmapd_cache *idmapd_cache_free(struct idmapd_cache *c)
 	if (!c)
 		return NULL;
 	idmapd_cache_flush(c);
-	free(c->buckets);
+	hashmap_free(&c->map);
 	free(c);
 	return NULL;
 }
@@ -239,7 +192,7 @@ void idmapd_cache_set_capacity(struct idmapd_cache *c, size_t capacity)
 
 size_t idmapd_cache_count(const struct idmapd_cache *c)
 {
-	return c->count;
+	return c->map.count;
 }
 
 size_t idmapd_cache_capacity(const struct idmapd_cache *c)

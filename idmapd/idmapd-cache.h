@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lru.h"
 #include "nfskeys.h"
 
 struct idmapd_waiter;
@@ -40,7 +41,7 @@ struct idmapd_entry {
 
 	/* private */
 	uint64_t hash;
-	struct idmapd_entry *hnext, *lprev, *lnext;
+	struct lru_link lru;
 	bool in_lru;
 };
 

@@ -378,42 +378,68 @@ static int emit_set(struct attr_index *ix, uint32_t es, const struct aent *inh,
 	return attr_policy_copy(policy, img);
 }
 
+/* A walk down the trie along a path: the deepest node reached so far (cur), the rest of
+ * the path (p), the hash state of the components taken (hs), and whether every component
+ * so far matched a stored directory (full). */
+struct trie_walk {
+	const char *p;
+	uint64_t hs;
+	uint32_t cur;
+	bool full;
+};
+
+static inline struct trie_walk trie_walk_start(uint32_t root, const char *path)
+{
+	return (struct trie_walk){ .p = path, .hs = hroot(root), .cur = root, .full = true };
+}
+
+/* One step: down to the child whose edge matches the next component(s) of the path
+ * (true), or false when the path ends there (full kept) or leaves the trie (full
+ * cleared); cur is then the deepest stored directory on the path.  The one trie-step
+ * of every walk in this file: keep it inline, it is the hot loop of the lookups. */
+static inline __attribute__((always_inline)) bool trie_step(const struct attr_index *ix,
+							    struct trie_walk *tw)
+{
+	const char *p = tw->p;
+	uint64_t w, nh;
+	uint32_t next;
+	size_t n;
+
+	while (*p == '/')
+		p++;
+	tw->p = p;
+	if (!*p)
+		return false;
+	if (!(ix->nodes[tw->cur].flags & N_HASCHILD))
+		goto leave;
+	nh = comp_scan(tw->hs, p, &n, &w);
+	next = child_find(ix, tw->cur, p, n, hkey(nh), w);
+	if (!next || !edge_matches(ix, &ix->nodes[next], p, n))
+		goto leave;
+	tw->cur = next;
+	tw->hs = ix->nodes[next].namelen > n ?
+			 hadvance(nh, p + n + 1, ix->nodes[next].namelen - n - 1u) : nh;
+	tw->p = p + ix->nodes[next].namelen;
+	return true;
+leave:
+	tw->full = false;
+	return false;
+}
+
 /* The effective policy without sources, walking the trie: the set of the deepest stored
  * directory on the path, with inherit when that is the queried directory itself. */
 static int resolve_walk(struct attr_index *ix, uint32_t root, const char *path,
 			struct nfskeys_attr_policy *policy)
 {
-	uint64_t hs = hroot(root), w, nh;
-	uint32_t cur = root, next;
-	const char *p = path;
-	bool full = true;
+	struct trie_walk tw = trie_walk_start(root, path);
 	int64_t es;
-	size_t n;
 
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		if (!(ix->nodes[cur].flags & N_HASCHILD)) {
-			full = false;
-			break;
-		}
-		nh = comp_scan(hs, p, &n, &w);
-		next = child_find(ix, cur, p, n, hkey(nh), w);
-		if (!next || !edge_matches(ix, &ix->nodes[next], p, n)) {
-			full = false;
-			break;
-		}
-		cur = next;
-		hs = ix->nodes[cur].namelen > n ?
-			     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
-		p += ix->nodes[cur].namelen;
-	}
-	es = aix_eff_get(ix, cur);
+	while (trie_step(ix, &tw))
+		;
+	es = aix_eff_get(ix, tw.cur);
 	if (es < 0)
 		return (int)es;
-	return emit_set(ix, (uint32_t)es, full ? aix_own_inherit(ix, cur) : NULL, policy);
+	return emit_set(ix, (uint32_t)es, tw.full ? aix_own_inherit(ix, tw.cur) : NULL, policy);
 }
 
 #define FP_DEPTH 48
@@ -493,12 +519,8 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 		       unsigned flags, struct nfskeys_attr_policy *policy)
 {
 	struct resolved rs;
-	const char *p = path;
-	uint32_t cur, last = 0;
+	struct trie_walk tw;
 	int64_t root;
-	size_t n;
-	bool full = true;
-	uint64_t hs;
 
 	if (!ix || !domain || !path || !policy)
 		return -EINVAL;
@@ -518,38 +540,14 @@ int attr_index_resolve(struct attr_index *ix, const char *domain, const char *pa
 			return resolve_fp(ix, (uint32_t)root, path, policy);
 		return resolve_walk(ix, (uint32_t)root, path, policy);
 	}
-	cur = (uint32_t)root;
-	hs = hroot(cur);
-	if (ix->nodes[cur].attrs)
-		apply(ix, cur, &rs);
-	last = cur;
-	for (;;) {
-		uint64_t w, nh;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		if (!(ix->nodes[cur].flags & N_HASCHILD)) {
-			full = false;
-			break;
-		}
-		nh = comp_scan(hs, p, &n, &w);
-		cur = child_find(ix, cur, p, n, hkey(nh), w);
-		if (!cur || !edge_matches(ix, &ix->nodes[cur], p, n)) {
-			full = false;
-			break;
-		}
-		hs = ix->nodes[cur].namelen > n ?
-			     hadvance(nh, p + n + 1, ix->nodes[cur].namelen - n - 1u) : nh;
-		p += ix->nodes[cur].namelen;
-		if (ix->nodes[cur].attrs)
-			apply(ix, cur, &rs);
-		last = cur;
-	}
+	tw = trie_walk_start((uint32_t)root, path);
+	do {
+		if (ix->nodes[tw.cur].attrs)
+			apply(ix, tw.cur, &rs);
+	} while (trie_step(ix, &tw));
 	/* inherit describes the directory that sets it; it is not inherited. */
 	if ((rs.tmask & (1u << NFSKEYS_ATTR_INHERIT)) &&
-	    (!full || rs.tsrc[NFSKEYS_ATTR_INHERIT] != last))
+	    (!tw.full || rs.tsrc[NFSKEYS_ATTR_INHERIT] != tw.cur))
 		rs.tmask &= ~(1u << NFSKEYS_ATTR_INHERIT);
 	return emit(ix, &rs, flags, policy);
 }

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "hashmap.h"
 #include "ini.h"
 #include "units.h"
 #include "ctx-private.h"
@@ -19,14 +20,12 @@ struct conf_entry {
 };
 
 /* entries[] keeps the order in which each (section, key) first appeared, which is the
- * order nfskeys_conf_foreach() reports; slots[] is an open-addressing index into it
- * (entry i + 1, 0 = free, linear probing, at most half full) so that parsing a section of
- * n lines costs O(n), not O(n^2). */
+ * order nfskeys_conf_foreach() reports; index (common/hashmap) maps conf_hash() to entry
+ * i + 1 so that parsing a section of n lines costs O(n), not O(n^2). */
 struct conf {
 	struct conf_entry *entries;
 	size_t n, cap;
-	size_t *slots;
-	size_t mask; /* slots has mask + 1 elements, a power of two; 0 while slots is NULL */
+	struct hashmap index;
 	/* The load's warnings (unknown sections and keys) the log priority then in force
 	 * dropped, for nfskeys_conf_log_warnings() once the caller has set its own. */
 	char *warnings;
@@ -65,28 +64,32 @@ static bool ascii_only(const char *s)
 	return true;
 }
 
-/* The entry for (section, key), or NULL; *ret_slot (if given) is where it is in slots[],
- * or the free slot where it would go. */
-static struct conf_entry *conf_lookup(const struct conf *conf, const char *section, const char *key,
-				      uint64_t hash, size_t *ret_slot)
+struct conf_name {
+	const char *section, *key;
+};
+
+static bool conf_eq(const void *ctx, uintptr_t id, const void *key)
 {
-	size_t i = hash & conf->mask;
+	const struct conf_entry *e = &((const struct conf *)ctx)->entries[id - 1];
+	const struct conf_name *name = key;
 
-	for (; conf->slots[i]; i = (i + 1) & conf->mask) {
-		struct conf_entry *e = &conf->entries[conf->slots[i] - 1];
+	return strcaseeq(e->section, name->section) && strcaseeq(e->key, name->key);
+}
 
-		if (e->hash == hash && strcaseeq(e->section, section) && strcaseeq(e->key, key))
-			break;
-	}
-	if (ret_slot)
-		*ret_slot = i;
-	return conf->slots[i] ? &conf->entries[conf->slots[i] - 1] : NULL;
+/* The entry for (section, key), or NULL. */
+static struct conf_entry *conf_lookup(const struct conf *conf, const char *section, const char *key,
+				      uint64_t hash)
+{
+	struct conf_name name = { section, key };
+	uintptr_t id = hashmap_find(&conf->index, hash, conf_eq, conf, &name);
+
+	return id ? &conf->entries[id - 1] : NULL;
 }
 
 static struct conf_entry *conf_find(const struct conf *conf, const char *section,
 				    const char *key)
 {
-	if (!conf || !conf->slots)
+	if (!conf)
 		return NULL;
 	/* A name with a non-ASCII byte can only match a stored (ASCII) one through the
 	 * locale's strcasecmp() (Turkish dotless i), which the hash does not model: scan. */
@@ -97,10 +100,10 @@ static struct conf_entry *conf_find(const struct conf *conf, const char *section
 				return &conf->entries[i];
 		return NULL;
 	}
-	return conf_lookup(conf, section, key, conf_hash(section, key), NULL);
+	return conf_lookup(conf, section, key, conf_hash(section, key));
 }
 
-/* Make room for one more entry: entries[] doubles when full, slots[] when half full. */
+/* Make room for one more entry: entries[] doubles when full, the index as it needs. */
 static int conf_reserve(struct conf *conf)
 {
 	if (conf->n == conf->cap) {
@@ -112,24 +115,7 @@ static int conf_reserve(struct conf *conf)
 		conf->entries = n;
 		conf->cap = cap;
 	}
-	if ((conf->n + 1) * 2 > conf->mask + 1) {
-		size_t mask = conf->slots ? conf->mask * 2 + 1 : 63;
-		size_t *slots = calloc(mask + 1, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t id = 1; id <= conf->n; id++) {
-			size_t i = conf->entries[id - 1].hash & mask;
-
-			while (slots[i])
-				i = (i + 1) & mask;
-			slots[i] = id;
-		}
-		free(conf->slots);
-		conf->slots = slots;
-		conf->mask = mask;
-	}
-	return 0;
+	return hashmap_reserve(&conf->index, 1);
 }
 
 /* Set (section, key) to value: a key seen before keeps its place and takes the new value
@@ -138,7 +124,6 @@ static int conf_set(struct conf *conf, const char *section, const char *key, con
 {
 	uint64_t hash = conf_hash(section, key);
 	struct conf_entry *e;
-	size_t slot;
 	char *v;
 	int r;
 
@@ -148,7 +133,7 @@ static int conf_set(struct conf *conf, const char *section, const char *key, con
 	v = strdup(value);
 	if (!v)
 		return -ENOMEM;
-	e = conf_lookup(conf, section, key, hash, &slot);
+	e = conf_lookup(conf, section, key, hash);
 	if (e) {
 		free(e->value);
 		e->value = v;
@@ -165,8 +150,7 @@ static int conf_set(struct conf *conf, const char *section, const char *key, con
 		free(v);
 		return -ENOMEM;
 	}
-	conf->slots[slot] = ++conf->n;
-	return 0;
+	return hashmap_put(&conf->index, hash, ++conf->n); /* reserved: cannot fail */
 }
 
 /* A warning about the file: logged, and kept when the priority in force drops it. */
@@ -367,7 +351,7 @@ struct conf *conf_free(struct conf *conf)
 		free(conf->entries[i].value);
 	}
 	free(conf->entries);
-	free(conf->slots);
+	hashmap_free(&conf->index);
 	free(conf->warnings);
 	free(conf);
 	return NULL;

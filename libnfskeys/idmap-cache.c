@@ -1,15 +1,16 @@
-/* The in-process answer cache of the ID-mapping engine: a chained hash table with a
- * second-chance (CLOCK) approximation of LRU, a fixed capacity and per-entry expiry on a
+/* The in-process answer cache of the ID-mapping engine: a common/hashmap (seeded at
+ * random per cache) with a second-chance (CLOCK) approximation of LRU, a fixed capacity and per-entry expiry on a
  * coarse monotonic clock.  A hit costs a hash, a compare, a copy and a short spinlock. */
 #include <sched.h>
 #include <time.h>
 
+#include "hashmap.h"
 #include "idmap-private.h"
+#include "lru.h"
 
 struct entry {
-	struct entry *hnext;
-	struct entry *prev, *next; /* LRU: head is most recent */
-	uint32_t hash;
+	struct lru_link lru; /* head is most recent */
+	uint64_t hash;
 	uint32_t kind;
 	uint32_t klen;
 	int32_t error; /* < 0: negative entry */
@@ -26,10 +27,10 @@ struct entry {
 
 struct idmap_cache {
 	int locked; /* spinlock: the critical sections are a few dozen instructions */
-	struct entry **buckets;
-	size_t nbuckets; /* power of two */
+	struct hashmap map; /* of struct entry pointers */
+	uint64_t seed;
 	unsigned capacity, count;
-	struct entry *head, *tail;
+	struct lru_list lru;
 	struct nfskeys_idmap_cache_stats stats;
 };
 
@@ -58,28 +59,34 @@ static int64_t now_sec(void)
 	return ts.tv_sec;
 }
 
-/* A word-at-a-time multiplicative hash: keys are short (names, SIDs, numbers) and a hit
- * should cost little more than one pass over the key. */
-static uint32_t key_hash(unsigned kind, const char *key, size_t len)
+struct lookup_key {
+	unsigned kind;
+	const char *key;
+	size_t klen;
+};
+
+/* A word-at-a-time hash: keys are short (names, SIDs, numbers) and a hit should cost
+ * little more than one pass over the key. */
+static uint64_t key_hash(const struct idmap_cache *c, unsigned kind, const char *key, size_t len)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)kind << 32) ^ len;
-	size_t i = 0;
+	return hashmap_hash(c->seed ^ ((uint64_t)kind << 32), key, len);
+}
 
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
+static bool entry_eq(const void *ctx, uintptr_t val, const void *key)
+{
+	const struct entry *e = (const struct entry *)val;
+	const struct lookup_key *k = key;
 
-		memcpy(&w, key + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	if (i < len) {
-		uint64_t w = 0;
+	(void)ctx;
+	return e->kind == k->kind && e->klen == k->klen && memcmp(e->key, k->key, k->klen) == 0;
+}
 
-		memcpy(&w, key + i, len - i);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
-	h ^= h >> 29;
-	return (uint32_t)h;
+static struct entry *find_entry(const struct idmap_cache *c, uint64_t hash, unsigned kind,
+				const char *key, size_t klen)
+{
+	struct lookup_key k = { kind, key, klen };
+
+	return (struct entry *)hashmap_find(&c->map, hash, entry_eq, NULL, &k);
 }
 
 static bool kind_needs_full(unsigned kind)
@@ -122,81 +129,26 @@ static void answer_copy(struct nfskeys_idmap_answer *dst, const struct entry *e)
 struct idmap_cache *idmap_cache_new(unsigned capacity)
 {
 	struct idmap_cache *c;
-	size_t n = 16;
 
 	if (capacity == 0)
 		capacity = 1;
-	while (n < capacity)
-		n <<= 1;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->buckets = calloc(n, sizeof(*c->buckets));
-	if (!c->buckets) {
-		free(c);
-		return NULL;
-	}
-	c->nbuckets = n;
+	c->seed = hashmap_random_seed();
 	c->capacity = capacity;
 	c->stats.capacity = capacity;
 	return c;
 }
 
-static void lru_unlink(struct idmap_cache *c, struct entry *e)
+/* Take e out of the table and the LRU list and free it. */
+static void remove_entry(struct idmap_cache *c, struct entry *e)
 {
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push_front(struct idmap_cache *c, struct entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head)
-		c->head->prev = e;
-	c->head = e;
-	if (!c->tail)
-		c->tail = e;
-}
-
-static struct entry **find_slot(struct idmap_cache *c, uint32_t hash, unsigned kind,
-				const char *key, size_t klen)
-{
-	struct entry **pp = &c->buckets[hash & (c->nbuckets - 1)];
-
-	for (; *pp; pp = &(*pp)->hnext)
-		if ((*pp)->hash == hash && (*pp)->kind == kind && (*pp)->klen == klen &&
-		    memcmp((*pp)->key, key, klen) == 0)
-			return pp;
-	return pp;
-}
-
-/* Unlink *pp from its bucket and the LRU list and free it. */
-static void remove_at(struct idmap_cache *c, struct entry **pp)
-{
-	struct entry *e = *pp;
-
-	*pp = e->hnext;
-	lru_unlink(c, e);
+	hashmap_remove_val(&c->map, e->hash, (uintptr_t)e);
+	lru_unlink(&c->lru, &e->lru);
 	c->count--;
 	free(e->full);
 	free(e);
-}
-
-static void remove_entry(struct idmap_cache *c, struct entry *e)
-{
-	struct entry **pp = &c->buckets[e->hash & (c->nbuckets - 1)];
-
-	while (*pp != e)
-		pp = &(*pp)->hnext;
-	remove_at(c, pp);
 }
 
 /* Evict the oldest entry not used (inserted or hit) since it last reached the tail: a used
@@ -204,35 +156,35 @@ static void remove_entry(struct idmap_cache *c, struct entry *e)
  * approximation of LRU).  Ends after at most count moves, since every move clears a flag. */
 static void evict_one(struct idmap_cache *c)
 {
-	while (c->tail->referenced && c->tail != c->head) {
-		struct entry *e = c->tail;
+	struct entry *e = LRU_ENTRY(c->lru.tail, struct entry, lru);
 
+	while (e->referenced && c->lru.tail != c->lru.head) {
 		e->referenced = 0;
-		lru_unlink(c, e);
-		lru_push_front(c, e);
+		lru_unlink(&c->lru, &e->lru);
+		lru_push_front(&c->lru, &e->lru);
+		e = LRU_ENTRY(c->lru.tail, struct entry, lru);
 	}
 	c->stats.evictions++;
-	remove_entry(c, c->tail);
+	remove_entry(c, e);
 }
 
 int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
 		    struct nfskeys_idmap_answer *ret)
 {
 	size_t klen = strlen(key);
-	uint32_t h = key_hash(kind, key, klen);
-	struct entry **pp, *e;
+	uint64_t h = key_hash(c, kind, key, klen);
+	struct entry *e;
 	int64_t now = now_sec();
 	int r = 0;
 
 	cache_lock(c);
-	pp = find_slot(c, h, kind, key, klen);
-	e = *pp;
+	e = find_entry(c, h, kind, key, klen);
 	if (!e) {
 		c->stats.misses++;
 	} else if (e->expires <= now) {
 		c->stats.expired++;
 		c->stats.misses++;
-		remove_at(c, pp);
+		remove_entry(c, e);
 	} else {
 		e->referenced = 1; /* no list upkeep on a hit: see evict_one() */
 		if (e->error < 0) {
@@ -254,8 +206,8 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 		     const struct nfskeys_idmap_answer *a, int error, unsigned ttl)
 {
 	size_t klen = strlen(key);
-	uint32_t h = key_hash(kind, key, klen);
-	struct entry **pp, *e;
+	uint64_t h = key_hash(c, kind, key, klen);
+	struct entry *old, *e;
 
 	if (ttl == 0 || (!a && error >= 0))
 		return;
@@ -284,15 +236,18 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 	memcpy(e->key, key, klen + 1);
 
 	cache_lock(c);
-	pp = find_slot(c, h, kind, key, klen);
-	if (*pp)
-		remove_at(c, pp);
-	while (c->count >= c->capacity && c->tail)
+	old = find_entry(c, h, kind, key, klen);
+	if (old)
+		remove_entry(c, old);
+	while (c->count >= c->capacity && c->lru.tail)
 		evict_one(c);
-	pp = &c->buckets[h & (c->nbuckets - 1)];
-	e->hnext = *pp;
-	*pp = e;
-	lru_push_front(c, e);
+	if (hashmap_put(&c->map, h, (uintptr_t)e) < 0) {
+		cache_unlock(c);
+		free(e->full);
+		free(e);
+		return; /* a cache that cannot grow just misses */
+	}
+	lru_push_front(&c->lru, &e->lru);
 	c->count++;
 	c->stats.insertions++;
 	cache_unlock(c);
@@ -301,14 +256,14 @@ void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
 int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
 {
 	size_t klen = strlen(key);
-	uint32_t h = key_hash(kind, key, klen);
-	struct entry **pp;
+	uint64_t h = key_hash(c, kind, key, klen);
+	struct entry *e;
 	int r = -ENOENT;
 
 	cache_lock(c);
-	pp = find_slot(c, h, kind, key, klen);
-	if (*pp) {
-		remove_at(c, pp);
+	e = find_entry(c, h, kind, key, klen);
+	if (e) {
+		remove_entry(c, e);
 		r = 0;
 	}
 	cache_unlock(c);
@@ -318,8 +273,8 @@ int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key)
 void idmap_cache_clear(struct idmap_cache *c)
 {
 	cache_lock(c);
-	while (c->head)
-		remove_entry(c, c->head);
+	while (c->lru.head)
+		remove_entry(c, LRU_ENTRY(c->lru.head, struct entry, lru));
 	cache_unlock(c);
 }
 
@@ -336,7 +291,7 @@ struct idmap_cache *idmap_cache_free(struct idmap_cache *c)
 	if (!c)
 		return NULL;
 	idmap_cache_clear(c);
-	free(c->buckets);
+	hashmap_free(&c->map);
 	free(c);
 	return NULL;
 }

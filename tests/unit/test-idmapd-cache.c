@@ -131,6 +131,42 @@ static void test_pin(void **state)
 	idmapd_cache_free(c);
 }
 
+/* The hash is seeded at random per cache: a local user who knows the code still cannot
+ * pick names that all land in one probe run of the daemon's table.  And a drop in the
+ * middle of many entries leaves every other one findable (the table's backward shift). */
+static void test_seeded(void **state)
+{
+	struct idmapd_cache *c1, *c2;
+	struct idmapd_entry *a1, *a2;
+	char key[32];
+	int same = 0;
+
+	(void)state;
+	assert_int_equal(idmapd_cache_new(100000, &c1), 0);
+	assert_int_equal(idmapd_cache_new(100000, &c2), 0);
+	for (int i = 0; i < 64; i++) {
+		snprintf(key, sizeof(key), "user%d@example.org", i);
+		a1 = add(c1, 1, key);
+		a2 = add(c2, 1, key);
+		same += a1->hash == a2->hash;
+	}
+	assert_int_equal(same, 0);
+	for (int i = 0; i < 64; i += 2) {
+		snprintf(key, sizeof(key), "user%d@example.org", i);
+		idmapd_cache_drop(c1, idmapd_cache_find(c1, 1, key));
+	}
+	assert_int_equal(idmapd_cache_count(c1), 32);
+	for (int i = 0; i < 64; i++) {
+		snprintf(key, sizeof(key), "user%d@example.org", i);
+		if (i % 2)
+			assert_non_null(idmapd_cache_find(c1, 1, key));
+		else
+			assert_null(idmapd_cache_find(c1, 1, key));
+	}
+	idmapd_cache_free(c1);
+	idmapd_cache_free(c2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_busy),
 		cmocka_unit_test(test_pin),
+		cmocka_unit_test(test_seeded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
