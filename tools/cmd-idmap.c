@@ -817,5 +817,13 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		tool_error("idmap: unknown command '%s' (see 'nfskeys idmap --help')", argv[1]);
 		return EXIT_USAGE;
 	}
+	/* every subcommand's --help, those with their own parsers (stats, import-conf,
+	 * enable-upcalls) too */
+	for (int i = 2; i < argc && !streq(argv[i], "--"); i++) {
+		if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+			idmap_usage(stdout);
+			return EXIT_OK;
+		}
+	}
 	return sub->fn(&c, argc - 1, argv + 1);
 }
