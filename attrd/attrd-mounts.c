@@ -48,6 +48,7 @@ struct mentry {
 	char *error;
 	int64_t since;
 	bool wanted;
+	bool cifs;	/* a CIFS subtree: reported, not mounted (see ensure()) */
 };
 
 /* A table of entries and the context to log through: the loop's own, or a worker's copy. */
@@ -470,11 +471,25 @@ static int remount(struct mset *m, struct mentry *e, int at)
 
 static int remove_mounts(struct mset *m, struct mentry *e, const char *why);
 
+/* Why a CIFS subtree is not mounted: a new CIFS superblock needs credentials (a password,
+ * or a Kerberos ticket of the mount's owner) that the parent mount used and the kernel
+ * does not show in mountinfo, so the daemon cannot make one; the policy is reported, not
+ * dropped. */
+#define CIFS_NOT_APPLIED                                                                      \
+	"not applied: a CIFS sub-mount needs the credentials the parent mount was made with, " \
+	"which the kernel does not show; mount this subtree with nfskeys-mount (it adds the "  \
+	"policy's options)"
+
 static void ensure(struct mset *m, struct mentry *e)
 {
 	char msg[512] = "";
 	unsigned top = 0;
 	int fd, r;
+
+	if (e->cifs) {
+		set_state(m, e, MS_FAILED, CIFS_NOT_APPLIED);
+		return;
+	}
 
 	fd = open_target(m, e, &top, msg, sizeof(msg));
 	if (fd < 0) {
@@ -631,13 +646,14 @@ static int collect(void *userdata, const struct nfskeys_attr_id *id,
 static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 {
 	const char *fstype = mnt_fs_get_fstype(fs), *source = mnt_fs_get_source(fs);
-	const char *mp = mnt_fs_get_target(fs), *colon;
+	const char *mp = mnt_fs_get_target(fs), *colon = NULL;
 	struct nfskeys_attr_id *pid = NULL;
 	struct dirlist l = {};
 	_cleanup_free_ char *base = NULL;
+	bool cifs = fstype && (streq(fstype, "cifs") || streq(fstype, "smb3"));
 	size_t plen;
 
-	if (!source || !mp || !(colon = strstr(source, ":/")))
+	if (!source || !mp || (!cifs && !(colon = strstr(source, ":/"))))
 		return;
 	if (attr_id_from_mount(fstype, source, mnt_fs_get_root(fs), mnt_fs_get_devno(fs), mp, "",
 			       &pid) < 0)
@@ -670,8 +686,12 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 		up = options_at(m, fstype, dom, updir);
 		if (!mine || !up || streq(mine, up))
 			continue;
-		if (asprintf(&target, "%s%s%s", streq(mp, "/") ? "" : mp, "", dir + plen) < 0 ||
-		    asprintf(&src, "%.*s:%s", (int)(colon - source), source, dir) < 0)
+		if (asprintf(&target, "%s%s%s", streq(mp, "/") ? "" : mp, "", dir + plen) < 0)
+			break;
+		/* CIFS: the share's UNC name and the directory in it (domain cifs://HOST/SHARE) */
+		if (cifs ? asprintf(&src, "//%s%s", startswith(dom, "cifs://") ? dom + 7 : dom,
+				    dir) < 0 :
+			   asprintf(&src, "%.*s:%s", (int)(colon - source), source, dir) < 0)
 			break;
 		e = entry_find(m, target);
 		if (!e)
@@ -679,6 +699,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 		if (!e)
 			break;
 		e->wanted = true;
+		e->cifs = cifs;
 		if (!e->options || !streq(e->options, mine))
 			e->state = MS_PENDING;
 		set_str(&e->options, mine);
@@ -791,7 +812,7 @@ static int entries_copy(const struct mentry *v, size_t n, struct mentry **ret)
 
 		*d = (struct mentry){ .parent_id = e->parent_id, .mnt_attr = e->mnt_attr,
 				      .n_ids = e->n_ids, .state = e->state, .since = e->since,
-				      .wanted = e->wanted };
+				      .wanted = e->wanted, .cifs = e->cifs };
 		d->target = dup_or_null(e->target, &ok);
 		d->source = dup_or_null(e->source, &ok);
 		d->fstype = dup_or_null(e->fstype, &ok);
@@ -1005,7 +1026,9 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 		while (mnt_table_next_fs(tb, it, &fs) == 0) {
 			const char *t = mnt_fs_get_fstype(fs);
 
-			if (t && (streq(t, "nfs") || streq(t, "nfs4")) &&
+			/* CIFS too: its subtrees are listed (and said to be not applied) */
+			if (t && (streq(t, "nfs") || streq(t, "nfs4") || streq(t, "cifs") ||
+				  streq(t, "smb3")) &&
 			    !ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
 				want_for_parent(m, fs);
 		}
