@@ -563,6 +563,8 @@ int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	row = cli_sub_find(wb_subs, sub);
 	if (row)
 		return row->fn(ctx, argc - 1, argv + 1);
-	fprintf(stderr, "nfskeys: wb: unknown command '%s' (apply, restore, status, run)\n", sub);
+	fprintf(stderr, "nfskeys: wb: unknown command '%s' (", sub);
+	cli_sub_names(stderr, wb_subs, 0, 0); /* the table's, as the help's list */
+	fputs(")\n", stderr);
 	return EXIT_USAGE;
 }
