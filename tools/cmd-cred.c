@@ -113,9 +113,12 @@ static bool parse_uint(const char *s, unsigned *ret)
 	return true;
 }
 
-/* A parsed command line: nfskeys FS VERB [OPTIONS] [OPERANDS]. */
+/* A parsed command line: nfskeys FS VERB [OPTIONS] [OPERANDS]; the state the table's
+ * handlers get. */
 struct cred_args {
-	const char *verb;
+	struct nfskeys_ctx *ctx;
+	const struct cli_sub *sub; /* the verb's row */
+	const char *verb;	   /* its name (an alias turned into it) */
 	struct nfskeys_cred_params p;
 	const char *domain;
 	const char *print; /* non-NULL: given */
@@ -136,6 +139,8 @@ struct cred_syntax {
 		size_t offset;
 	} args[3];
 	void (*usage)(FILE *f);
+	const char *fs;
+	const struct cli_sub *subs;
 };
 #define CRED_ARG(c, field) { c, offsetof(struct cred_args, field) }
 #define CRED_OPTS_MAX 8
@@ -163,7 +168,14 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 		syn->usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	a->verb = argv[1];
+	a->sub = cli_sub_find(syn->subs, argv[1]);
+	if (!a->sub) {
+		tool_error("unknown %s command '%s'", syn->fs, argv[1]);
+		syn->usage(stderr);
+		return EXIT_USAGE;
+	}
+	a->ctx = ctx;
+	a->verb = a->sub->name;
 	use_cred_log(ctx);
 	for (; n < CRED_OPTS_MAX && syn->longopts[n].name; n++)
 		longopts[n] = syn->longopts[n];
@@ -223,75 +235,73 @@ static int list_or_clear_all(struct nfskeys_ctx *ctx, const char *fs, const char
 
 /* ------------------------------------------------------------------- cifs */
 
+static int cifs_all(void *state, int argc, char *argv[]);
+static int cifs_one(void *state, int argc, char *argv[]);
+
+const struct cli_sub cifs_subs[] = {
+	{ "add", NULL, "HOST|--domain DOMAIN [-u USER] [-t SECS]",
+	  "keep a user name and password for HOST (or DOMAIN)", cifs_one },
+	{ "update", NULL, "HOST|--domain DOMAIN [-u USER]", "replace the password kept", cifs_one },
+	{ "clear", "remove", "HOST|--domain DOMAIN", "remove them", cifs_one },
+	{ "clearall", NULL, NULL, "remove every CIFS credential", cifs_all },
+	{ "list", NULL, NULL, "list them (never the passwords)", cifs_all },
+	{},
+};
+
 static void cifs_usage(FILE *f)
 {
-	fprintf(f, "Usage: nfskeys cifs add|update HOST|--domain DOMAIN [-u USER] [-t TIMEOUT]\n"
-		   "       nfskeys cifs clear|remove HOST|--domain DOMAIN\n"
-		   "       nfskeys cifs clearall|list\n"
+	fprintf(f, "Usage: nfskeys cifs COMMAND [OPTIONS]\n"
 		   "\n"
 		   "Keep CIFS/SMB user names and passwords for multiuser mounts in the\n"
 		   "session keyring, in the format cifscreds uses.  The password is read\n"
 		   "from the terminal without echo, or from standard input.\n"
 		   "\n"
+		   "Commands:\n");
+	cli_sub_usage(f, cifs_subs, 41);
+	fprintf(f, "\n"
 		   "  -d, --domain DOMAIN  credentials for a domain instead of a host\n"
 		   "  -u, --user USER      user name (default: the caller's login name)\n"
 		   "  -t, --timeout SECS   remove the keys after SECS seconds\n");
 	usage_common_options(f, 23, true);
 }
 
-int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+/* cifs list, cifs clearall */
+static int cifs_all(void *state, int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "domain", required_argument, NULL, 'd' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "username", required_argument, NULL, 'u' },
-		{ "timeout", required_argument, NULL, 't' },
-		{}
-	};
-	static const struct cred_syntax syn = {
-		"d:u:t:", opts, true, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage
-	};
-	struct cred_args a = {};
-	struct nfskeys_cred_params p;
-	struct nfskeys_secret *pw = NULL;
-	struct nfskeys_cred_info info;
-	const char *verb, *domain;
-	int r;
+	struct cred_args *a = state;
 
-	r = parse_cred_args(ctx, &syn, argc, argv, &a);
-	if (r >= 0)
-		return r;
-	verb = a.verb;
-	if (streq(verb, "remove"))
-		verb = "clear"; /* the word other tools use for it */
-	p = a.p;
-	domain = a.domain;
-	if (streq(verb, "list") || streq(verb, "clearall")) {
-		if (a.n_operands > 0 || domain || p.user || p.timeout) {
-			tool_error("cifs %s takes no host, domain, user or timeout", verb);
-			return EXIT_USAGE;
-		}
-		return list_or_clear_all(ctx, "cifs", verb, p.flags, "key",
-					 "no CIFS credentials to clear");
-	}
-	if (!streq(verb, "add") && !streq(verb, "update") && !streq(verb, "clear")) {
-		tool_error("unknown cifs command '%s'", verb);
-		cifs_usage(stderr);
+	if (a->n_operands > 0 || a->domain || a->p.user || a->p.timeout) {
+		tool_error("cifs %s takes no host, domain, user or timeout", a->verb);
 		return EXIT_USAGE;
 	}
+	return list_or_clear_all(a->ctx, "cifs", a->verb, a->p.flags, "key",
+				 "no CIFS credentials to clear");
+}
+
+/* cifs add, update, clear: one host or domain */
+static int cifs_one(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	struct nfskeys_ctx *ctx = a->ctx;
+	struct nfskeys_cred_params p = a->p;
+	struct nfskeys_secret *pw = NULL;
+	struct nfskeys_cred_info info;
+	const char *verb = a->verb, *domain = a->domain;
+	int r;
+
 	if (p.timeout && !streq(verb, "add")) {
 		tool_error("-t/--timeout is only for cifs add");
 		return EXIT_USAGE;
 	}
 	if (domain) {
-		if (a.n_operands > 0) {
+		if (a->n_operands > 0) {
 			tool_error("give either a host or --domain, not both");
 			return EXIT_USAGE;
 		}
 		p.target = domain;
 		p.flags |= NFSKEYS_CRED_DOMAIN;
-	} else if (a.n_operands == 1) {
-		p.target = a.operands[0];
+	} else if (a->n_operands == 1) {
+		p.target = a->operands[0];
 	} else {
 		tool_error("cifs %s needs one HOST or --domain DOMAIN", verb);
 		return EXIT_USAGE;
@@ -339,77 +349,94 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	return EXIT_OK;
 }
 
-/* ------------------------------------------------------------------- afs */
-
-static void afs_usage(FILE *f)
-{
-	fprintf(f, "Usage: nfskeys afs login [CELL] [-k REALM] [--print]\n"
-		   "       nfskeys afs list|clearall\n"
-		   "       nfskeys afs clear|logout CELL\n"
-		   "\n"
-		   "Turn the Kerberos ticket for afs/CELL@REALM from the default credential cache\n"
-		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
-		   "\n"
-		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
-		   "  -p, --print         write the token payload in hex instead of adding it\n");
-	usage_common_options(f, 22, true);
-}
-
-int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
-		{ "realm", required_argument, NULL, 'k' },
-		{ "print", no_argument, NULL, 'p' },
+		{ "domain", required_argument, NULL, 'd' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "username", required_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 't' },
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"k:p", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage
+		"d:u:t:", opts, true, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage,
+		"cifs", cifs_subs
 	};
 	struct cred_args a = {};
-	struct nfskeys_cred_params p;
-	struct nfskeys_cred_info info;
-	bool print;
-	const char *verb;
 	int r;
 
 	r = parse_cred_args(ctx, &syn, argc, argv, &a);
 	if (r >= 0)
 		return r;
-	verb = a.verb;
-	if (streq(verb, "logout"))
-		verb = "clear"; /* the pair of login, as for nfs */
-	p = a.p;
-	print = a.print != NULL;
-	if (a.n_operands > 1) {
-		tool_error("afs %s takes at most one cell", verb);
+	return a.sub->fn(&a, 0, NULL);
+}
+
+/* ------------------------------------------------------------------- afs */
+
+static int afs_login(void *state, int argc, char *argv[]);
+static int afs_all(void *state, int argc, char *argv[]);
+static int afs_clear(void *state, int argc, char *argv[]);
+
+const struct cli_sub afs_subs[] = {
+	{ "login", NULL, "[CELL] [-k REALM] [--print]",
+	  "an rxrpc token for CELL from the Kerberos ticket", afs_login },
+	{ "list", NULL, NULL, "list the AFS tokens", afs_all },
+	{ "clear", "logout", "CELL", "remove the token for CELL", afs_clear },
+	{ "clearall", NULL, NULL, "remove every AFS token", afs_all },
+	{},
+};
+
+static void afs_usage(FILE *f)
+{
+	fprintf(f, "Usage: nfskeys afs COMMAND [OPTIONS]\n"
+		   "\n"
+		   "Turn the Kerberos ticket for afs/CELL@REALM from the default credential cache\n"
+		   "into an rxrpc token (key afs@CELL) for the kernel AFS client.\n"
+		   "\n"
+		   "Commands:\n");
+	cli_sub_usage(f, afs_subs, 36);
+	fprintf(f, "\n"
+		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
+		   "  -p, --print         write the token payload in hex instead of adding it\n");
+	usage_common_options(f, 22, true);
+}
+
+/* afs list, afs clearall */
+static int afs_all(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+
+	if (a->p.target || a->print || a->p.realm) {
+		tool_error("afs %s takes no arguments", a->verb);
 		return EXIT_USAGE;
 	}
-	p.target = a.n_operands ? a.operands[0] : NULL;
+	return list_or_clear_all(a->ctx, "afs", a->verb, a->p.flags, "token", NULL);
+}
 
-	if (streq(verb, "list") || streq(verb, "clearall")) {
-		if (p.target || print || p.realm) {
-			tool_error("afs %s takes no arguments", verb);
-			return EXIT_USAGE;
-		}
-		return list_or_clear_all(ctx, "afs", verb, p.flags, "token", NULL);
-	}
-	if (streq(verb, "clear")) {
-		if (!p.target) {
-			tool_error("afs clear needs a CELL");
-			return EXIT_USAGE;
-		}
-		r = nfskeys_cred_clear(ctx, "afs", &p);
-		if (r < 0)
-			return lib_error("afs clear", p.target, r);
-		return EXIT_OK;
-	}
-	if (!streq(verb, "login")) {
-		tool_error("unknown afs command '%s'", verb);
-		afs_usage(stderr);
+static int afs_clear(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	int r;
+
+	if (!a->p.target) {
+		tool_error("afs clear needs a CELL");
 		return EXIT_USAGE;
 	}
+	r = nfskeys_cred_clear(a->ctx, "afs", &a->p);
+	if (r < 0)
+		return lib_error("afs clear", a->p.target, r);
+	return EXIT_OK;
+}
 
-	if (print) {
+static int afs_login(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	struct nfskeys_ctx *ctx = a->ctx;
+	struct nfskeys_cred_params p = a->p;
+	struct nfskeys_cred_info info;
+	int r;
+
+	if (a->print) {
 		struct nfskeys_secret *payload = NULL;
 		const unsigned char *b;
 
@@ -439,17 +466,58 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	return EXIT_OK;
 }
 
+int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "realm", required_argument, NULL, 'k' },
+		{ "print", no_argument, NULL, 'p' },
+		{}
+	};
+	static const struct cred_syntax syn = {
+		"k:p", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
+		"afs", afs_subs
+	};
+	struct cred_args a = {};
+	int r;
+
+	r = parse_cred_args(ctx, &syn, argc, argv, &a);
+	if (r >= 0)
+		return r;
+	if (a.n_operands > 1) {
+		tool_error("afs %s takes at most one cell", a.verb);
+		return EXIT_USAGE;
+	}
+	a.p.target = a.n_operands ? a.operands[0] : NULL;
+	return a.sub->fn(&a, 0, NULL);
+}
+
 /* ------------------------------------------------------------------- nfs */
+
+static int nfs_login(void *state, int argc, char *argv[]);
+static int nfs_status(void *state, int argc, char *argv[]);
+static int nfs_renew(void *state, int argc, char *argv[]);
+static int nfs_logout(void *state, int argc, char *argv[]);
+
+const struct cli_sub nfs_subs[] = {
+	{ "login", NULL, "[-p PRINCIPAL] [-k KEYTAB] [-c CCACHE]",
+	  "get a ticket (password, or a keytab)", nfs_login },
+	{ "status", NULL, "[-c CCACHE]", "the ticket held, its expiry and renewal", nfs_status },
+	{ "renew", NULL, "[-k KEYTAB] [-p PRINCIPAL] [-c CCACHE]",
+	  "renew the ticket (a new one with a keytab)", nfs_renew },
+	{ "logout", NULL, "[-c CCACHE]", "destroy the credential cache", nfs_logout },
+	{},
+};
 
 static void nfs_usage(FILE *f)
 {
-	fprintf(f, "Usage: nfskeys nfs login [-p PRINCIPAL] [-k KEYTAB] [-c CCACHE]\n"
-		   "       nfskeys nfs status|logout [-c CCACHE]\n"
-		   "       nfskeys nfs renew [-k KEYTAB] [-p PRINCIPAL] [-c CCACHE]\n"
+	fprintf(f, "Usage: nfskeys nfs COMMAND [OPTIONS]\n"
 		   "\n"
 		   "Keep Kerberos credentials for NFS (rpc.gssd) in KEYRING:persistent:<uid>.\n"
 		   "The password is read from the terminal without echo, or standard input.\n"
 		   "\n"
+		   "Commands:\n");
+	cli_sub_usage(f, nfs_subs, 48);
+	fprintf(f, "\n"
 		   "  -p, --principal NAME  client principal (default: your user name)\n"
 		   "  -k, --keytab FILE     get the ticket with this keytab instead of a password\n"
 		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n");
@@ -480,6 +548,90 @@ static void print_nfs_status(const struct nfskeys_cred_info *info)
 	       info->description, exp, info->renew_until ? ren : "no");
 }
 
+static int nfs_login(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	struct nfskeys_cred_params p = a->p;
+	struct nfskeys_secret *pw = NULL;
+	struct nfskeys_cred_info info;
+	int r;
+
+	if (!p.keytab) {
+		if (read_password("Password: ", &pw) < 0)
+			return EXIT_FAIL;
+		p.password = pw;
+	}
+	r = nfskeys_cred_add(a->ctx, "nfs", &p);
+	nfskeys_secret_free(pw);
+	if (r < 0)
+		return lib_error("nfs login", NULL, r);
+	if (nfskeys_cred_find(a->ctx, "nfs", &p, &info) == 0) {
+		print_nfs_status(&info);
+		if (!p.keytab)
+			warn_short_ticket(&info);
+	}
+	return EXIT_OK;
+}
+
+static int nfs_status(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	struct nfskeys_cred_info info;
+	int r;
+
+	r = nfskeys_cred_find(a->ctx, "nfs", &a->p, &info);
+	if (r == -ENOKEY && !logged_error)
+		return tool_error("no NFS credentials (run 'nfskeys nfs login')");
+	if (r < 0)
+		return lib_error("nfs status", NULL, r);
+	print_nfs_status(&info);
+	if (info.expiry > 0 && info.expiry <= (int64_t)time(NULL))
+		return tool_error("the credentials have expired");
+	return EXIT_OK;
+}
+
+static int nfs_renew(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	struct nfskeys_cred_params *p = &a->p;
+	struct nfskeys_cred_info info;
+	int64_t left;
+	int r;
+
+	r = nfskeys_cred_renew(a->ctx, "nfs", p, &info);
+	if (r < 0)
+		return lib_error("nfs renew", NULL, r);
+	print_nfs_status(&info);
+	if (!p->keytab)
+		warn_short_ticket(&info);
+	/* the renewal timer runs hourly: say so while two runs can still reach the
+	 * user, before the renewable life ends and the next renewal fails */
+	left = info.renew_until - (int64_t)time(NULL);
+	if (!p->keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
+		char until[64];
+
+		tool_format_time(info.renew_until, until, sizeof(until));
+		fprintf(stderr,
+			"nfskeys: warning: the ticket for %s can be renewed only until %s "
+			"(in %lld min); log in again with 'nfskeys nfs login' before then\n",
+			info.principal, until, (long long)(left > 0 ? left : 0) / 60);
+	}
+	return EXIT_OK;
+}
+
+static int nfs_logout(void *state, int argc, char *argv[])
+{
+	struct cred_args *a = state;
+	int r;
+
+	r = nfskeys_cred_clear(a->ctx, "nfs", &a->p);
+	if (r == -ENOKEY && !logged_error)
+		return tool_error("no NFS credentials to remove");
+	if (r < 0)
+		return lib_error("nfs logout", NULL, r);
+	return EXIT_OK;
+}
+
 int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -490,85 +642,18 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	};
 	static const struct cred_syntax syn = {
 		"p:k:c:", opts, false,
-		{ CRED_ARG('p', p.user), CRED_ARG('k', p.keytab), CRED_ARG('c', p.ccache) }, nfs_usage
+		{ CRED_ARG('p', p.user), CRED_ARG('k', p.keytab), CRED_ARG('c', p.ccache) }, nfs_usage,
+		"nfs", nfs_subs
 	};
 	struct cred_args a = {};
-	struct nfskeys_cred_params p;
-	struct nfskeys_secret *pw = NULL;
-	struct nfskeys_cred_info info;
-	const char *verb;
 	int r;
 
 	r = parse_cred_args(ctx, &syn, argc, argv, &a);
 	if (r >= 0)
 		return r;
-	verb = a.verb;
-	p = a.p;
 	if (a.n_operands > 0) {
 		tool_error("unexpected argument '%s'", a.operands[0]);
 		return EXIT_USAGE;
 	}
-
-	if (streq(verb, "login")) {
-		if (!p.keytab) {
-			if (read_password("Password: ", &pw) < 0)
-				return EXIT_FAIL;
-			p.password = pw;
-		}
-		r = nfskeys_cred_add(ctx, "nfs", &p);
-		nfskeys_secret_free(pw);
-		if (r < 0)
-			return lib_error("nfs login", NULL, r);
-		if (nfskeys_cred_find(ctx, "nfs", &p, &info) == 0) {
-			print_nfs_status(&info);
-			if (!p.keytab)
-				warn_short_ticket(&info);
-		}
-		return EXIT_OK;
-	}
-	if (streq(verb, "status")) {
-		r = nfskeys_cred_find(ctx, "nfs", &p, &info);
-		if (r == -ENOKEY && !logged_error)
-			return tool_error("no NFS credentials (run 'nfskeys nfs login')");
-		if (r < 0)
-			return lib_error("nfs status", NULL, r);
-		print_nfs_status(&info);
-		if (info.expiry > 0 && info.expiry <= (int64_t)time(NULL))
-			return tool_error("the credentials have expired");
-		return EXIT_OK;
-	}
-	if (streq(verb, "renew")) {
-		int64_t left;
-
-		r = nfskeys_cred_renew(ctx, "nfs", &p, &info);
-		if (r < 0)
-			return lib_error("nfs renew", NULL, r);
-		print_nfs_status(&info);
-		if (!p.keytab)
-			warn_short_ticket(&info);
-		/* the renewal timer runs hourly: say so while two runs can still reach the
-		 * user, before the renewable life ends and the next renewal fails */
-		left = info.renew_until - (int64_t)time(NULL);
-		if (!p.keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
-			char until[64];
-
-			tool_format_time(info.renew_until, until, sizeof(until));
-			fprintf(stderr,
-				"nfskeys: warning: the ticket for %s can be renewed only until %s "
-				"(in %lld min); log in again with 'nfskeys nfs login' before then\n",
-				info.principal, until, (long long)(left > 0 ? left : 0) / 60);
-		}
-		return EXIT_OK;
-	}
-	if (streq(verb, "logout")) {
-		r = nfskeys_cred_clear(ctx, "nfs", &p);
-		if (r == -ENOKEY && !logged_error)
-			return tool_error("no NFS credentials to remove");
-		if (r < 0)
-			return lib_error("nfs logout", NULL, r);
-		return EXIT_OK;
-	}
-	tool_error("unknown nfs command '%s'", verb);
-	nfs_usage(stderr);
-	return EXIT_USAGE;
+	return a.sub->fn(&a, 0, NULL);
 }

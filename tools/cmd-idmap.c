@@ -567,27 +567,62 @@ static int cmd_query(struct nfskeys_ctx *ctx, unsigned flags)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* What "nfskeys idmap SUB" hands each subcommand: the context and, once
+ * idmap_parse_options has run, the lookup options. */
+struct idmap_call {
+	struct nfskeys_ctx *ctx;
+	bool group, principal, json, reverse, sid, local;
+	unsigned flags;
+};
+
+static int idmap_lookup(void *state, int argc, char *argv[]);
+static int idmap_reverse(void *state, int argc, char *argv[]);
+static int idmap_sid(void *state, int argc, char *argv[]);
+static int idmap_explain(void *state, int argc, char *argv[]);
+static int idmap_query(void *state, int argc, char *argv[]);
+static int idmap_flush(void *state, int argc, char *argv[]);
+static int idmap_domain(void *state, int argc, char *argv[]);
+static int idmap_stats(void *state, int argc, char *argv[]);
+static int idmap_import_conf(void *state, int argc, char *argv[]);
+static int idmap_enable_upcalls(void *state, int argc, char *argv[]);
+
+const struct cli_sub idmap_subs[] = {
+	{ "lookup", NULL, "NAME@DOMAIN...",
+	  "name -> uid (--group: group -> gid;\n"
+	  "--principal: Kerberos principal -> uid, gid, groups);\n"
+	  "'-' reads the keys from stdin, one a line",
+	  idmap_lookup },
+	{ "reverse", NULL, "ID...", "uid -> name@domain (--group: gid -> group@domain)",
+	  idmap_reverse },
+	{ "sid", NULL, "SID|ID...", "SID -> uid, or uid -> SID (--group for gids)", idmap_sid },
+	{ "explain", NULL, "NAME|ID|SID",
+	  "why a key maps to what it maps to (--group,\n"
+	  "--principal, --reverse, --sid as for the above)",
+	  idmap_explain },
+	{ "query", NULL, NULL,
+	  "read \"KIND KEY\" lines (kinds: name-to-uid, uid-to-name,\n"
+	  "sid-to-uid, ...) from stdin, answer each in JSON",
+	  idmap_query },
+	{ "flush", NULL, NULL, "clear the kernel's .id_resolver/.cifs_idmap keyrings",
+	  idmap_flush },
+	{ "domain", NULL, NULL, "show the NFSv4 domain and where it came from", idmap_domain },
+	{ "stats", NULL, "[--json|--prometheus]",
+	  "nfskeys-idmapd's counters and latency histograms", idmap_stats },
+	{ "import-conf", NULL, "[FILE] [-o OUT]",
+	  "convert /etc/idmapd.conf to nfskeys.conf settings", idmap_import_conf },
+	{ "enable-upcalls", NULL, "[--dir DIR] [--helper PATH] [--print]",
+	  "install request-key.d/nfskeys.conf for nfskeys-upcall", idmap_enable_upcalls },
+	{},
+};
+
 static void idmap_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: nfskeys idmap COMMAND [OPTIONS] ARGS...\n"
 		"\n"
-		"Commands:\n"
-		"  lookup NAME@DOMAIN...      name -> uid (--group: group -> gid;\n"
-		"                             --principal: Kerberos principal -> uid, gid, groups);\n"
-		"                             '-' reads the keys from stdin, one a line\n"
-		"  reverse ID...              uid -> name@domain (--group: gid -> group@domain)\n"
-		"  sid SID|ID...              SID -> uid, or uid -> SID (--group for gids)\n"
-		"  explain NAME|ID|SID        why a key maps to what it maps to (--group,\n"
-		"                             --principal, --reverse, --sid as for the above)\n"
-		"  query                      read \"KIND KEY\" lines (kinds: name-to-uid, uid-to-name,\n"
-		"                             sid-to-uid, ...) from stdin, answer each in JSON\n"
-		"  flush                      clear the kernel's .id_resolver/.cifs_idmap keyrings\n"
-		"  domain                     show the NFSv4 domain and where it came from\n"
-		"  stats [--json|--prometheus] nfskeys-idmapd's counters and latency histograms\n"
-		"  import-conf [FILE] [-o OUT] convert /etc/idmapd.conf to nfskeys.conf settings\n"
-		"  enable-upcalls [--dir DIR] [--helper PATH] [--print]\n"
-		"                             install request-key.d/nfskeys.conf for nfskeys-upcall\n"
+		"Commands:\n");
+	cli_sub_usage(f, idmap_subs, 29);
+	fprintf(f,
 		"\n"
 		"Options for lookups:\n"
 		"  -g, --group      groups instead of users\n"
@@ -604,7 +639,9 @@ static void idmap_usage(FILE *f)
 		"2 usage error, 3 configuration error.  See nfskeys-idmap(1).\n");
 }
 
-int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
+/* The lookup options of argv (argv[0] the subcommand) into c; -1 when the command goes
+ * on with the operands at argv + *used, else the exit code (help shown, usage error). */
+static int idmap_parse_options(struct idmap_call *c, int argc, char *argv[], int *used)
 {
 	static const struct option opts[] = {
 		{ "group", no_argument, NULL, 'g' },  { "principal", no_argument, NULL, 'p' },
@@ -614,122 +651,179 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "local", no_argument, NULL, 'L' },
 		{}
 	};
-	bool group = false, principal = false, json = false, reverse = false, sid = false;
-	bool local = false;
-	unsigned flags = 0;
-	const char *sub;
-	int c;
+	int o;
+
+	optind = 0;
+	while ((o = getopt_long(argc, argv, "gpnjrsLh", opts, NULL)) >= 0) {
+		switch (o) {
+		case 'g':
+			c->group = true;
+			break;
+		case 'p':
+			c->principal = true;
+			break;
+		case 'n':
+			c->flags |= NFSKEYS_IDMAP_LOOKUP_NOBODY;
+			break;
+		case 'C':
+			c->flags |= NFSKEYS_IDMAP_LOOKUP_NO_CACHE;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case 'r':
+			c->reverse = true;
+			break;
+		case 's':
+			c->sid = true;
+			break;
+		case 'L':
+			c->local = true;
+			break;
+		default:
+			return cli_std_option(o, "nfskeys", idmap_usage);
+		}
+	}
+	*used = optind;
+	return -1;
+}
+
+/* The handlers that take the lookup options start with this: c and the operands. */
+#define IDMAP_OPTIONS(c, state, argc, argv)                                 \
+	struct idmap_call *c = state;                                       \
+	do {                                                                \
+		int used_, r_ = idmap_parse_options(c, argc, argv, &used_); \
+		if (r_ >= 0)                                                \
+			return r_;                                          \
+		argc -= used_;                                              \
+		argv += used_;                                              \
+	} while (0)
+
+static int idmap_lookup(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	return lookup_keys(c->ctx, "lookup",
+			   c->principal ? NFSKEYS_IDMAP_PRINCIPAL_TO_IDS :
+			   c->group     ? NFSKEYS_IDMAP_GROUP_TO_GID :
+					  NFSKEYS_IDMAP_NAME_TO_UID,
+			   false, argc, argv, c->flags, c->json, c->local);
+}
+
+static int idmap_reverse(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	return lookup_keys(c->ctx, "reverse",
+			   c->group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME, false,
+			   argc, argv, c->flags, c->json, c->local);
+}
+
+static int idmap_sid(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	return lookup_keys(c->ctx, "sid",
+			   c->group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID, true,
+			   argc, argv, c->flags, c->json, c->local);
+}
+
+static int idmap_query(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	return cmd_query(c->ctx, c->flags);
+}
+
+static int idmap_flush(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	int r = nfskeys_idmap_flush(c->ctx);
+
+	if (r < 0)
+		return tool_error("idmap flush: %s", strerror(-r));
+	return flush_kernel(c->json);
+}
+
+static int idmap_domain(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	const char *domain, *source;
+	int r = nfskeys_idmap_get_domain(c->ctx, &domain, &source);
+
+	if (r < 0)
+		return tool_error("idmap domain: %s", strerror(-r));
+	printf("%s (from %s)\n", domain, source);
+	return EXIT_OK;
+}
+
+static int idmap_explain(void *state, int argc, char *argv[])
+{
+	IDMAP_OPTIONS(c, state, argc, argv);
+	bool group = c->group;
+	enum nfskeys_idmap_kind k;
+	_cleanup_free_ char *text = NULL;
+	struct nfskeys_idmap_answer a;
+	int r;
+
+	if (argc != 1)
+		return tool_error("idmap explain: give exactly one name, id or SID");
+	if (c->principal)
+		k = NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
+	else if (c->sid || ((argv[0][0] == 'S' || argv[0][0] == 's') && argv[0][1] == '-'))
+		k = (argv[0][0] == 'S' || argv[0][0] == 's') ?
+			    (group ? NFSKEYS_IDMAP_SID_TO_GID : NFSKEYS_IDMAP_SID_TO_UID) :
+			    (group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID);
+	else if (c->reverse || isdigit((unsigned char)argv[0][0]))
+		k = group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME;
+	else
+		k = group ? NFSKEYS_IDMAP_GROUP_TO_GID : NFSKEYS_IDMAP_NAME_TO_UID;
+	r = nfskeys_idmap_explain(c->ctx, k, argv[0], &text);
+	if (r < 0)
+		return tool_error("idmap explain: %s", strerror(-r));
+	fputs(text, stdout);
+	explain_recent(c->ctx, k, argv[0]);
+	/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
+	 * mapping, a malformed key); see nfskeys-idmap(1). */
+	r = nfskeys_idmap_lookup_full(c->ctx, k, argv[0], 0, &a);
+	return r < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+/* the daemon's statistics (tools/cmd-idmapd.c); its own options */
+static int idmap_stats(void *state, int argc, char *argv[])
+{
+	struct idmap_call *c = state;
+
+	return cmd_idmapd_stats(c->ctx, argc, argv);
+}
+
+static int idmap_import_conf(void *state, int argc, char *argv[])
+{
+	return cmd_import_conf(argc - 1, argv + 1);
+}
+
+static int idmap_enable_upcalls(void *state, int argc, char *argv[])
+{
+	return cmd_enable_upcalls(argc - 1, argv + 1);
+}
+
+int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
+{
+	struct idmap_call c = { .ctx = ctx };
+	const struct cli_sub *sub;
 
 	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
 		idmap_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
-	sub = argv[1];
-	argc--;
-	argv++;
-	if (streq(sub, "import-conf"))
-		return cmd_import_conf(argc - 1, argv + 1);
-	if (streq(sub, "enable-upcalls"))
-		return cmd_enable_upcalls(argc - 1, argv + 1);
-	if (streq(sub, "stats")) /* the daemon's statistics (tools/cmd-idmapd.c) */
-		return cmd_idmapd_stats(ctx, argc, argv);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "gpnjrsLh", opts, NULL)) >= 0) {
-		switch (c) {
-		case 'g':
-			group = true;
-			break;
-		case 'p':
-			principal = true;
-			break;
-		case 'n':
-			flags |= NFSKEYS_IDMAP_LOOKUP_NOBODY;
-			break;
-		case 'C':
-			flags |= NFSKEYS_IDMAP_LOOKUP_NO_CACHE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'r':
-			reverse = true;
-			break;
-		case 's':
-			sid = true;
-			break;
-		case 'L':
-			local = true;
-			break;
-		default:
-			return cli_std_option(c, "nfskeys", idmap_usage);
+	sub = cli_sub_find(idmap_subs, argv[1]);
+	if (!sub) {
+		tool_error("idmap: unknown command '%s' (see 'nfskeys idmap --help')", argv[1]);
+		return EXIT_USAGE;
+	}
+	/* every subcommand's --help, those with their own parsers (stats, import-conf,
+	 * enable-upcalls) too */
+	for (int i = 2; i < argc && !streq(argv[i], "--"); i++) {
+		if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+			idmap_usage(stdout);
+			return EXIT_OK;
 		}
 	}
-	argc -= optind;
-	argv += optind;
-
-	if (streq(sub, "lookup"))
-		return lookup_keys(ctx, sub,
-				   principal ? NFSKEYS_IDMAP_PRINCIPAL_TO_IDS :
-				   group     ? NFSKEYS_IDMAP_GROUP_TO_GID :
-					       NFSKEYS_IDMAP_NAME_TO_UID,
-				   false, argc, argv, flags, json, local);
-	if (streq(sub, "reverse"))
-		return lookup_keys(ctx, sub,
-				   group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME,
-				   false, argc, argv, flags, json, local);
-	if (streq(sub, "sid"))
-		return lookup_keys(ctx, sub,
-				   group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID, true,
-				   argc, argv, flags, json, local);
-	if (streq(sub, "query"))
-		return cmd_query(ctx, flags);
-	if (streq(sub, "flush")) {
-		int r = nfskeys_idmap_flush(ctx);
-
-		if (r < 0)
-			return tool_error("idmap flush: %s", strerror(-r));
-		return flush_kernel(json);
-	}
-	if (streq(sub, "domain")) {
-		const char *domain, *source;
-		int r = nfskeys_idmap_get_domain(ctx, &domain, &source);
-
-		if (r < 0)
-			return tool_error("idmap domain: %s", strerror(-r));
-		printf("%s (from %s)\n", domain, source);
-		return EXIT_OK;
-	}
-	if (streq(sub, "explain")) {
-		enum nfskeys_idmap_kind k;
-		_cleanup_free_ char *text = NULL;
-		int r;
-
-		if (argc != 1)
-			return tool_error("idmap explain: give exactly one name, id or SID");
-		if (principal)
-			k = NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
-		else if (sid || ((argv[0][0] == 'S' || argv[0][0] == 's') && argv[0][1] == '-'))
-			k = (argv[0][0] == 'S' || argv[0][0] == 's') ?
-				    (group ? NFSKEYS_IDMAP_SID_TO_GID : NFSKEYS_IDMAP_SID_TO_UID) :
-				    (group ? NFSKEYS_IDMAP_GID_TO_SID : NFSKEYS_IDMAP_UID_TO_SID);
-		else if (reverse || isdigit((unsigned char)argv[0][0]))
-			k = group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME;
-		else
-			k = group ? NFSKEYS_IDMAP_GROUP_TO_GID : NFSKEYS_IDMAP_NAME_TO_UID;
-		r = nfskeys_idmap_explain(ctx, k, argv[0], &text);
-		if (r < 0)
-			return tool_error("idmap explain: %s", strerror(-r));
-		fputs(text, stdout);
-		explain_recent(ctx, k, argv[0]);
-		/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
-		 * mapping, a malformed key); see nfskeys-idmap(1). */
-		{
-			struct nfskeys_idmap_answer a;
-
-			r = nfskeys_idmap_lookup_full(ctx, k, argv[0], 0, &a);
-		}
-		return r < 0 ? EXIT_FAIL : EXIT_OK;
-	}
-	tool_error("idmap: unknown command '%s' (see 'nfskeys idmap --help')", sub);
-	return EXIT_USAGE;
+	return sub->fn(&c, argc - 1, argv + 1);
 }

@@ -14,28 +14,50 @@
  * running when it came if any: a large configuration may take a while. */
 #define RELOAD_TIMEOUT_MS 120000
 
+static int idmapd_ping(void *state, int argc, char *argv[]);
+static int idmapd_lookup(void *state, int argc, char *argv[]);
+static int idmapd_flush(void *state, int argc, char *argv[]);
+static int idmapd_reload(void *state, int argc, char *argv[]);
+static int idmapd_recent(void *state, int argc, char *argv[]);
+static int idmapd_stats(void *state, int argc, char *argv[]);
+
+const struct cli_sub idmapd_subs[] = {
+	{ "ping", NULL, NULL, "is the daemon there (version, pid, config generation)",
+	  idmapd_ping },
+	{ "lookup", NULL, "KIND KEY",
+	  "map through the daemon's cache; KIND is name-to-uid,\n"
+	  "group-to-gid, uid-to-name, gid-to-group,\n"
+	  "principal-to-ids, sid-to-uid, sid-to-gid, uid-to-sid,\n"
+	  "gid-to-sid (--nobody: nobody instead of failing)",
+	  idmapd_lookup },
+	{ "flush", NULL, "[KIND KEY]",
+	  "drop the cache (all, or one key) and the kernel's\n"
+	  "mapping keyrings (root only)",
+	  idmapd_flush },
+	{ "reload", NULL, NULL,
+	  "reload the configuration (root only; as SIGHUP);\n"
+	  "answers when it is in place (timeout 120 s)",
+	  idmapd_reload },
+	{ "recent", NULL, "[--json] [KIND KEY]",
+	  "the last answers the daemon gave and which path\n"
+	  "asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
+	  "client-pipe); newest first (root only)",
+	  idmapd_recent },
+	{ "stats", NULL, "[--json|--prometheus]",
+	  "counters and latency histograms (same as\n"
+	  "'nfskeys idmap stats')",
+	  idmapd_stats },
+	{},
+};
+
 static void idmapd_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: nfskeys idmapd [--socket PATH] [--timeout DURATION] COMMAND [ARGS...]\n"
 		"\n"
-		"Commands:\n"
-		"  ping                      is the daemon there (version, pid, config generation)\n"
-		"  lookup KIND KEY           map through the daemon's cache; KIND is name-to-uid,\n"
-		"                            group-to-gid, uid-to-name, gid-to-group,\n"
-		"                            principal-to-ids, sid-to-uid, sid-to-gid, uid-to-sid,\n"
-		"                            gid-to-sid (--nobody: nobody instead of failing)\n"
-		"  flush [KIND KEY]          drop the cache (all, or one key) and the kernel's\n"
-		"                            mapping keyrings (root only)\n"
-		"  reload                    reload the configuration (root only; as SIGHUP);\n"
-		"                            answers when it is in place (timeout 120 s)\n"
-		"  recent [--json] [KIND KEY]\n"
-		"                            the last answers the daemon gave and which path\n"
-		"                            asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
-		"                            client-pipe); newest first (root only)\n"
-		"  stats [--json|--prometheus]\n"
-		"                            counters and latency histograms (same as\n"
-		"                            'nfskeys idmap stats')\n"
+		"Commands:\n");
+	cli_sub_usage(f, idmapd_subs, 28);
+	fprintf(f,
 		"\n"
 		"--timeout: how long to wait for an answer, a duration (2s, 500ms; a bare number\n"
 		"is milliseconds; default 5s, reload 120s).\n"
@@ -274,10 +296,100 @@ int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	return r;
 }
 
+/* What each subcommand gets: the connection to the daemon and the socket's path. */
+struct idmapd_call {
+	struct rpc_client *c;
+	const char *path;
+};
+
+static int idmapd_ping(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+	char rel[64];
+	uint32_t pid;
+	uint64_t gen;
+	int r;
+
+	r = idmapd_client_ping(d->c, rel, sizeof(rel), &pid, &gen);
+	if (r < 0)
+		return daemon_error("ping", d->path, r);
+	printf("nfskeys-idmapd %s pid %u generation %llu on %s\n", rel, pid,
+	       (unsigned long long)gen, d->path);
+	return EXIT_OK;
+}
+
+static int idmapd_lookup(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+
+	return lookup_cmd(d->c, d->path, argc, argv);
+}
+
+static int idmapd_flush(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+	enum nfskeys_idmap_kind kind = 0;
+	unsigned dropped = 0, rings = 0;
+	int r;
+
+	if (argc != 1 && argc != 3) {
+		tool_error("flush: takes nothing or KIND KEY");
+		return EXIT_USAGE;
+	}
+	if (argc == 3 && parse_kind(argv[1], &kind) < 0)
+		return EXIT_USAGE;
+	r = idmapd_client_flush(d->c, kind, argc == 3 ? argv[2] : NULL, &dropped, &rings);
+	if (r == -ENOENT)
+		return tool_error("flush: %s %s is not cached (nor in a kernel keyring)", argv[1],
+				  argv[2]);
+	if (r < 0)
+		return daemon_error("flush", d->path, r);
+	if (argc == 3)
+		printf("dropped %u cache entries, invalidated the kernel key in %u keyrings\n",
+		       dropped, rings);
+	else
+		printf("dropped %u cache entries, cleared %u kernel keyrings\n", dropped, rings);
+	return EXIT_OK;
+}
+
+static int idmapd_reload(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+	char msg[IDMAPD_MESSAGE_MAX];
+	uint64_t gen = 0;
+	int r;
+
+	msg[0] = 0;
+	r = idmapd_client_reload(d->c, msg, sizeof(msg), &gen);
+	if (r == -EPERM || r == -EACCES)
+		return daemon_error("reload", d->path, r);
+	if (r < 0 && msg[0])
+		return tool_error("reload failed, old configuration kept: %s", msg);
+	if (r < 0)
+		return daemon_error("reload", d->path, r);
+	printf("%s\n", msg);
+	return EXIT_OK;
+}
+
+static int idmapd_stats(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+
+	return stats_cmd(d->c, d->path, argc, argv);
+}
+
+static int idmapd_recent(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+
+	return recent_cmd(d->c, d->path, argc, argv);
+}
+
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
-	const char *socket = NULL, *sub, *path;
-	struct rpc_client *c = NULL;
+	const char *socket = NULL, *sub;
+	const struct cli_sub *row;
+	struct idmapd_call d = {};
 	int timeout = DEFAULT_TIMEOUT_MS, i, r, rc;
 	bool timeout_set = false;
 
@@ -316,77 +428,24 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		idmapd_usage(stdout);
 		return EXIT_OK;
 	}
+	/* known before the daemon is asked: a typo is a usage error, not "not running" */
+	row = cli_sub_find(idmapd_subs, sub);
+	if (!row) {
+		tool_error("idmapd: unknown command '%s' (see 'nfskeys idmapd --help')", sub);
+		return EXIT_USAGE;
+	}
+	for (i = 1; i < argc && !streq(argv[i], "--"); i++) {
+		if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+			idmapd_usage(stdout);
+			return EXIT_OK;
+		}
+	}
 	if (streq(sub, "reload") && !timeout_set)
 		timeout = RELOAD_TIMEOUT_MS;
-	r = connect_daemon(ctx, socket, timeout, &c, &path);
+	r = connect_daemon(ctx, socket, timeout, &d.c, &d.path);
 	if (r < 0)
-		return daemon_error(sub, path, r);
-
-	if (streq(sub, "ping")) {
-		char rel[64];
-		uint32_t pid;
-		uint64_t gen;
-
-		r = idmapd_client_ping(c, rel, sizeof(rel), &pid, &gen);
-		rc = r < 0 ? daemon_error("ping", path, r) : EXIT_OK;
-		if (r == 0)
-			printf("nfskeys-idmapd %s pid %u generation %llu on %s\n", rel, pid,
-			       (unsigned long long)gen, path);
-	} else if (streq(sub, "lookup")) {
-		rc = lookup_cmd(c, path, argc, argv);
-	} else if (streq(sub, "flush")) {
-		enum nfskeys_idmap_kind kind = 0;
-		unsigned dropped = 0, rings = 0;
-
-		if (argc != 1 && argc != 3) {
-			tool_error("flush: takes nothing or KIND KEY");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (argc == 3 && parse_kind(argv[1], &kind) < 0) {
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		r = idmapd_client_flush(c, kind, argc == 3 ? argv[2] : NULL, &dropped, &rings);
-		if (r == -ENOENT)
-			rc = tool_error("flush: %s %s is not cached (nor in a kernel keyring)",
-					argv[1], argv[2]);
-		else if (r < 0)
-			rc = daemon_error("flush", path, r);
-		else {
-			if (argc == 3)
-				printf("dropped %u cache entries, invalidated the kernel key in %u "
-				       "keyrings\n", dropped, rings);
-			else
-				printf("dropped %u cache entries, cleared %u kernel keyrings\n",
-				       dropped, rings);
-			rc = EXIT_OK;
-		}
-	} else if (streq(sub, "reload")) {
-		char msg[IDMAPD_MESSAGE_MAX];
-		uint64_t gen = 0;
-
-		msg[0] = 0;
-		r = idmapd_client_reload(c, msg, sizeof(msg), &gen);
-		if (r == -EPERM || r == -EACCES)
-			rc = daemon_error("reload", path, r);
-		else if (r < 0 && msg[0])
-			rc = tool_error("reload failed, old configuration kept: %s", msg);
-		else if (r < 0)
-			rc = daemon_error("reload", path, r);
-		else {
-			printf("%s\n", msg);
-			rc = EXIT_OK;
-		}
-	} else if (streq(sub, "stats")) {
-		rc = stats_cmd(c, path, argc, argv);
-	} else if (streq(sub, "recent")) {
-		rc = recent_cmd(c, path, argc, argv);
-	} else {
-		tool_error("idmapd: unknown command '%s' (see 'nfskeys idmapd --help')", sub);
-		rc = EXIT_USAGE;
-	}
-out:
-	rpc_client_free(c);
+		return daemon_error(sub, d.path, r);
+	rc = row->fn(&d, argc, argv);
+	rpc_client_free(d.c);
 	return rc;
 }

@@ -136,6 +136,42 @@ static void show_keyring(struct list_state *st, const char *where, int32_t ring,
 	}
 }
 
+static int keys_list(void *state, int argc, char *argv[]);
+
+/* "keys" alone is "keys list" */
+const struct cli_sub keys_subs[] = {
+	{ "list", NULL, "[--all] [--json]", "the keys (the default)", keys_list },
+	{},
+};
+
+static void keys_usage(FILE *f)
+{
+	fprintf(f, "Usage: nfskeys keys [list] [--all] [--json]\n\n"
+		   "List network-filesystem keys (CIFS logon, AFS rxrpc, ID-mapping and\n"
+		   "Kerberos cache keyrings) in the session and user keyrings.\n"
+		   "Payloads are never shown.\n\n"
+		   "Commands:\n");
+	cli_sub_usage(f, keys_subs, 28);
+	fprintf(f, "\n"
+		   "  -a, --all    list every key, not only network-filesystem ones\n"
+		   "  -j, --json   print a JSON array\n");
+}
+
+static int keys_list(void *state, int argc, char *argv[])
+{
+	struct list_state *st = state;
+
+	if (st->json)
+		putchar('[');
+	show_keyring(st, "session", KEY_SPEC_SESSION_KEYRING, 0);
+	show_keyring(st, "user", KEY_SPEC_USER_KEYRING, 0);
+	if (st->json)
+		printf("]\n");
+	else if (st->shown == 0)
+		printf("No network-filesystem keys in the session or user keyring.\n");
+	return EXIT_OK;
+}
+
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -145,6 +181,8 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{}
 	};
 	struct list_state st = { 0 };
+	const struct cli_sub *sub = keys_subs;
+	bool help = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "ajh", opts, NULL)) >= 0) {
@@ -156,32 +194,23 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			st.json = true;
 			break;
 		case 'h':
-			printf("Usage: nfskeys keys [list] [--all] [--json]\n\n"
-			       "List network-filesystem keys (CIFS logon, AFS rxrpc, ID-mapping and\n"
-			       "Kerberos cache keyrings) in the session and user keyrings.\n"
-			       "Payloads are never shown.\n\n"
-			       "  -a, --all    list every key, not only network-filesystem ones\n"
-			       "  -j, --json   print a JSON array\n");
-			return EXIT_OK;
+			help = true; /* after the subcommand is known: a wrong one is an error */
+			break;
 		default:
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc && !streq(argv[optind], "list")) {
+	if (optind < argc && !(sub = cli_sub_find(keys_subs, argv[optind]))) {
 		tool_error("keys: unknown subcommand '%s' (only 'list')", argv[optind]);
 		return EXIT_USAGE;
+	}
+	if (help) {
+		keys_usage(stdout);
+		return EXIT_OK;
 	}
 	if (optind + 1 < argc) {
 		tool_error("keys list: unexpected argument '%s'", argv[optind + 1]);
 		return EXIT_USAGE;
 	}
-	if (st.json)
-		putchar('[');
-	show_keyring(&st, "session", KEY_SPEC_SESSION_KEYRING, 0);
-	show_keyring(&st, "user", KEY_SPEC_USER_KEYRING, 0);
-	if (st.json)
-		printf("]\n");
-	else if (st.shown == 0)
-		printf("No network-filesystem keys in the session or user keyring.\n");
-	return EXIT_OK;
+	return sub->fn(&st, 0, NULL);
 }

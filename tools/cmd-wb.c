@@ -15,31 +15,61 @@
 
 #define DEFAULT_CEILING (256ull << 20)
 
+static int wb_apply(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+static int wb_restore(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+static int wb_status(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[]);
+
+/* the table's handlers get the context as their state */
+static int wb_apply_sub(void *ctx, int argc, char *argv[])
+{
+	return wb_apply(ctx, argc, argv);
+}
+static int wb_restore_sub(void *ctx, int argc, char *argv[])
+{
+	return wb_restore(ctx, argc, argv);
+}
+static int wb_status_sub(void *ctx, int argc, char *argv[])
+{
+	return wb_status(ctx, argc, argv);
+}
+static int wb_run_sub(void *ctx, int argc, char *argv[])
+{
+	return wb_run(ctx, argc, argv);
+}
+
+const struct cli_sub wb_subs[] = {
+	{ "apply", NULL, "MOUNT --dirty-limit SIZE", "set the limit (SIZE: 1M..1T, K/M/G/T suffixes)",
+	  wb_apply_sub },
+	{ "restore", NULL, "MOUNT", "put the kernel's values back", wb_restore_sub },
+	{ "status", NULL, "[--json] [MOUNT...]",
+	  "what each network mount's bdi has (all mounts without MOUNT)", wb_status_sub },
+	{ "run", NULL,
+	  "[--interval MS] [--dirty-limit SIZE] [--controller NAME] [--target MS] "
+	  "[--record TRACE] MOUNT...",
+	  "sample /proc/self/mountstats every MS (default 100) and keep each\n"
+	  "mount's limit adaptive below SIZE (default: the applied limit, else\n"
+	  "[Writeback] Dirty-Limit, else 256M); restores on SIGTERM/SIGINT;\n"
+	  "--controller nfskeys|halve: nfskeys (default), the nfskeys throttler's\n"
+	  "bandwidth estimate x --target MS (default 500); halve, halve on a stall\n"
+	  "and grow by 1/16 per tick; --record TRACE (one MOUNT) writes the\n"
+	  "WRITE/COMMIT deltas to TRACE",
+	  wb_run_sub },
+	{},
+};
+
 static void wb_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: nfskeys wb apply MOUNT --dirty-limit SIZE\n"
-		"       nfskeys wb restore MOUNT\n"
-		"       nfskeys wb status [--json] [MOUNT...]\n"
-		"       nfskeys wb run [--interval MS] [--dirty-limit SIZE] [--controller NAME]\n"
-		"                      [--target MS] [--record TRACE] MOUNT...\n"
+		"Usage: nfskeys wb COMMAND [OPTIONS] [MOUNT...]\n"
 		"\n"
 		"The dirty limit of an NFS or CIFS mount's backing device (/sys/class/bdi/MAJ:MIN):\n"
 		"max_bytes and strict_limit on Linux 6.2 and later, max_ratio on 6.1.  The\n"
 		"kernel's values are saved on the first apply and put back by restore.\n"
 		"\n"
-		"  apply     set the limit (SIZE: 1M..1T, K/M/G/T suffixes)\n"
-		"  restore   put the kernel's values back\n"
-		"  status    what each network mount's bdi has (all mounts without MOUNT)\n"
-		"  run       sample /proc/self/mountstats every MS (default 100) and keep each\n"
-		"            mount's limit adaptive below SIZE (default: the applied limit, else\n"
-		"            [Writeback] Dirty-Limit, else 256M); restores on SIGTERM/SIGINT\n"
-		"  --controller nfskeys|halve  (run) the adaptive limit: nfskeys (default), the\n"
-		"            nfskeys throttler's bandwidth estimate x --target; halve, halve on\n"
-		"            a stall and grow by 1/16 per tick\n"
-		"  --target MS  (run, nfskeys) the latency the limit is sized for (default 500)\n"
-		"  --record TRACE  (run, one MOUNT) write the WRITE/COMMIT deltas to TRACE\n"
-		"\n"
+		"Commands:\n");
+	cli_sub_usage(f, wb_subs, 12);
+	fprintf(f, "\n"
 		"Setting and restoring need root.  See nfskeys(1).\n");
 }
 
@@ -553,6 +583,7 @@ out:
 
 int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
+	const struct cli_sub *row;
 	const char *sub;
 
 	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
@@ -560,14 +591,11 @@ int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	sub = argv[1];
-	if (streq(sub, "apply"))
-		return wb_apply(ctx, argc - 1, argv + 1);
-	if (streq(sub, "restore"))
-		return wb_restore(ctx, argc - 1, argv + 1);
-	if (streq(sub, "status"))
-		return wb_status(ctx, argc - 1, argv + 1);
-	if (streq(sub, "run"))
-		return wb_run(ctx, argc - 1, argv + 1);
-	fprintf(stderr, "nfskeys: wb: unknown command '%s' (apply, restore, status, run)\n", sub);
+	row = cli_sub_find(wb_subs, sub);
+	if (row)
+		return row->fn(ctx, argc - 1, argv + 1);
+	fprintf(stderr, "nfskeys: wb: unknown command '%s' (", sub);
+	cli_sub_names(stderr, wb_subs, 0, 0); /* the table's, as the help's list */
+	fputs(")\n", stderr);
 	return EXIT_USAGE;
 }

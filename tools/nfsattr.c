@@ -9,6 +9,7 @@
 
 #include "macros.h"
 #include "cli.h"
+#include "cli-table.h"
 #include "attrd-client.h"
 #include "nfsattr-json.h"
 #include "nfskeys.h"
@@ -39,25 +40,18 @@ _printf_(1, 2) static int fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
+static const struct cli_sub commands[];
+
 static void usage(FILE *f)
 {
 	fputs("Usage: nfsattr [OPTIONS] COMMAND [ARGS...]\n"
 	      "\n"
 	      "Per-directory cache policy for NFS, CIFS/SMB and AFS, inherited by subtrees.\n"
 	      "\n"
-	      "Commands:\n"
-	      "  set PATH KEY=VALUE...      set attributes (through nfskeys-attrd)\n"
-	      "  unset PATH KEY... | --all  remove attributes\n"
-	      "  get TARGET                 attributes set on exactly this directory\n"
-	      "  show TARGET                attributes in effect, with where each comes from\n"
-	      "  list [TARGET]              every directory with a policy (below TARGET)\n"
-	      "  export [TARGET]            local policies as JSON\n"
-	      "  import FILE|-              load an export (root)\n"
-	      "  mount-options TARGET       mount options for the policy (-t TYPE, -o OPTS)\n"
-	      "  stats                      the daemon's statistics\n"
-	      "  status                     the daemon's sub-mounts for policy on live mounts\n"
-	      "  writeback TARGET           the writeback mode and dirty limit in effect\n"
-	      "\n"
+	      "Commands:\n",
+	      f);
+	cli_sub_usage(f, commands, 29);
+	fputs("\n"
 	      "TARGET is a local directory, SERVER:/EXPORT/SUB, //SERVER/SHARE/SUB, CELL:VOLUME,\n"
 	      "or an identity as printed (nfs://SERVER/PATH, cifs://SERVER/SHARE/PATH, ...).\n"
 	      "\n"
@@ -889,19 +883,89 @@ static int cmd_status(struct opts *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---------------------------------------------------------------- commands */
+
+static int sub_set(void *o, int argc, char *argv[])
+{
+	return cmd_set(o, argc, argv);
+}
+static int sub_unset(void *o, int argc, char *argv[])
+{
+	return cmd_unset(o, argc, argv);
+}
+static int sub_get(void *o, int argc, char *argv[])
+{
+	return cmd_lookup(o, argc, argv, false);
+}
+static int sub_show(void *o, int argc, char *argv[])
+{
+	return cmd_lookup(o, argc, argv, true);
+}
+static int sub_list(void *o, int argc, char *argv[])
+{
+	return cmd_list(o, argc, argv, false);
+}
+static int sub_export(void *o, int argc, char *argv[])
+{
+	return cmd_list(o, argc, argv, true);
+}
+static int sub_import(void *o, int argc, char *argv[])
+{
+	return cmd_import(o, argc, argv);
+}
+static int sub_mount_options(void *o, int argc, char *argv[])
+{
+	return cmd_mount_options(o, argc, argv);
+}
+static int sub_stats(void *o, int argc, char *argv[])
+{
+	return cmd_stats(o, argc, argv);
+}
+static int sub_status(void *o, int argc, char *argv[])
+{
+	return cmd_status(o, argc, argv);
+}
+static int sub_writeback(void *o, int argc, char *argv[])
+{
+	return cmd_writeback(o, argc, argv);
+}
+
+/* The dispatch, the help's command list and "nfsattr help --commands" read these rows. */
+static const struct cli_sub commands[] = {
+	{ "set", NULL, "PATH KEY=VALUE...", "set attributes (through nfskeys-attrd)", sub_set },
+	{ "unset", NULL, "PATH KEY... | --all", "remove attributes", sub_unset },
+	{ "get", NULL, "TARGET", "attributes set on exactly this directory", sub_get },
+	{ "show", NULL, "TARGET", "attributes in effect, with where each comes from", sub_show },
+	{ "list", NULL, "[TARGET]", "every directory with a policy (below TARGET)", sub_list },
+	{ "export", NULL, "[TARGET]", "local policies as JSON", sub_export },
+	{ "import", NULL, "FILE|-", "load an export (root)", sub_import },
+	{ "mount-options", NULL, "TARGET", "mount options for the policy (-t TYPE, -o OPTS)",
+	  sub_mount_options },
+	{ "stats", NULL, NULL, "the daemon's statistics", sub_stats },
+	{ "status", NULL, NULL, "the daemon's sub-mounts for policy on live mounts", sub_status },
+	{ "writeback", NULL, "TARGET", "the writeback mode and dirty limit in effect",
+	  sub_writeback },
+	{},
+};
+
 int main(int argc, char *argv[])
 {
-	enum { OPT_DIRECT = 0x100, OPT_PROM };
+	enum { OPT_DIRECT = 0x100, OPT_PROM, OPT_COMMANDS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' }, { "direct", no_argument, NULL, OPT_DIRECT },
 		{ "prometheus", no_argument, NULL, OPT_PROM }, { "all", no_argument, NULL, 'a' },
 		{ "type", required_argument, NULL, 't' },   { "options", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },	    { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },	    {}
+		{ "version", no_argument, NULL, 'V' },
+		/* "nfsattr help --commands" (not in the help: for tests): the command list */
+		{ "commands", no_argument, NULL, OPT_COMMANDS },
+		{}
 	};
 	struct opts o = { 0 };
 	const char *config = NULL, *cmd;
+	const struct cli_sub *sub;
+	bool help = false, dump = false;
 	int verbose = 0, c, r;
 
 	while ((c = getopt_long(argc, argv, "c:js:at:o:vhV", longopts, NULL)) >= 0) {
@@ -933,9 +997,19 @@ int main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
+		case 'h':
+			help = true; /* after the command is known: a wrong one is an error */
+			break;
+		case OPT_COMMANDS:
+			dump = true;
+			break;
 		default:
 			return cli_std_option(c, "nfsattr", usage);
 		}
+	}
+	if (optind >= argc && help) {
+		usage(stdout);
+		return EXIT_OK;
 	}
 	if (optind >= argc) {
 		usage(stderr);
@@ -943,6 +1017,18 @@ int main(int argc, char *argv[])
 	}
 	cmd = argv[optind++];
 	if (streq(cmd, "help")) {
+		if (dump)
+			cli_sub_dump(stdout, NULL, commands);
+		else
+			usage(stdout);
+		return EXIT_OK;
+	}
+	sub = cli_sub_find(commands, cmd);
+	if (!sub) {
+		fprintf(stderr, "nfsattr: unknown command '%s' (see nfsattr --help)\n", cmd);
+		return EXIT_USAGE;
+	}
+	if (help) {
 		usage(stdout);
 		return EXIT_OK;
 	}
@@ -963,32 +1049,7 @@ int main(int argc, char *argv[])
 		nfskeys_ctx_set_log_priority(o.ctx, verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	argc -= optind;
 	argv += optind;
-	if (streq(cmd, "set"))
-		r = cmd_set(&o, argc, argv);
-	else if (streq(cmd, "unset"))
-		r = cmd_unset(&o, argc, argv);
-	else if (streq(cmd, "get"))
-		r = cmd_lookup(&o, argc, argv, false);
-	else if (streq(cmd, "show"))
-		r = cmd_lookup(&o, argc, argv, true);
-	else if (streq(cmd, "list"))
-		r = cmd_list(&o, argc, argv, false);
-	else if (streq(cmd, "export"))
-		r = cmd_list(&o, argc, argv, true);
-	else if (streq(cmd, "import"))
-		r = cmd_import(&o, argc, argv);
-	else if (streq(cmd, "mount-options"))
-		r = cmd_mount_options(&o, argc, argv);
-	else if (streq(cmd, "stats"))
-		r = cmd_stats(&o, argc, argv);
-	else if (streq(cmd, "status"))
-		r = cmd_status(&o, argc, argv);
-	else if (streq(cmd, "writeback"))
-		r = cmd_writeback(&o, argc, argv);
-	else {
-		fprintf(stderr, "nfsattr: unknown command '%s' (see nfsattr --help)\n", cmd);
-		r = EXIT_USAGE;
-	}
+	r = sub->fn(&o, argc, argv);
 	nfskeys_ctx_unref(o.ctx);
 	return r;
 }

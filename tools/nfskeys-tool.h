@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli.h"
+#include "cli-table.h"
 #include "macros.h"
 #include "nfskeys.h"
 
@@ -9,9 +10,14 @@ struct nfskeys_cmd {
 	const char *name;
 	/* argv[0] is the command name; ctx is loaded unless the command sets no_ctx. */
 	int (*fn)(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-	const char *help;
+	const char *help; /* the subcommands' names follow it in 'nfskeys help' */
 	bool no_ctx;
+	const struct cli_sub *subs; /* its subcommands (NULL: none), as it dispatches them */
 };
+
+/* Each command's subcommand table, read by its dispatch, its --help and 'nfskeys help'. */
+extern const struct cli_sub keys_subs[], cifs_subs[], afs_subs[], nfs_subs[], idmap_subs[],
+	idmapd_subs[], wb_subs[];
 
 /* Exit codes (documented in nfskeys(1)). */
 enum {

@@ -12,22 +12,21 @@ static int cmd_version(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 static const struct nfskeys_cmd commands[] = {
 	{ "help", cmd_help, "Show this help", true },
 	{ "version", cmd_version, "Show the version", true },
-	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings" },
+	{ "keys", cmd_keys, "List nfskeys-related keys in the session and user keyrings", false,
+	  keys_subs },
 	/* credential commands */
-	{ "cifs", cmd_cifs, "CIFS/SMB credentials: add, update, clear (remove), clearall, list" },
-	{ "afs", cmd_afs, "AFS tokens: login, list, clear, clearall" },
-	{ "nfs", cmd_nfs, "NFS Kerberos credentials: login, status, renew, logout" },
+	{ "cifs", cmd_cifs, "CIFS/SMB credentials", false, cifs_subs },
+	{ "afs", cmd_afs, "AFS tokens", false, afs_subs },
+	{ "nfs", cmd_nfs, "NFS Kerberos credentials", false, nfs_subs },
 	{ "status", cmd_status, "Every credential held for NFS, CIFS and AFS, with expiry" },
 	/* idmap commands */
-	{ "idmap", cmd_idmap,
-	  "ID mapping: lookup, reverse, sid, explain, query, domain, stats, flush,\n"
-	  "               import-conf, enable-upcalls" },
+	{ "idmap", cmd_idmap, "ID mapping", false, idmap_subs },
 	/* idmapd commands */
-	{ "idmapd", cmd_idmapd, "The ID-mapping service: ping, lookup, flush, reload, stats" },
+	{ "idmapd", cmd_idmapd, "The ID-mapping service", false, idmapd_subs },
 	/* packaging: the installed system's health */
 	{ "doctor", cmd_doctor, "Check request-key routes, services, domain, channels, key quotas" },
 	/* writeback on kernel mounts */
-	{ "wb", cmd_wb, "A kernel mount's dirty limit: apply, restore, status, run" },
+	{ "wb", cmd_wb, "A kernel mount's dirty limit", false, wb_subs },
 };
 
 int tool_error(const char *fmt, ...)
@@ -55,13 +54,29 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n",
 		SYSCONFDIR);
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		const struct nfskeys_cmd *c = &commands[i];
+		int col = fprintf(f, "  %-12s %s", c->name, c->help);
+
+		/* the keys command's one subcommand is its default: the help says enough */
+		if (c->subs && c->subs[1].name) {
+			fputs(": ", f);
+			cli_sub_names(f, c->subs, col + 2, 15);
+		}
+		fputc('\n', f);
+	}
 	fprintf(f, "\nRun 'nfskeys COMMAND --help' for a command's options. See nfskeys(1).\n");
 }
 
+/* "nfskeys help --commands" (not in the help: for tests) prints the command tree, one
+ * "COMMAND [SUBCOMMAND]" a line, aliases included. */
 static int cmd_help(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
+	if (argc > 1 && streq(argv[1], "--commands")) {
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			cli_sub_dump(stdout, commands[i].name, commands[i].subs);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+	}
 	usage(stdout);
 	return EXIT_OK;
 }

@@ -3,12 +3,16 @@
 # descriptions can be exactly those the kernel's id_resolver/cifs.idmap types use.
 
 # t_route_upcalls PROGRAM [ARGS...]: install a temporary /etc/request-key.d file sending
-# user keys with callout info $T_CALLOUT to PROGRAM ARGS %k %d (removed at exit).
+# user keys with callout info $T_CALLOUT to PROGRAM ARGS %k %d (removed at exit, on a
+# failure and on SIGINT/SIGTERM too; tests/integration/harness-request-key.sh).  The kernel
+# runs /sbin/request-key, which reads only /etc, so there is no private place for it: the
+# files are named nfskeys-test-TEST-PID-NS*.conf after the test, and a test killed with
+# SIGKILL leaves its own behind (doc/TESTING.md says how to clean up).
 t_route_upcalls() {
 	[ "$(id -u)" = 0 ] || return 1
 	[ -d /etc/request-key.d ] && [ -w /etc/request-key.d ] || return 1
 	command -v keyctl >/dev/null 2>&1 || return 1
-	T_CALLOUT="nfskeys-test-$$-$(date +%s%N)"
+	T_CALLOUT="nfskeys-test-$(basename "$0" .sh | tr -c 'a-zA-Z0-9_\n-' _)-$$-$(date +%s%N)"
 	T_ROUTE="/etc/request-key.d/$T_CALLOUT.conf"
 	printf 'create\tuser\t*\t%s\t%s %%k %%d\n' "$T_CALLOUT" "$*" >"$T_ROUTE" || return 1
 	t_on_exit "rm -f '$T_ROUTE'"
