@@ -11,83 +11,25 @@
  * the sub-mounts, never nfskeys-attrd's loop.  The loop computes what is wanted (from the
  * mount table and the in-memory policy index), hands the copy over, and takes it back when
  * the job is done; a change while a job runs is applied after it. */
-#include <fcntl.h>
+/* Here: what is wanted, the worker, apply and the life cycle; the kernel side is in
+ * attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
 #include <pthread.h>
 #include <libmount.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attrd-mounts.h"
+#include "attrd-mounts-private.h"
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
 #include "time-util.h"
 
-enum mstate { MS_PENDING, MS_APPLIED, MS_FAILED };
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
-
-struct mentry {
-	char *target;	/* local directory mounted over */
-	char *source;	/* SERVER:/path */
-	char *fstype;
-	char *options;	/* policy options wanted there */
-	char *applied;	/* options of the top mount made here, NULL when none */
-	char *base;	/* the parent mount's options carried over */
-	char *parent_mp;
-	unsigned parent_id;
-	unsigned long mnt_attr; /* MOUNT_ATTR_* of the parent mount */
-	unsigned *ids;	/* our mounts at target, bottom first */
-	size_t n_ids;
-	enum mstate state;
-	char *error;
-	int64_t since;
-	bool wanted;
-	bool cifs;	/* a CIFS subtree: reported, not mounted (see ensure()) */
-};
-
-/* A table of entries and the context to log through: the loop's own, or a worker's copy. */
-struct mset {
-	struct nfskeys_ctx *ctx;
-	struct mentry *v;
-	size_t n;
-};
-
-struct mjob;
-
-struct attrd_mounts {
-	struct nfskeys_ctx *ctx;
-	struct nfskeys_attr_store *store;
-	struct evloop *loop;
-	struct libmnt_monitor *mon;
-	struct evio *io;
-	struct evtimer *slow;	/* warns when a job has waited on the kernel too long */
-	char *state_path;
-	bool enabled, loaded;
-	struct mentry *v;
-	size_t n;
-	struct mjob *job;	/* the job in the worker, NULL when none */
-	bool again;		/* something changed while it ran: apply once more after */
-};
-
-/* Work handed to the worker thread: a deep copy of the table.  lock guards current,
- * posted and orphaned (the worker's and the loop's meeting point). */
-struct mjob {
-	struct attrd_mounts *m;
-	struct evloop *loop;
-	struct mset s;
-	int64_t started;
-	pthread_mutex_t lock;
-	const char *current;	/* the target being worked on (points into s) */
-	bool posted;		/* the result is on its way to the loop */
-	bool orphaned;		/* the table is gone: the worker frees the job itself */
-};
 
 static void mentry_done(struct mentry *e)
 {
@@ -102,7 +44,7 @@ static void mentry_done(struct mentry *e)
 	free(e->error);
 }
 
-static void set_str(char **p, const char *v)
+void mounts_set_str(char **p, const char *v)
 {
 	char *n = v ? strdup(v) : NULL;
 
@@ -112,81 +54,7 @@ static void set_str(char **p, const char *v)
 	*p = n;
 }
 
-static void set_state(struct mset *m, struct mentry *e, enum mstate s, const char *err)
-{
-	bool same = e->state == s && ((!err && !e->error) || (err && e->error && streq(err, e->error)));
-
-	if (same)
-		return;
-	e->state = s;
-	set_str(&e->error, err);
-	e->since = (int64_t)time(NULL);
-	if (s == MS_FAILED)
-		log_err(m->ctx, "sub-mount %s on %s (%s): %s", e->source, e->target, e->options, err);
-}
-
-/* ---------------------------------------------------------------- the state file */
-
-/* One line per mount made here: "ID TARGET OPTIONS", the strings octal-escaped as in
- * mountinfo, so a restarted daemon adopts its mounts instead of stacking duplicates. */
-static void put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\')
-			fprintf(f, "\\%03o", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-}
-
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
-static void state_save(struct attrd_mounts *m)
-{
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
-
-	if (!m->state_path || asprintf(&tmp, "%s.tmp", m->state_path) < 0)
-		return;
-	f = fopen(tmp, "we");
-	if (!f) {
-		log_err(m->ctx, "cannot write %s: %m", tmp);
-		return;
-	}
-	for (size_t i = 0; i < m->n; i++) {
-		struct mentry *e = &m->v[i];
-
-		for (size_t j = 0; j < e->n_ids; j++) {
-			fprintf(f, "%u ", e->ids[j]);
-			put_escaped(f, e->target);
-			fputc(' ', f);
-			/* the options of the top mount; lower ones are only ever removed */
-			put_escaped(f, j + 1 == e->n_ids && e->applied ? e->applied : "-");
-			fputc('\n', f);
-		}
-	}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 ||
-	    rename(tmp, m->state_path) < 0) {
-		log_err(m->ctx, "cannot write %s: %m", m->state_path);
-		unlink(tmp);
-	}
-}
-
-static struct mentry *entry_find(struct attrd_mounts *m, const char *target)
+struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (streq(m->v[i].target, target))
@@ -194,7 +62,7 @@ static struct mentry *entry_find(struct attrd_mounts *m, const char *target)
 	return NULL;
 }
 
-static struct mentry *entry_add(struct attrd_mounts *m, const char *target)
+struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target)
 {
 	struct mentry *v = realloc(m->v, (m->n + 1) * sizeof(*v));
 
@@ -205,357 +73,6 @@ static struct mentry *entry_add(struct attrd_mounts *m, const char *target)
 	if (!v[m->n].target)
 		return NULL;
 	return &v[m->n++];
-}
-
-static int ids_push(struct mentry *e, unsigned id)
-{
-	unsigned *v = realloc(e->ids, (e->n_ids + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	e->ids = v;
-	e->ids[e->n_ids++] = id;
-	return 0;
-}
-
-static bool ids_has(const struct mentry *e, unsigned id)
-{
-	for (size_t i = 0; i < e->n_ids; i++)
-		if (e->ids[i] == id)
-			return true;
-	return false;
-}
-
-/* Read the mounts a previous run made (they are checked against the table before use). */
-static void state_load(struct attrd_mounts *m)
-{
-	_cleanup_fclose_ FILE *f = fopen(m->state_path, "re");
-	char line[8192];
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char target[4096], opts[2048];
-		unsigned id;
-		struct mentry *e;
-
-		if (sscanf(line, "%u %4095s %2047s", &id, target, opts) != 3)
-			continue;
-		unescape(target);
-		unescape(opts);
-		e = entry_find(m, target);
-		if (!e)
-			e = entry_add(m, target);
-		if (!e || ids_push(e, id) < 0)
-			return;
-		set_str(&e->applied, streq(opts, "-") ? NULL : opts);
-	}
-}
-
-/* ---------------------------------------------------------------- kernel helpers */
-
-static unsigned fd_mnt_id(int fd)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return (unsigned)stx.stx_mnt_id;
-}
-
-static int openat2_dir(int dirfd, const char *path, uint64_t resolve)
-{
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = resolve };
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
-}
-
-/* Is mount id one the table v made (at any target)? */
-static bool ours(const struct mentry *v, size_t n, unsigned id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ids_has(&v[i], id))
-			return true;
-	return false;
-}
-
-/* The directory target of e, reached without symlinks from its parent mount's root and
- * checked to sit on that mount or one of ours: a user who owns a directory on the way can
- * swap it for a symlink or mount FUSE over it, and neither may steer a root mount. */
-static int open_target(struct mset *m, const struct mentry *e, unsigned *ret_top,
-		       char *msg, size_t msg_size)
-{
-	_cleanup_close_ int root = -1;
-	const char *rel = e->target + strlen(e->parent_mp);
-	unsigned top;
-	int fd;
-
-	/* mountinfo's paths are canonical: no symlink is ever needed to reach them */
-	root = openat2_dir(AT_FDCWD, e->parent_mp, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (root < 0 || fd_mnt_id(root) != e->parent_id) {
-		snprintf(msg, msg_size, "the parent mount %s moved or went away", e->parent_mp);
-		return root < 0 ? root : -ESTALE;
-	}
-	while (*rel == '/')
-		rel++;
-	fd = openat2_dir(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (fd < 0) {
-		snprintf(msg, msg_size, "cannot open %s without following symlinks: %s", e->target,
-			 strerror(-fd));
-		return fd;
-	}
-	top = fd_mnt_id(fd);
-	if (top != e->parent_id && !ours(m->v, m->n, top)) {
-		snprintf(msg, msg_size, "%s is on another mount (id %u), not mounting over it",
-			 e->target, top);
-		close(fd);
-		return -EXDEV;
-	}
-	*ret_top = top;
-	return fd;
-}
-
-static bool same_handle(int a, int b)
-{
-	union {
-		struct file_handle fh;
-		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} ha, hb;
-	int ma, mb;
-
-	ha.fh.handle_bytes = hb.fh.handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(a, "", &ha.fh, &ma, AT_EMPTY_PATH) < 0 ||
-	    name_to_handle_at(b, "", &hb.fh, &mb, AT_EMPTY_PATH) < 0)
-		return false;
-	return ha.fh.handle_type == hb.fh.handle_type &&
-	       ha.fh.handle_bytes == hb.fh.handle_bytes &&
-	       memcmp(ha.fh.f_handle, hb.fh.f_handle, ha.fh.handle_bytes) == 0;
-}
-
-/* The kernel's own words from an fs_context descriptor ("e nfs4: ..."), appended to msg. */
-static void kernel_says(int fsfd, char *msg, size_t msg_size)
-{
-	char buf[256];
-	ssize_t n;
-
-	while ((n = read(fsfd, buf, sizeof(buf) - 1)) > 0) {
-		size_t l = strlen(msg);
-
-		buf[n] = '\0';
-		if (buf[n - 1] == '\n')
-			buf[n - 1] = '\0';
-		snprintf(msg + l, msg_size - l, " (kernel: %s)", buf + (n > 2 && buf[1] == ' ' ? 2 : 0));
-	}
-}
-
-/* Feed "a,b=c,..." to an fs_context; on failure msg names the option. */
-static int fs_options(int fsfd, const char *opts, char *msg, size_t msg_size)
-{
-	_cleanup_free_ char *copy = strdup(opts);
-	char *save = NULL;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(o, '=');
-		int r;
-
-		if (eq) {
-			*eq = '\0';
-			r = fsconfig(fsfd, FSCONFIG_SET_STRING, o, eq + 1, 0);
-		} else {
-			r = fsconfig(fsfd, FSCONFIG_SET_FLAG, o, NULL, 0);
-		}
-		if (r < 0) {
-			r = -errno;
-			snprintf(msg, msg_size, "the kernel refuses option '%s%s%s': %s", o,
-				 eq ? "=" : "", eq ? eq + 1 : "", strerror(-r));
-			kernel_says(fsfd, msg, msg_size);
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* A new mount of e's source with its options, attached on the directory open as at. */
-static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
-		     size_t msg_size)
-{
-	_cleanup_close_ int fsfd = -1, mfd = -1;
-	_cleanup_free_ char *opts = NULL;
-	unsigned id;
-	int r;
-
-	if (asprintf(&opts, "%s%snosharecache%s%s", e->base, *e->base ? "," : "",
-		     *e->options ? "," : "", e->options) < 0)
-		return -ENOMEM;
-	fsfd = fsopen(e->fstype, FSOPEN_CLOEXEC);
-	if (fsfd < 0) {
-		snprintf(msg, msg_size, "fsopen(%s): %m", e->fstype);
-		return -errno;
-	}
-	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", e->source, 0) < 0) {
-		r = -errno;
-		snprintf(msg, msg_size, "the kernel refuses source %s: %s", e->source, strerror(-r));
-		kernel_says(fsfd, msg, msg_size);
-		return r;
-	}
-	r = fs_options(fsfd, opts, msg, msg_size);
-	if (r < 0)
-		return r;
-	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		r = -errno;
-		snprintf(msg, msg_size, "the kernel refuses to mount %s with %s: %s", e->source,
-			 opts, strerror(-r));
-		kernel_says(fsfd, msg, msg_size);
-		return r;
-	}
-	/* the parent's nosuid, nodev, noexec, ro and atime flags, or a user's setuid file
-	 * on the server would count on the sub-mount where it does not on the parent */
-	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)e->mnt_attr);
-	if (mfd < 0) {
-		r = -errno;
-		snprintf(msg, msg_size, "fsmount %s: %s", e->source, strerror(-r));
-		return r;
-	}
-	/* by name the server may resolve a path a user has since swapped: the new root must
-	 * be the very directory opened at target */
-	if (!same_handle(mfd, at)) {
-		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s (moved "
-			 "or replaced while mounting); not attached", e->source, e->target);
-		return -ESTALE;
-	}
-	if (move_mount(mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-		r = -errno;
-		snprintf(msg, msg_size, "attaching %s on %s: %s", e->source, e->target, strerror(-r));
-		return r;
-	}
-	id = fd_mnt_id(mfd);
-	r = ids_push(e, id);
-	if (r < 0)
-		return r;
-	log_notice(m->ctx, "mounted %s on %s (mount id %u, layer %zu) with %s", e->source,
-		   e->target, id, e->n_ids, opts);
-	set_str(&e->applied, e->options);
-	return 0;
-}
-
-/* Change the options of our top mount in place (the kernel may refuse: NFS on 6.1 takes
- * no change of ac*, lookupcache, cto or fsc on remount, doc/LIVE-MOUNTS.md). */
-static int remount(struct mset *m, struct mentry *e, int at)
-{
-	_cleanup_close_ int fsfd = fspick(at, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
-	char msg[256] = "";
-
-	if (fsfd < 0)
-		return -errno;
-	if (fs_options(fsfd, e->options, msg, sizeof(msg)) < 0 ||
-	    fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0) {
-		if (!msg[0]) {
-			snprintf(msg, sizeof(msg), "%m");
-			kernel_says(fsfd, msg, sizeof(msg));
-		}
-		log_info(m->ctx, "remount of %s with %s refused (%s): stacking a new mount",
-			 e->target, e->options, msg);
-		return -EINVAL;
-	}
-	log_notice(m->ctx, "remounted %s with %s", e->target, e->options);
-	set_str(&e->applied, e->options);
-	return 0;
-}
-
-/* At most this many of our mounts are stacked at one target (each policy change that the
- * kernel cannot remount adds one). */
-#define MAX_LAYERS 4
-
-static int remove_mounts(struct mset *m, struct mentry *e, const char *why);
-
-/* Why a CIFS subtree is not mounted: a new CIFS superblock needs credentials (a password,
- * or a Kerberos ticket of the mount's owner) that the parent mount used and the kernel
- * does not show in mountinfo, so the daemon cannot make one; the policy is reported, not
- * dropped. */
-#define CIFS_NOT_APPLIED                                                                      \
-	"not applied: a CIFS sub-mount needs the credentials the parent mount was made with, " \
-	"which the kernel does not show; mount this subtree with nfskeys-mount (it adds the "  \
-	"policy's options)"
-
-static void ensure(struct mset *m, struct mentry *e)
-{
-	char msg[512] = "";
-	unsigned top = 0;
-	int fd, r;
-
-	if (e->cifs) {
-		set_state(m, e, MS_FAILED, CIFS_NOT_APPLIED);
-		return;
-	}
-
-	fd = open_target(m, e, &top, msg, sizeof(msg));
-	if (fd < 0) {
-		set_state(m, e, MS_FAILED, msg);
-		return;
-	}
-	if (ids_has(e, top) && e->applied && streq(e->applied, e->options)) {
-		set_state(m, e, MS_APPLIED, NULL);
-		close(fd);
-		return;
-	}
-	r = ids_has(e, top) ? remount(m, e, fd) : -ENOENT;
-	if (r < 0 && e->n_ids >= MAX_LAYERS) {
-		/* a change stacks a mount; a user who keeps changing a policy must not pile
-		 * up mounts without end: the stack goes (lazily, files open on it keep
-		 * working) and one fresh mount replaces it */
-		close(fd);
-		log_notice(m->ctx, "%zu mounts stacked at %s: replacing them by one", e->n_ids,
-			   e->target);
-		if (remove_mounts(m, e, "replaced by a fresh mount") < 0)
-			return;
-		fd = open_target(m, e, &top, msg, sizeof(msg));
-		if (fd < 0) {
-			set_state(m, e, MS_FAILED, msg);
-			return;
-		}
-	}
-	if (r < 0)
-		r = mount_new(m, e, fd, msg, sizeof(msg));
-	close(fd);
-	if (r < 0)
-		set_state(m, e, MS_FAILED, msg);
-	else
-		set_state(m, e, MS_APPLIED, NULL);
-}
-
-/* Detach our mounts at e's target, top first, as long as the top one is ours; why goes
- * into the log. */
-static int remove_mounts(struct mset *m, struct mentry *e, const char *why)
-{
-	char msg[512] = "", path[64];
-
-	while (e->n_ids) {
-		unsigned top = 0;
-		int fd = e->parent_mp ? open_target(m, e, &top, msg, sizeof(msg)) : -ENOENT;
-
-		if (fd < 0 || !ids_has(e, top)) {
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (umount2(path, MNT_DETACH) < 0) {
-			snprintf(msg, sizeof(msg), "cannot unmount %s (mount id %u): %m", e->target, top);
-			close(fd);
-			set_state(m, e, MS_FAILED, msg);
-			return -errno;
-		}
-		close(fd);
-		log_notice(m->ctx, "unmounted %s (mount id %u): %s", e->target, top, why);
-		for (size_t i = 0; i < e->n_ids; i++)
-			if (e->ids[i] == top)
-				e->ids[i] = e->ids[--e->n_ids];
-	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- what is wanted */
@@ -694,20 +211,20 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 				    dir) < 0 :
 			   asprintf(&src, "%.*s:%s", (int)(colon - source), source, dir) < 0)
 			break;
-		e = entry_find(m, target);
+		e = mounts_entry_find(m, target);
 		if (!e)
-			e = entry_add(m, target);
+			e = mounts_entry_add(m, target);
 		if (!e)
 			break;
 		e->wanted = true;
 		e->cifs = cifs;
 		if (!e->options || !streq(e->options, mine))
 			e->state = MS_PENDING;
-		set_str(&e->options, mine);
-		set_str(&e->source, src);
-		set_str(&e->fstype, fstype);
-		set_str(&e->base, base);
-		set_str(&e->parent_mp, mp);
+		mounts_set_str(&e->options, mine);
+		mounts_set_str(&e->source, src);
+		mounts_set_str(&e->fstype, fstype);
+		mounts_set_str(&e->base, base);
+		mounts_set_str(&e->parent_mp, mp);
 		e->parent_id = (unsigned)mnt_fs_get_id(fs);
 		e->mnt_attr = mount_attrs(fs);
 	}
@@ -716,62 +233,6 @@ out:
 		free(l.v[i]);
 	free(l.v);
 	nfskeys_attr_id_free(pid);
-}
-
-/* The entry of mount id in tb (libmount's own lookup by id is 2.40's). */
-static struct libmnt_fs *table_find_id(struct libmnt_table *tb, int id)
-{
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL;
-
-	while (it && mnt_table_next_fs(tb, it, &fs) == 0)
-		if (mnt_fs_get_id(fs) == id)
-			break;
-		else
-			fs = NULL;
-	mnt_free_iter(it);
-	return fs;
-}
-
-/* A mount adopted from the state file: its parent is the first mount below it that is
- * not ours (needed to reach it again, and to remove it once no policy wants it). */
-static void adopt_parent(struct attrd_mounts *m, struct libmnt_table *tb, struct mentry *e)
-{
-	struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[0]);
-
-	while (fs && ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
-		fs = table_find_id(tb, mnt_fs_get_parent_id(fs));
-	if (!fs || !mnt_fs_get_target(fs) || !startswith(e->target, mnt_fs_get_target(fs)))
-		return;
-	set_str(&e->parent_mp, mnt_fs_get_target(fs));
-	e->parent_id = (unsigned)mnt_fs_get_id(fs);
-}
-
-/* Forget mount ids the table no longer has at the entry's target (unmounted by someone,
- * or gone with their parent). */
-static void prune(struct attrd_mounts *m, struct libmnt_table *tb)
-{
-	for (size_t i = 0; i < m->n; i++) {
-		struct mentry *e = &m->v[i];
-		size_t keep = 0;
-
-		for (size_t j = 0; j < e->n_ids; j++) {
-			struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[j]);
-
-			/* only an NFS nosharecache mount at the recorded place: a stale file
-			 * (a persistent Runtime-Dir across a reboot recycles mount ids) must
-			 * not make someone else's mount ours, to be unmounted */
-			if (fs && mnt_fs_get_target(fs) && streq(mnt_fs_get_target(fs), e->target) &&
-			    mnt_fs_get_fstype(fs) && startswith(mnt_fs_get_fstype(fs), "nfs") &&
-			    mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0)
-				e->ids[keep++] = e->ids[j];
-		}
-		if (keep < e->n_ids && keep == 0)
-			set_str(&e->applied, NULL);
-		e->n_ids = keep;
-		if (keep && !e->parent_mp)
-			adopt_parent(m, tb, e);
-	}
 }
 
 static int by_depth(const void *a, const void *b)
@@ -868,13 +329,13 @@ static void *worker_main(void *arg)
 	for (size_t i = s->n; i-- > 0;) {
 		if (!s->v[i].wanted && s->v[i].n_ids) {
 			job_at(j, s->v[i].target);
-			remove_mounts(s, &s->v[i], "its policy no longer asks for it");
+			mounts_remove_mounts(s, &s->v[i], "its policy no longer asks for it");
 		}
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->v[i].wanted) {
 			job_at(j, s->v[i].target);
-			ensure(s, &s->v[i]);
+			mounts_ensure(s, &s->v[i]);
 		}
 	}
 	pthread_mutex_lock(&j->lock);
@@ -921,7 +382,7 @@ static void job_done(struct evloop *loop, void *userdata)
 			mentry_done(&m->v[i]);
 	}
 	m->n = keep;
-	state_save(m);
+	mounts_state_save(m);
 	m->job = NULL;
 	evloop_timer_cancel(m->slow);
 	job_free(j);
@@ -1017,10 +478,10 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 		goto out;
 	}
 	if (!m->loaded) {
-		state_load(m);
+		mounts_state_load(m);
 		m->loaded = true;
 	}
-	prune(m, tb);
+	mounts_prune(m, tb);
 	for (size_t i = 0; i < m->n; i++)
 		m->v[i].wanted = false;
 	if (m->enabled) {
@@ -1030,7 +491,7 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 			/* CIFS too: its subtrees are listed (and said to be not applied) */
 			if (t && (streq(t, "nfs") || streq(t, "nfs4") || streq(t, "cifs") ||
 				  streq(t, "smb3")) &&
-			    !ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
+			    !mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
 				want_for_parent(m, fs);
 		}
 	}
@@ -1038,7 +499,7 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 	if (m->n > 1) /* m->v is NULL while empty: qsort must not see it */
 		qsort(m->v, m->n, sizeof(*m->v), by_depth);
 	if (m->n == 0) {
-		state_save(m);
+		mounts_state_save(m);
 		goto out;
 	}
 	r = job_start(m);

@@ -1,0 +1,351 @@
+/* The kernel side of nfskeys-attrd's sub-mounts, run in the worker thread: targets
+ * opened without symlinks beneath the parent mount, mounts made detached and checked
+ * before they are attached, remounted in place or stacked, and detached again. */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attrd-mounts-private.h"
+#include "macros.h"
+#include "nfskeys-attr-daemon.h"
+
+static void set_state(struct mset *m, struct mentry *e, enum mstate s, const char *err)
+{
+	bool same = e->state == s && ((!err && !e->error) || (err && e->error && streq(err, e->error)));
+
+	if (same)
+		return;
+	e->state = s;
+	mounts_set_str(&e->error, err);
+	e->since = (int64_t)time(NULL);
+	if (s == MS_FAILED)
+		log_err(m->ctx, "sub-mount %s on %s (%s): %s", e->source, e->target, e->options, err);
+}
+
+int mounts_ids_push(struct mentry *e, unsigned id)
+{
+	unsigned *v = realloc(e->ids, (e->n_ids + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	e->ids = v;
+	e->ids[e->n_ids++] = id;
+	return 0;
+}
+
+static bool ids_has(const struct mentry *e, unsigned id)
+{
+	for (size_t i = 0; i < e->n_ids; i++)
+		if (e->ids[i] == id)
+			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------- kernel helpers */
+
+static unsigned fd_mnt_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return (unsigned)stx.stx_mnt_id;
+}
+
+static int openat2_dir(int dirfd, const char *path, uint64_t resolve)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = resolve };
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Is mount id one the table v made (at any target)? */
+bool mounts_ours(const struct mentry *v, size_t n, unsigned id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids_has(&v[i], id))
+			return true;
+	return false;
+}
+
+/* The directory target of e, reached without symlinks from its parent mount's root and
+ * checked to sit on that mount or one of ours: a user who owns a directory on the way can
+ * swap it for a symlink or mount FUSE over it, and neither may steer a root mount. */
+static int open_target(struct mset *m, const struct mentry *e, unsigned *ret_top,
+		       char *msg, size_t msg_size)
+{
+	_cleanup_close_ int root = -1;
+	const char *rel = e->target + strlen(e->parent_mp);
+	unsigned top;
+	int fd;
+
+	/* mountinfo's paths are canonical: no symlink is ever needed to reach them */
+	root = openat2_dir(AT_FDCWD, e->parent_mp, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (root < 0 || fd_mnt_id(root) != e->parent_id) {
+		snprintf(msg, msg_size, "the parent mount %s moved or went away", e->parent_mp);
+		return root < 0 ? root : -ESTALE;
+	}
+	while (*rel == '/')
+		rel++;
+	fd = openat2_dir(root, rel, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0) {
+		snprintf(msg, msg_size, "cannot open %s without following symlinks: %s", e->target,
+			 strerror(-fd));
+		return fd;
+	}
+	top = fd_mnt_id(fd);
+	if (top != e->parent_id && !mounts_ours(m->v, m->n, top)) {
+		snprintf(msg, msg_size, "%s is on another mount (id %u), not mounting over it",
+			 e->target, top);
+		close(fd);
+		return -EXDEV;
+	}
+	*ret_top = top;
+	return fd;
+}
+
+static bool same_handle(int a, int b)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} ha, hb;
+	int ma, mb;
+
+	ha.fh.handle_bytes = hb.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(a, "", &ha.fh, &ma, AT_EMPTY_PATH) < 0 ||
+	    name_to_handle_at(b, "", &hb.fh, &mb, AT_EMPTY_PATH) < 0)
+		return false;
+	return ha.fh.handle_type == hb.fh.handle_type &&
+	       ha.fh.handle_bytes == hb.fh.handle_bytes &&
+	       memcmp(ha.fh.f_handle, hb.fh.f_handle, ha.fh.handle_bytes) == 0;
+}
+
+/* The kernel's own words from an fs_context descriptor ("e nfs4: ..."), appended to msg. */
+static void kernel_says(int fsfd, char *msg, size_t msg_size)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(fsfd, buf, sizeof(buf) - 1)) > 0) {
+		size_t l = strlen(msg);
+
+		buf[n] = '\0';
+		if (buf[n - 1] == '\n')
+			buf[n - 1] = '\0';
+		snprintf(msg + l, msg_size - l, " (kernel: %s)", buf + (n > 2 && buf[1] == ' ' ? 2 : 0));
+	}
+}
+
+/* Feed "a,b=c,..." to an fs_context; on failure msg names the option. */
+static int fs_options(int fsfd, const char *opts, char *msg, size_t msg_size)
+{
+	_cleanup_free_ char *copy = strdup(opts);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(o, '=');
+		int r;
+
+		if (eq) {
+			*eq = '\0';
+			r = fsconfig(fsfd, FSCONFIG_SET_STRING, o, eq + 1, 0);
+		} else {
+			r = fsconfig(fsfd, FSCONFIG_SET_FLAG, o, NULL, 0);
+		}
+		if (r < 0) {
+			r = -errno;
+			snprintf(msg, msg_size, "the kernel refuses option '%s%s%s': %s", o,
+				 eq ? "=" : "", eq ? eq + 1 : "", strerror(-r));
+			kernel_says(fsfd, msg, msg_size);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* A new mount of e's source with its options, attached on the directory open as at. */
+static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
+		     size_t msg_size)
+{
+	_cleanup_close_ int fsfd = -1, mfd = -1;
+	_cleanup_free_ char *opts = NULL;
+	unsigned id;
+	int r;
+
+	if (asprintf(&opts, "%s%snosharecache%s%s", e->base, *e->base ? "," : "",
+		     *e->options ? "," : "", e->options) < 0)
+		return -ENOMEM;
+	fsfd = fsopen(e->fstype, FSOPEN_CLOEXEC);
+	if (fsfd < 0) {
+		snprintf(msg, msg_size, "fsopen(%s): %m", e->fstype);
+		return -errno;
+	}
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", e->source, 0) < 0) {
+		r = -errno;
+		snprintf(msg, msg_size, "the kernel refuses source %s: %s", e->source, strerror(-r));
+		kernel_says(fsfd, msg, msg_size);
+		return r;
+	}
+	r = fs_options(fsfd, opts, msg, msg_size);
+	if (r < 0)
+		return r;
+	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		r = -errno;
+		snprintf(msg, msg_size, "the kernel refuses to mount %s with %s: %s", e->source,
+			 opts, strerror(-r));
+		kernel_says(fsfd, msg, msg_size);
+		return r;
+	}
+	/* the parent's nosuid, nodev, noexec, ro and atime flags, or a user's setuid file
+	 * on the server would count on the sub-mount where it does not on the parent */
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned)e->mnt_attr);
+	if (mfd < 0) {
+		r = -errno;
+		snprintf(msg, msg_size, "fsmount %s: %s", e->source, strerror(-r));
+		return r;
+	}
+	/* by name the server may resolve a path a user has since swapped: the new root must
+	 * be the very directory opened at target */
+	if (!same_handle(mfd, at)) {
+		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s (moved "
+			 "or replaced while mounting); not attached", e->source, e->target);
+		return -ESTALE;
+	}
+	if (move_mount(mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		r = -errno;
+		snprintf(msg, msg_size, "attaching %s on %s: %s", e->source, e->target, strerror(-r));
+		return r;
+	}
+	id = fd_mnt_id(mfd);
+	r = mounts_ids_push(e, id);
+	if (r < 0)
+		return r;
+	log_notice(m->ctx, "mounted %s on %s (mount id %u, layer %zu) with %s", e->source,
+		   e->target, id, e->n_ids, opts);
+	mounts_set_str(&e->applied, e->options);
+	return 0;
+}
+
+/* Change the options of our top mount in place (the kernel may refuse: NFS on 6.1 takes
+ * no change of ac*, lookupcache, cto or fsc on remount, doc/LIVE-MOUNTS.md). */
+static int remount(struct mset *m, struct mentry *e, int at)
+{
+	_cleanup_close_ int fsfd = fspick(at, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+	char msg[256] = "";
+
+	if (fsfd < 0)
+		return -errno;
+	if (fs_options(fsfd, e->options, msg, sizeof(msg)) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0) {
+		if (!msg[0]) {
+			snprintf(msg, sizeof(msg), "%m");
+			kernel_says(fsfd, msg, sizeof(msg));
+		}
+		log_info(m->ctx, "remount of %s with %s refused (%s): stacking a new mount",
+			 e->target, e->options, msg);
+		return -EINVAL;
+	}
+	log_notice(m->ctx, "remounted %s with %s", e->target, e->options);
+	mounts_set_str(&e->applied, e->options);
+	return 0;
+}
+
+/* At most this many of our mounts are stacked at one target (each policy change that the
+ * kernel cannot remount adds one). */
+#define MAX_LAYERS 4
+
+/* Why a CIFS subtree is not mounted: a new CIFS superblock needs credentials (a password,
+ * or a Kerberos ticket of the mount's owner) that the parent mount used and the kernel
+ * does not show in mountinfo, so the daemon cannot make one; the policy is reported, not
+ * dropped. */
+#define CIFS_NOT_APPLIED                                                                      \
+	"not applied: a CIFS sub-mount needs the credentials the parent mount was made with, " \
+	"which the kernel does not show; mount this subtree with nfskeys-mount (it adds the "  \
+	"policy's options)"
+
+void mounts_ensure(struct mset *m, struct mentry *e)
+{
+	char msg[512] = "";
+	unsigned top = 0;
+	int fd, r;
+
+	if (e->cifs) {
+		set_state(m, e, MS_FAILED, CIFS_NOT_APPLIED);
+		return;
+	}
+
+	fd = open_target(m, e, &top, msg, sizeof(msg));
+	if (fd < 0) {
+		set_state(m, e, MS_FAILED, msg);
+		return;
+	}
+	if (ids_has(e, top) && e->applied && streq(e->applied, e->options)) {
+		set_state(m, e, MS_APPLIED, NULL);
+		close(fd);
+		return;
+	}
+	r = ids_has(e, top) ? remount(m, e, fd) : -ENOENT;
+	if (r < 0 && e->n_ids >= MAX_LAYERS) {
+		/* a change stacks a mount; a user who keeps changing a policy must not pile
+		 * up mounts without end: the stack goes (lazily, files open on it keep
+		 * working) and one fresh mount replaces it */
+		close(fd);
+		log_notice(m->ctx, "%zu mounts stacked at %s: replacing them by one", e->n_ids,
+			   e->target);
+		if (mounts_remove_mounts(m, e, "replaced by a fresh mount") < 0)
+			return;
+		fd = open_target(m, e, &top, msg, sizeof(msg));
+		if (fd < 0) {
+			set_state(m, e, MS_FAILED, msg);
+			return;
+		}
+	}
+	if (r < 0)
+		r = mount_new(m, e, fd, msg, sizeof(msg));
+	close(fd);
+	if (r < 0)
+		set_state(m, e, MS_FAILED, msg);
+	else
+		set_state(m, e, MS_APPLIED, NULL);
+}
+
+/* Detach our mounts at e's target, top first, as long as the top one is ours; why goes
+ * into the log. */
+int mounts_remove_mounts(struct mset *m, struct mentry *e, const char *why)
+{
+	char msg[512] = "", path[64];
+
+	while (e->n_ids) {
+		unsigned top = 0;
+		int fd = e->parent_mp ? open_target(m, e, &top, msg, sizeof(msg)) : -ENOENT;
+
+		if (fd < 0 || !ids_has(e, top)) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (umount2(path, MNT_DETACH) < 0) {
+			snprintf(msg, sizeof(msg), "cannot unmount %s (mount id %u): %m", e->target, top);
+			close(fd);
+			set_state(m, e, MS_FAILED, msg);
+			return -errno;
+		}
+		close(fd);
+		log_notice(m->ctx, "unmounted %s (mount id %u): %s", e->target, top, why);
+		for (size_t i = 0; i < e->n_ids; i++)
+			if (e->ids[i] == top)
+				e->ids[i] = e->ids[--e->n_ids];
+	}
+	return 0;
+}

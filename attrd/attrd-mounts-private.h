@@ -1,0 +1,90 @@
+/* What the parts of nfskeys-attrd's sub-mounts share: the table of entries, the job
+ * handed to the worker thread, and the helpers used across attrd-mounts.c (what is
+ * wanted, the worker, apply), attrd-mounts-kernel.c and attrd-mounts-state.c. */
+#pragma once
+
+#include <libmount.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct evio;
+struct evloop;
+struct evtimer;
+struct nfskeys_attr_store;
+struct nfskeys_ctx;
+
+enum mstate { MS_PENDING, MS_APPLIED, MS_FAILED };
+
+struct mentry {
+	char *target;	/* local directory mounted over */
+	char *source;	/* SERVER:/path */
+	char *fstype;
+	char *options;	/* policy options wanted there */
+	char *applied;	/* options of the top mount made here, NULL when none */
+	char *base;	/* the parent mount's options carried over */
+	char *parent_mp;
+	unsigned parent_id;
+	unsigned long mnt_attr; /* MOUNT_ATTR_* of the parent mount */
+	unsigned *ids;	/* our mounts at target, bottom first */
+	size_t n_ids;
+	enum mstate state;
+	char *error;
+	int64_t since;
+	bool wanted;
+	bool cifs;	/* a CIFS subtree: reported, not mounted (see mounts_ensure()) */
+};
+
+/* A table of entries and the context to log through: the loop's own, or a worker's copy. */
+struct mset {
+	struct nfskeys_ctx *ctx;
+	struct mentry *v;
+	size_t n;
+};
+
+struct mjob;
+
+struct attrd_mounts {
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_attr_store *store;
+	struct evloop *loop;
+	struct libmnt_monitor *mon;
+	struct evio *io;
+	struct evtimer *slow;	/* warns when a job has waited on the kernel too long */
+	char *state_path;
+	bool enabled, loaded;
+	struct mentry *v;
+	size_t n;
+	struct mjob *job;	/* the job in the worker, NULL when none */
+	bool again;		/* something changed while it ran: apply once more after */
+};
+
+/* Work handed to the worker thread: a deep copy of the table.  lock guards current,
+ * posted and orphaned (the worker's and the loop's meeting point). */
+struct mjob {
+	struct attrd_mounts *m;
+	struct evloop *loop;
+	struct mset s;
+	int64_t started;
+	pthread_mutex_t lock;
+	const char *current;	/* the target being worked on (points into s) */
+	bool posted;		/* the result is on its way to the loop */
+	bool orphaned;		/* the table is gone: the worker frees the job itself */
+};
+
+/* attrd-mounts.c */
+void mounts_set_str(char **p, const char *v);
+struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target);
+struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target);
+
+/* attrd-mounts-kernel.c */
+int mounts_ids_push(struct mentry *e, unsigned id);
+bool mounts_ours(const struct mentry *v, size_t n, unsigned id);
+void mounts_ensure(struct mset *m, struct mentry *e);
+int mounts_remove_mounts(struct mset *m, struct mentry *e, const char *why);
+
+/* attrd-mounts-state.c */
+void mounts_state_save(struct attrd_mounts *m);
+void mounts_state_load(struct attrd_mounts *m);
+void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb);

@@ -1,0 +1,152 @@
+/* The state file of nfskeys-attrd's sub-mounts: the mounts made here, saved after each
+ * job and read at the first apply, then checked against the mount table (prune) so a
+ * restarted daemon adopts its own mounts and never someone else's. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "attrd-mounts-private.h"
+#include "macros.h"
+#include "nfskeys-attr-daemon.h"
+
+/* ---------------------------------------------------------------- the state file */
+
+/* One line per mount made here: "ID TARGET OPTIONS", the strings octal-escaped as in
+ * mountinfo, so a restarted daemon adopts its mounts instead of stacking duplicates. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\')
+			fprintf(f, "\\%03o", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+void mounts_state_save(struct attrd_mounts *m)
+{
+	_cleanup_free_ char *tmp = NULL;
+	FILE *f;
+
+	if (!m->state_path || asprintf(&tmp, "%s.tmp", m->state_path) < 0)
+		return;
+	f = fopen(tmp, "we");
+	if (!f) {
+		log_err(m->ctx, "cannot write %s: %m", tmp);
+		return;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct mentry *e = &m->v[i];
+
+		for (size_t j = 0; j < e->n_ids; j++) {
+			fprintf(f, "%u ", e->ids[j]);
+			put_escaped(f, e->target);
+			fputc(' ', f);
+			/* the options of the top mount; lower ones are only ever removed */
+			put_escaped(f, j + 1 == e->n_ids && e->applied ? e->applied : "-");
+			fputc('\n', f);
+		}
+	}
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 ||
+	    rename(tmp, m->state_path) < 0) {
+		log_err(m->ctx, "cannot write %s: %m", m->state_path);
+		unlink(tmp);
+	}
+}
+
+/* Read the mounts a previous run made (they are checked against the table before use). */
+void mounts_state_load(struct attrd_mounts *m)
+{
+	_cleanup_fclose_ FILE *f = fopen(m->state_path, "re");
+	char line[8192];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char target[4096], opts[2048];
+		unsigned id;
+		struct mentry *e;
+
+		if (sscanf(line, "%u %4095s %2047s", &id, target, opts) != 3)
+			continue;
+		unescape(target);
+		unescape(opts);
+		e = mounts_entry_find(m, target);
+		if (!e)
+			e = mounts_entry_add(m, target);
+		if (!e || mounts_ids_push(e, id) < 0)
+			return;
+		mounts_set_str(&e->applied, streq(opts, "-") ? NULL : opts);
+	}
+}
+
+/* The entry of mount id in tb (libmount's own lookup by id is 2.40's). */
+static struct libmnt_fs *table_find_id(struct libmnt_table *tb, int id)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs = NULL;
+
+	while (it && mnt_table_next_fs(tb, it, &fs) == 0)
+		if (mnt_fs_get_id(fs) == id)
+			break;
+		else
+			fs = NULL;
+	mnt_free_iter(it);
+	return fs;
+}
+
+/* A mount adopted from the state file: its parent is the first mount below it that is
+ * not ours (needed to reach it again, and to remove it once no policy wants it). */
+static void adopt_parent(struct attrd_mounts *m, struct libmnt_table *tb, struct mentry *e)
+{
+	struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[0]);
+
+	while (fs && mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
+		fs = table_find_id(tb, mnt_fs_get_parent_id(fs));
+	if (!fs || !mnt_fs_get_target(fs) || !startswith(e->target, mnt_fs_get_target(fs)))
+		return;
+	mounts_set_str(&e->parent_mp, mnt_fs_get_target(fs));
+	e->parent_id = (unsigned)mnt_fs_get_id(fs);
+}
+
+/* Forget mount ids the table no longer has at the entry's target (unmounted by someone,
+ * or gone with their parent). */
+void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct mentry *e = &m->v[i];
+		size_t keep = 0;
+
+		for (size_t j = 0; j < e->n_ids; j++) {
+			struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[j]);
+
+			/* only an NFS nosharecache mount at the recorded place: a stale file
+			 * (a persistent Runtime-Dir across a reboot recycles mount ids) must
+			 * not make someone else's mount ours, to be unmounted */
+			if (fs && mnt_fs_get_target(fs) && streq(mnt_fs_get_target(fs), e->target) &&
+			    mnt_fs_get_fstype(fs) && startswith(mnt_fs_get_fstype(fs), "nfs") &&
+			    mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0)
+				e->ids[keep++] = e->ids[j];
+		}
+		if (keep < e->n_ids && keep == 0)
+			mounts_set_str(&e->applied, NULL);
+		e->n_ids = keep;
+		if (keep && !e->parent_mp)
+			adopt_parent(m, tb, e);
+	}
+}
