@@ -102,7 +102,7 @@ struct daemon {
 	struct settings set;
 	struct idmapd_cache *cache;
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
-	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths.c) */
+	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
 	struct daemon_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
 	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */

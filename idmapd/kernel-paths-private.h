@@ -1,0 +1,79 @@
+/* What kernel-paths-core.c (configuration, the whole), kernel-paths-knfsd.c (knfsd's
+ * channels) and kernel-paths-pipes.c (the NFS client's rpc_pipefs pipes) share: the
+ * object, a query, and the calls each side makes into the other. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel-paths.h"
+#include "kernel-proto.h"
+
+struct kchannel {
+	struct kpaths *kp;
+	enum knfsd_channel which;
+	int fd;
+	struct evio *io;
+	unsigned inflight;
+	char path[KPATH_DIR_MAX + 32];
+};
+
+/* One clnt*\/idmap pipe; queries hold a reference so a pipe closed under them is not
+ * freed before they are answered (into nothing). */
+struct kpipe {
+	struct kpaths *kp;
+	int fd;
+	unsigned refs;
+	int dir_wd;        /* inotify watch on clntXX/ while idmap is not there yet */
+	struct evio *io;
+	char name[NAME_MAX + 1]; /* clntXX */
+	struct kpipe *next;
+};
+
+struct kquery {
+	struct kpaths *kp;
+	enum kpath_src src;
+	struct kchannel *chan;
+	struct kpipe *pipe;
+	union {
+		struct knfsd_request nfsd;
+		struct pipe_request pipe;
+	} req;
+	uint64_t start_ns;
+};
+
+struct kpaths {
+	struct evloop *loop;
+	struct kpaths_config cfg;
+	kpaths_lookup_fn lookup;
+	kpaths_log_fn log;
+	void *userdata;
+	struct kchannel chan[2];
+	bool serve_channels;
+	/* client pipes */
+	bool serve_pipes;
+	char pipefs[KPATH_DIR_MAX];
+	int ino_fd;
+	int nfs_wd;
+	struct evio *ino_io;
+	struct kpipe *pipes;
+	unsigned n_pipes;
+	struct kpath_stats st[_KPATH_SRC_MAX];
+	unsigned refs; /* the owner's, and one per query out */
+};
+
+/* kernel-paths-core.c */
+struct kquery *kpaths_query_new(struct kpaths *kp, enum kpath_src src);
+
+/* kernel-paths-knfsd.c */
+int kpaths_channel_open(struct kpaths *kp, enum knfsd_channel which, char *err, size_t errlen);
+void kpaths_channel_close(struct kchannel *c);
+void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
+			   unsigned ttl);
+
+/* kernel-paths-pipes.c */
+int kpaths_pipes_start(struct kpaths *kp, char *err, size_t errlen);
+void kpaths_pipe_close(struct kpipe *p);
+void kpaths_pipe_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans);
+void kpaths_set_client_timeout(struct kpaths *kp);
