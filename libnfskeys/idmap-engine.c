@@ -178,6 +178,21 @@ static bool backend_has_pure_sid(const struct backend *b)
 	       b->ops->pure_sid_to_id;
 }
 
+typedef int (*lookup_fn)(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+			 struct nfskeys_idmap_answer *ret);
+
+/* What a NOWAIT lookup may ask b for kind: lookup when it never blocks, lookup_nowait,
+ * or NULL (b may block: the whole lookup would). */
+static lookup_fn backend_nowait_fn(const struct backend *b, unsigned kind)
+{
+	if (b->ops->size < offsetof(struct nfskeys_idmap_ops, lookup_nowait) +
+				   sizeof(b->ops->lookup_nowait))
+		return NULL;
+	if (b->ops->nowait_kinds & IDMAP_KIND_BIT(kind))
+		return b->ops->lookup;
+	return b->ops->lookup_nowait;
+}
+
 /* Which backend, if any, answers SID->uid/gid by pure computation (see pure_sid). */
 static void pure_sid_find(struct idmap_state *st)
 {
@@ -380,6 +395,7 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		struct backend *b = chain[i];
 		struct nfskeys_idmap_answer a;
 		char reason[256];
+		lookup_fn fn;
 		int r;
 
 		if (!b->ops) {
@@ -403,6 +419,14 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 				  kind_names[req->kind]);
 			continue;
 		}
+		fn = b->ops->lookup;
+		if (req->nowait && !(fn = backend_nowait_fn(b, req->kind))) {
+			/* a later backend must not answer what this one might */
+			idmap_trace_add(t, "  %-9s may block: a NOWAIT lookup stops here\n",
+					b->method);
+			req->reason = NULL;
+			return -EWOULDBLOCK;
+		}
 		asked = true;
 		/* backends fill what their kinds need; the rest starts empty (no 700-byte
 		 * memset on the hot path) */
@@ -415,7 +439,12 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		req->reason = reason;
 		req->reason_size = sizeof(reason);
 		req->cause = IDMAP_CAUSE_NONE;
-		r = b->ops->lookup(b->data, ctx, req, &a);
+		r = fn(b->data, ctx, req, &a);
+		if (r == -EWOULDBLOCK) {
+			idmap_trace_add(t, "  %-9s cannot answer without blocking\n", b->method);
+			req->reason = NULL;
+			return -EWOULDBLOCK;
+		}
 		if (r == 0) {
 			a.kind = req->kind;
 			a.error = 0;
@@ -503,6 +532,7 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 	r = idmap_request_prepare(st, kind, key, buf, sizeof(buf), &sid, &req);
 	if (r < 0)
 		return r; /* malformed keys never get nobody */
+	req.nowait = flags & NFSKEYS_IDMAP_LOOKUP_NOWAIT;
 	/* idmap_chain_run() writes ret only on success (no second copy of the answer here) */
 	r = idmap_chain_run(ctx, st, &req, ret, NULL, &by);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
@@ -515,7 +545,7 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 	if (r == 0)
 		return 0;
 fail:
-	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) && kind_has_nobody(kind)) {
+	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOBODY) && kind_has_nobody(kind) && r != -EWOULDBLOCK) {
 		nobody_answer(st, kind, r, ret);
 		return 0;
 	}
@@ -544,14 +574,20 @@ static int lookup_pure_sid(struct idmap_state *st, unsigned kind, const char *ke
 	return 0;
 }
 
+#define LOOKUP_FLAGS_KNOWN                                                                 \
+	(NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE | NFSKEYS_IDMAP_LOOKUP_NOWAIT)
+
 static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
 		       unsigned flags, struct nfskeys_idmap_answer *ret)
 {
 	struct idmap_state *st;
 	int r = 0;
 
-	if (!ctx || !key || !ret || !kind_valid(kind))
+	if (!ctx || !key || !ret || !kind_valid(kind) || (flags & ~LOOKUP_FLAGS_KNOWN))
 		return -EINVAL;
+	/* NOWAIT loads no plugin and reads no configuration: that is the first lookup's */
+	if ((flags & NFSKEYS_IDMAP_LOOKUP_NOWAIT) && !ctx_ext_get(ctx, CTX_EXT_IDMAP))
+		return -EWOULDBLOCK;
 	r = idmap_state_get(ctx, &st);
 	if (r < 0)
 		return r;

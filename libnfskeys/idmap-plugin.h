@@ -3,6 +3,7 @@
  * and link the public libnfskeys; the ops table starts with its size so it can grow. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "nfskeys.h"
@@ -31,6 +32,7 @@ struct nfskeys_idmap_request {
 	char *reason;        /* buffer for a cause, reason_size bytes, "" on entry */
 	size_t reason_size;
 	uint32_t cause;      /* enum idmap_cause, IDMAP_CAUSE_NONE on entry */
+	bool nowait;         /* the engine's: NFSKEYS_IDMAP_LOOKUP_NOWAIT (see lookup_nowait) */
 };
 
 struct nfskeys_idmap_ops {
@@ -57,6 +59,16 @@ struct nfskeys_idmap_ops {
 	 * engine asks it before its cache and caches none of this backend's SID->id answers:
 	 * recomputing is cheaper than a cache probe. */
 	int (*pure_sid_to_id)(void *data, const char *text, uint32_t *ret_id);
+	/* Optional (check size; both 0/NULL: every lookup may block).  For
+	 * NFSKEYS_IDMAP_LOOKUP_NOWAIT the engine runs the chain in order and, for each backend
+	 * mapping the kind, asks lookup when the kind's bit is in nowait_kinds (that lookup
+	 * never blocks: memory only, no I/O, no lock a slow path holds), else lookup_nowait
+	 * when set, else stops with -EWOULDBLOCK.  lookup_nowait answers as lookup would
+	 * (same answer, -ENOENT only when lookup would say -ENOENT too) or -EWOULDBLOCK when
+	 * it cannot tell without I/O; thread-safe. */
+	uint32_t nowait_kinds;
+	int (*lookup_nowait)(void *data, struct nfskeys_ctx *ctx,
+			     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
 };
 
 /* Each backend plugin defines this (plugin.h). */

@@ -85,6 +85,10 @@ struct nfskeys_idmap_answer {
 enum {
 	NFSKEYS_IDMAP_LOOKUP_NOBODY = 1 << 0,   /* name->id: answer nobody instead of failing */
 	NFSKEYS_IDMAP_LOOKUP_NO_CACHE = 1 << 1, /* neither read nor fill the cache */
+	/* answer only from memory (the cache, backends that cannot block, the nsswitch
+	 * backend's index of /etc/passwd and /etc/group): -EWOULDBLOCK at once, with no
+	 * I/O done, when a backend the chain has to ask could block; never nobody for that */
+	NFSKEYS_IDMAP_LOOKUP_NOWAIT = 1 << 2,
 };
 
 /* Resolve key by kind through the backend chain ([Translation] Method; GSS-Methods for
@@ -96,7 +100,9 @@ int nfskeys_idmap_lookup(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
 /* As nfskeys_idmap_lookup() with NFSKEYS_IDMAP_LOOKUP_* flags.  With LOOKUP_NOBODY a
  * name/group/principal/SID that cannot be mapped gives the configured nobody id with the
  * short Nobody-TTL, flag ANSWER_NOBODY and the reason in ret->error (id->name kinds have
- * no nobody answer and still fail). */
+ * no nobody answer and still fail).  With LOOKUP_NOWAIT, -EWOULDBLOCK when the answer
+ * needs a backend that may block (ask again without it, e.g. from a worker thread).
+ * -EINVAL for an unknown flag. */
 int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
 			      const char *key, unsigned flags, struct nfskeys_idmap_answer *ret);
 

@@ -4,14 +4,28 @@
 #include <strings.h>
 
 #include "idmap-util.h"
+#include "nss-files-index.h"
 
 struct nss_data {
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits */
+	struct nfi *passwd, *group; /* used when nsswitch.conf lists files first */
 };
+
+static void nss_done(void *data)
+{
+	struct nss_data *d = data;
+
+	if (!d)
+		return;
+	nfi_free(d->passwd);
+	nfi_free(d->group);
+	free(d);
+}
 
 static int nss_init(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct nss_data *d = calloc(1, sizeof(*d));
+	const char *etc;
 	int r;
 
 	if (!d)
@@ -21,13 +35,47 @@ static int nss_init(struct nfskeys_ctx *ctx, void **ret_data)
 		free(d);
 		return r;
 	}
+	/* tests index their own files; never honoured in a setuid/setcap process */
+	etc = secure_getenv("NFSKEYS_TEST_ETC_DIR");
+	d->passwd = nfi_new(NFI_PASSWD, etc);
+	d->group = nfi_new(NFI_GROUP, etc);
+	if (!d->passwd || !d->group) {
+		nss_done(d);
+		return -ENOMEM;
+	}
 	*ret_data = d;
 	return 0;
 }
 
-static void nss_done(void *data)
+/* The local name's id: from the files index when it knows it (exactly nss_files'
+ * answer), else NSS; for a NOWAIT lookup a miss in the index "would block" (a later NSS
+ * source may know the name). */
+static int local_id(struct nss_data *d, struct nfskeys_idmap_request *req, const char *local,
+		    struct nfskeys_idmap_answer *ret)
 {
-	free(data);
+	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID;
+	uint32_t id;
+
+	if (nfi_name_to_id(group ? d->group : d->passwd, local, req->nowait, &id) == 0) {
+		ret->id = id;
+		return 0;
+	}
+	if (req->nowait)
+		return -EWOULDBLOCK;
+	return util_answer_local(req, local, ret);
+}
+
+/* The id's local name, as local_id. */
+static int local_name(struct nss_data *d, const struct nfskeys_idmap_request *req, bool group,
+		      char *name, size_t size)
+{
+	int r = nfi_id_to_name(group ? d->group : d->passwd, req->id, req->nowait, name, size);
+
+	if (r != -EAGAIN)
+		return r;
+	if (req->nowait)
+		return -EWOULDBLOCK;
+	return group ? util_getgrgid(req->id, name, size) : util_getpwuid(req->id, name, size);
 }
 
 static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
@@ -44,7 +92,7 @@ static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 	case NFSKEYS_IDMAP_NAME_TO_UID:
 	case NFSKEYS_IDMAP_GROUP_TO_GID:
 		if ((d->no_strip & bit) && req->domain) {
-			r = util_answer_local(req, req->key, ret);
+			r = local_id(d, req, req->key, ret);
 			if (r != -ENOENT)
 				return r;
 		}
@@ -59,8 +107,11 @@ static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
 					   "domain '%s' is not the NFSv4 domain '%s'", req->domain,
 					   req->nfs_domain);
-		return util_answer_local(req, req->name, ret);
+		return local_id(d, req, req->name, ret);
 	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		/* ids and groups (getgrouplist): NSS only */
+		if (req->nowait)
+			return -EWOULDBLOCK;
 		if (strchr(req->name, '/'))
 			return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
 					   "'%s' is a service principal, not a user", req->name);
@@ -70,8 +121,7 @@ static int nss_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 		return util_answer_local(req, req->name, ret);
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 	case NFSKEYS_IDMAP_GID_TO_GROUP:
-		r = group ? util_getgrgid(req->id, name, sizeof(name)) :
-			    util_getpwuid(req->id, name, sizeof(name));
+		r = local_name(d, req, group, name, sizeof(name));
 		if (r == -ENOENT)
 			return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s with id %u (NSS)",
 					   group ? "group" : "user", req->id);
@@ -92,6 +142,8 @@ static const struct nfskeys_idmap_ops ops = {
 	.done = nss_done,
 	.lookup = nss_lookup,
 	.kinds = IDMAP_NAME_KINDS | IDMAP_ID_KINDS | IDMAP_PRINCIPAL_KINDS,
+	/* nss_lookup itself: it reads req->nowait and answers from the index only */
+	.lookup_nowait = nss_lookup,
 };
 
 static const struct nfskeys_plugin plugin = {
