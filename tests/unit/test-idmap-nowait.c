@@ -251,8 +251,9 @@ static void test_not_indexed(void **state)
 	static const struct {
 		const char *conf, *passwd;
 	} cases[] = {
-		{ CONF_FILES, "zed:x:4242:4242::/:/bin/sh\n+@netgroup\n" },
-		{ CONF_FILES, "-bob\nzed:x:4242:4242::/:/bin/sh\n" },
+		{ CONF_FILES, "zed:x:4242:4242::/:/bin/sh\n+alice:x:1:1::/:/bin/sh\n" },
+		{ CONF_FILES, "-zed:x:1:1::/:/bin/sh\nzed:x:4242:4242::/:/bin/sh\n" },
+		{ CONF_FILES, "zed:x:4242:4242::/:/bin/sh\n+@netgroup::::::\n" },
 		{ CONF_FILES, " zed:x:4242:4242::/:/bin/sh\n" },
 		{ CONF_FILES, "zed:x:4242:x::/:/bin/sh\n" },   /* nss_files skips this line */
 		{ CONF_FILES, "zed:x:4242\n" },
