@@ -143,6 +143,8 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 		     STATS_METRIC_COUNTER, k->negative, NULL);
 		madd(ms, "kernel_write_errors_total", mlabel(ms, "path", name),
 		     STATS_METRIC_COUNTER, k->write_errors, NULL);
+		madd(ms, "kernel_primed_total", mlabel(ms, "path", name),
+		     STATS_METRIC_COUNTER, k->primed, NULL);
 	}
 	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, idmapd_cache_count(d->cache), NULL);
 	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, idmapd_cache_capacity(d->cache),
