@@ -156,6 +156,7 @@ static int regex_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idma
 
 static const struct nfskeys_idmap_ops ops = {
 	.size = sizeof(ops),
+	/* no nowait_kinds/lookup_nowait: captured names go through NSS, which may block */
 	.init = regex_init,
 	.done = regex_done,
 	.lookup = regex_lookup,

@@ -799,6 +799,8 @@ static int sid_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_
 
 static const struct nfskeys_idmap_ops ops = {
 	.size = sizeof(ops),
+	/* no nowait_kinds/lookup_nowait: a domain's first use persists its slice to the
+	 * state file (I/O); the pure SID->id path (pure_sid_to_id) is already memory-only */
 	.init = sid_init,
 	.done = sid_done,
 	.lookup = sid_lookup,

@@ -154,6 +154,8 @@ static int static_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idm
 
 static const struct nfskeys_idmap_ops ops = {
 	.size = sizeof(ops),
+	/* no nowait_kinds/lookup_nowait: local names go through NSS (util_answer_local,
+	 * util_getpwuid), which may block: a NOWAIT lookup stops here */
 	.init = static_init,
 	.done = static_done,
 	.lookup = static_lookup,

@@ -96,6 +96,9 @@ static void test_real_files(void **state)
 	ctx = ctx_nss();
 	/* NOWAIT loads nothing: the first lookup of a context may not be NOWAIT */
 	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_UID_TO_NAME, "0", NOWAIT, &a), -EWOULDBLOCK);
+	/* (not even what needs no backend I/O: a name of another domain) */
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "root@other.org", NOWAIT, &a),
+			 -EWOULDBLOCK);
 
 	f = fopen("/etc/passwd", "re");
 	assert_non_null(f);
