@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -558,6 +559,41 @@ int attrd_mounts_new(struct evloop *loop, const char *state_path, struct attrd_m
 	return 0;
 }
 
+/* Whether this process has CAP_SYS_ADMIN in its effective set (/proc/self/status). */
+static int have_cap_sys_admin(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			return !!(eff & (1ULL << 21 /* CAP_SYS_ADMIN */));
+	return -ENOENT;
+}
+
+/* Apply-Mounts makes mounts for every process to see: a daemon in a mount namespace of its
+ * own (a sandboxed service unit: ProtectSystem= and friends) would make them where nobody
+ * looks, and one without CAP_SYS_ADMIN fails every one.  Say so once, with the fix.  (PID
+ * 1's namespace may be unreadable, e.g. in a container: then nothing is said.) */
+static void check_mount_rights(struct nfskeys_ctx *ctx)
+{
+	static const char fix[] = "with systemd, install the drop-in " PKGDATADIR
+				  "/nfskeys-attrd-apply-mounts.conf (nfskeys-attrd(8), SUB-MOUNTS)";
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/mnt", &self) == 0 && stat("/proc/1/ns/mnt", &init) == 0 &&
+	    (self.st_ino != init.st_ino || self.st_dev != init.st_dev))
+		log_warning(ctx, "[Mounts] Apply-Mounts: this daemon runs in a mount namespace of "
+				 "its own, not the system's (a sandboxed service?): no other process "
+				 "would see its sub-mounts; %s", fix);
+	if (have_cap_sys_admin() == 0)
+		log_warning(ctx, "[Mounts] Apply-Mounts: this daemon lacks CAP_SYS_ADMIN: every "
+				 "sub-mount will fail with EPERM; %s", fix);
+}
+
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 			    struct nfskeys_attr_store *store, bool enabled)
 {
@@ -569,6 +605,8 @@ void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 		log_notice(ctx, "[Mounts] Apply-Mounts = %s: %s", enabled ? "yes" : "no",
 			   enabled ? "directory policy gets its own sub-mounts on NFS mounts" :
 				     "removing the sub-mounts made for directory policy");
+	if (enabled && !m->enabled)
+		check_mount_rights(ctx);
 	m->enabled = enabled;
 	if (enabled) {
 		int r = monitor_start(m);

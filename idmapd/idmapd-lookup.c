@@ -66,7 +66,7 @@ static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquer
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
-	recent_note(d, e, recent_path_of(kquery_source(kq)), NULL, status, result);
+	recent_note(d, e, recent_path_of(kq), NULL, status, result);
 	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
 }
 

@@ -144,6 +144,8 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 		     STATS_METRIC_COUNTER, k->negative, NULL);
 		madd(ms, "kernel_write_errors_total", mlabel(ms, "path", name),
 		     STATS_METRIC_COUNTER, k->write_errors, NULL);
+		madd(ms, "kernel_primed_total", mlabel(ms, "path", name),
+		     STATS_METRIC_COUNTER, k->primed, NULL);
 	}
 	idmap_cache_get_stats(d->cache, &cst);
 	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, cst.entries, NULL);

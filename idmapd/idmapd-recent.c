@@ -14,11 +14,14 @@ static const char *const recent_path_names[_RP_MAX] = {
 	[RP_NFSD_IDTONAME] = "nfsd-idtoname",
 	[RP_NFSD_NAMETOID] = "nfsd-nametoid",
 	[RP_PIPE] = "client-pipe",
+	[RP_NFSD_PRIME] = "nfsd-prime",
 };
 
-enum recent_path recent_path_of(enum kpath_src src)
+enum recent_path recent_path_of(const struct kquery *kq)
 {
-	switch (src) {
+	if (kquery_is_prime(kq))
+		return RP_NFSD_PRIME;
+	switch (kquery_source(kq)) {
 	case KPATH_NFSD_IDTONAME:
 		return RP_NFSD_IDTONAME;
 	case KPATH_NFSD_NAMETOID:

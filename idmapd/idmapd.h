@@ -87,7 +87,7 @@ struct recent {
 	char key[RECENT_KEY_MAX];
 	char name[NFSKEYS_IDMAP_NAME_MAX];
 };
-enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, _RP_MAX };
+enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, RP_NFSD_PRIME, _RP_MAX };
 
 struct job;
 struct reload_job;
@@ -216,7 +216,7 @@ void do_reload(struct daemon *d, struct rpc_request *req);
 void recent_free(struct daemon *d);
 void recent_note(struct daemon *d, const struct idmapd_entry *e, enum recent_path path,
 		 const struct rpc_request *req, int status, enum lres result);
-enum recent_path recent_path_of(enum kpath_src src);
+enum recent_path recent_path_of(const struct kquery *kq);
 void do_recent(struct daemon *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-metrics.c: statistics */

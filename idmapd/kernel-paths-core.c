@@ -50,6 +50,7 @@ void kpaths_config_default(struct kpaths_config *cfg)
 	snprintf(cfg->sysctl_path, sizeof(cfg->sysctl_path), "/proc/sys/fs/nfs/idmap_cache_timeout");
 	cfg->negative_ttl = 60;
 	cfg->check_rpc_idmapd = true;
+	cfg->prime_reverse = true;
 }
 
 static int mode_parse(const char *v, enum kpath_mode *ret)
@@ -118,6 +119,9 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 	if ((r = conf_get_typed(ctx, "Kernel", "Client-Cache-Timeout", &v, err, errlen)) < 0)
 		return -EINVAL;
 	c.client_cache_timeout = (unsigned)v;
+	if ((r = conf_get_typed(ctx, "Kernel", "Prime-Reverse", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.prime_reverse = v != 0;
 	*cfg = c;
 	return 0;
 }
@@ -293,6 +297,7 @@ void kpaths_free(struct kpaths *kp)
 		return;
 	kpaths_channel_close(&kp->chan[0]);
 	kpaths_channel_close(&kp->chan[1]);
+	kpaths_held_release_all(kp); /* into nothing: the channels are closed */
 	while (kp->pipes)
 		kpaths_pipe_close(kp->pipes);
 	evloop_io_free(kp->ino_io);
@@ -311,6 +316,7 @@ void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg)
 		return;
 	kp->cfg.negative_ttl = cfg->negative_ttl;
 	kp->cfg.client_cache_timeout = cfg->client_cache_timeout;
+	kp->cfg.prime_reverse = cfg->prime_reverse;
 	kpaths_set_client_timeout(kp);
 }
 
@@ -332,7 +338,8 @@ void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answ
 {
 	struct kpaths *kp = q->kp;
 
-	stats_hist_add(&kp->st[q->src].latency, mono_nsec() - q->start_ns);
+	if (!q->prime) /* not the kernel's request: its latency is nobody's wait */
+		stats_hist_add(&kp->st[q->src].latency, mono_nsec() - q->start_ns);
 	if (q->src == KPATH_PIPE)
 		kpaths_pipe_answer(q, status, ans);
 	else
@@ -345,6 +352,11 @@ void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answ
 enum kpath_src kquery_source(const struct kquery *q)
 {
 	return q->src;
+}
+
+bool kquery_is_prime(const struct kquery *q)
+{
+	return q->prime;
 }
 
 const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src)

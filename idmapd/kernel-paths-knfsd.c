@@ -133,6 +133,127 @@ static void channel_read(struct evloop *loop, struct evio *io, int fd, uint32_t 
 	channel_throttle(c);
 }
 
+static void channel_write(struct kchannel *c, enum kpath_src src, const char *line, int len)
+{
+	struct kpaths *kp = c->kp;
+
+	if (len > 0 && c->fd >= 0 && write(c->fd, line, (size_t)len) != len) {
+		kp->st[src].write_errors++;
+		kp->log(LOG_WARNING, "%s: cannot write the answer: %m", c->path);
+	}
+}
+
+/* ---------------------------------------------------------------- Prime-Reverse */
+
+/* How long a nametoid reply waits for its id's name: a fraction of nfsd's own wait (1 s
+ * when its pool is busy), so a slow reverse lookup never turns into NFS4ERR_DELAY. */
+#define PRIME_HOLD_MS 100
+
+/* Send the held nametoid reply now (after the idtoname entry, when that came in time). */
+static void held_release(struct kheld *h)
+{
+	struct kpaths *kp = h->kp;
+
+	channel_write(h->chan, KPATH_NFSD_NAMETOID, h->line, h->len);
+	h->chan->inflight--;
+	channel_throttle(h->chan);
+	if (h->prime)
+		h->prime->held = NULL;
+	*h->pprev = h->next;
+	if (h->next)
+		h->next->pprev = h->pprev;
+	evloop_timer_free(h->timer);
+	free(h);
+	if (--kp->refs == 0)
+		free(kp);
+}
+
+static void held_expired(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	held_release(userdata);
+}
+
+void kpaths_held_release_all(struct kpaths *kp)
+{
+	while (kp->held)
+		held_release(kp->held);
+}
+
+/* After a positive nametoid answer (name -> id) and before it is sent, fetch the id's name
+ * for knfsd's idtoname cache.  True when the reply (line) is now held by the prime. */
+static bool prime_start(struct kquery *q, uint32_t id, const char *line, int len)
+{
+	struct kpaths *kp = q->kp;
+	const struct knfsd_request *req = &q->req.nfsd;
+	struct kchannel *rc = &kp->chan[KNFSD_IDTONAME];
+	struct kheld *h;
+	struct kquery *p;
+	char key[16];
+
+	if (!kp->cfg.prime_reverse || q->prime || q->chan->which != KNFSD_NAMETOID ||
+	    rc->fd < 0 || len <= 0 || (size_t)len > sizeof(h->line))
+		return false;
+	h = calloc(1, sizeof(*h));
+	p = calloc(1, sizeof(*p));
+	if (!h || !p ||
+	    evloop_add_timer(kp->loop, evloop_now(kp->loop) + PRIME_HOLD_MS * USEC_PER_MSEC,
+			     held_expired, h, &h->timer) < 0) {
+		free(h);
+		free(p);
+		return false; /* the reply goes now, unprimed */
+	}
+	h->kp = kp;
+	h->chan = q->chan;
+	h->prime = p;
+	h->len = len;
+	memcpy(h->line, line, (size_t)len);
+	h->next = kp->held;
+	if (h->next)
+		h->next->pprev = &h->next;
+	h->pprev = &kp->held;
+	kp->held = h;
+	p->kp = kp;
+	p->src = KPATH_NFSD_IDTONAME;
+	p->prime = true;
+	p->held = h;
+	p->chan = rc;
+	p->req.nfsd.channel = KNFSD_IDTONAME;
+	p->req.nfsd.group = req->group;
+	p->req.nfsd.id = id;
+	memcpy(p->req.nfsd.authname, req->authname, sizeof(req->authname));
+	p->start_ns = mono_nsec();
+	kp->refs += 2; /* h's and p's */
+	snprintf(key, sizeof(key), "%" PRIu32, id);
+	/* may answer at once (a cached name): then h is released before this returns */
+	kp->lookup(kp->userdata, p, req->group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME,
+		   key, false);
+	return true;
+}
+
+/* The reverse lookup's answer: a positive one becomes knfsd's idtoname entry (written
+ * unasked: the channel takes any well-formed line, as mountd primes its caches), then the
+ * held nametoid reply goes. */
+static void prime_answered(struct kquery *p, int status, const struct nfskeys_idmap_answer *ans,
+			   unsigned ttl)
+{
+	struct kpaths *kp = p->kp;
+	char line[KNFSD_LINE_MAX];
+	int len;
+
+	if (status == 0 && ans && !(ans->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)) {
+		len = knfsd_format_reply(&p->req.nfsd, (int64_t)time(NULL) + (ttl ? ttl : 1), false,
+					 ans->name, 0, line, sizeof(line));
+		if (len > 0 && p->chan->fd >= 0) {
+			channel_write(p->chan, KPATH_NFSD_IDTONAME, line, len);
+			kp->st[KPATH_NFSD_IDTONAME].primed++;
+		}
+	}
+	if (p->held) {
+		p->held->prime = NULL;
+		held_release(p->held);
+	}
+}
+
 void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
 			   unsigned ttl)
 {
@@ -144,6 +265,10 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 	int64_t expiry;
 	int len;
 
+	if (q->prime) {
+		prime_answered(q, status, ans, ttl);
+		return;
+	}
 	/* nfsd: a negative nametoid is NFS4ERR_BADOWNER, a negative idtoname sends the
 	 * number; never a made-up owner (KERNEL-INTERFACES.md §2) */
 	expiry = (int64_t)time(NULL) + (positive ? (ttl ? ttl : 1) : kp->cfg.negative_ttl);
@@ -157,10 +282,9 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 	}
 	kp->st[q->src].positive += positive;
 	kp->st[q->src].negative += !positive;
-	if (len > 0 && c->fd >= 0 && write(c->fd, line, (size_t)len) != len) {
-		kp->st[q->src].write_errors++;
-		kp->log(LOG_WARNING, "%s: cannot write the answer: %m", c->path);
-	}
+	if (positive && prime_start(q, ans->id, line, len))
+		return; /* sent by the prime (or its timer) */
+	channel_write(c, q->src, line, len);
 	c->inflight--;
 	channel_throttle(c);
 }

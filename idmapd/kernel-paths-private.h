@@ -31,9 +31,24 @@ struct kpipe {
 	struct kpipe *next;
 };
 
+/* A nametoid reply held back while the id's name is fetched for the idtoname channel
+ * (Prime-Reverse): knfsd, once answered, encodes the new owner at once (the GETATTR after a
+ * SETATTR), and finds it cached instead of asking again.  Held at most PRIME_HOLD_MS. */
+struct kheld {
+	struct kpaths *kp;
+	struct kchannel *chan;
+	struct kquery *prime; /* the reverse lookup; NULL once it has answered */
+	struct evtimer *timer;
+	struct kheld *next, **pprev; /* kpaths.held */
+	int len;
+	char line[KNFSD_LINE_MAX];
+};
+
 struct kquery {
 	struct kpaths *kp;
 	enum kpath_src src;
+	bool prime;          /* the reverse lookup of Prime-Reverse, not the kernel's request */
+	struct kheld *held;  /* prime: the reply it holds back (NULL once released) */
 	struct kchannel *chan;
 	struct kpipe *pipe;
 	union {
@@ -59,6 +74,7 @@ struct kpaths {
 	struct evio *ino_io;
 	struct kpipe *pipes;
 	unsigned n_pipes;
+	struct kheld *held; /* nametoid replies held by Prime-Reverse */
 	struct kpath_stats st[_KPATH_SRC_MAX];
 	unsigned refs; /* the owner's, and one per query out */
 };
@@ -69,6 +85,7 @@ struct kquery *kpaths_query_new(struct kpaths *kp, enum kpath_src src);
 /* kernel-paths-knfsd.c */
 int kpaths_channel_open(struct kpaths *kp, enum knfsd_channel which, char *err, size_t errlen);
 void kpaths_channel_close(struct kchannel *c);
+void kpaths_held_release_all(struct kpaths *kp);
 void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
 			   unsigned ttl);
 

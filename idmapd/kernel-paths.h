@@ -28,6 +28,7 @@ struct kpaths_config {
 	unsigned client_cache_timeout;   /* s written to idmap_cache_timeout; 0 = leave it */
 	char sysctl_path[KPATH_DIR_MAX];      /* /proc/sys/fs/nfs/idmap_cache_timeout */
 	bool check_rpc_idmapd;           /* refuse (yes) or skip (auto) a path rpc.idmapd runs */
+	bool prime_reverse;              /* [Kernel] Prime-Reverse */
 };
 
 /* Default configuration: auto, /proc/net/rpc, discovery, 60 s. */
@@ -64,9 +65,13 @@ void kpaths_describe(const struct kpaths *kp, char *buf, size_t size);
 void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
 		   unsigned ttl);
 enum kpath_src kquery_source(const struct kquery *q);
+/* Whether q is Prime-Reverse's own lookup (the id's name for knfsd's idtoname cache, after
+ * a nametoid answer), not a request the kernel made. */
+bool kquery_is_prime(const struct kquery *q);
 
 struct kpath_stats {
 	uint64_t requests, malformed, positive, negative, write_errors;
+	uint64_t primed; /* entries written before knfsd asked (Prime-Reverse) */
 	struct stats_hist latency;
 };
 const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src);

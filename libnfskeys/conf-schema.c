@@ -168,6 +168,8 @@ static const struct conf_key_def schema[] = {
 	  "TTL of failed answers to knfsd" },
 	{ "Kernel", "Client-Cache-Timeout", DUR_S(0, 7 * 86400), NULL, "0",
 	  "the NFS client's idmap cache timeout (0: leave it)" },
+	{ "Kernel", "Prime-Reverse", TEXT(CONF_BOOL), NULL, "yes",
+	  "with a name's id, give knfsd the id's name too" },
 
 	/* attr area */
 	{ "Attr", "Store", TEXT(CONF_PATH), NULL, "(State-Dir/attr.db)",

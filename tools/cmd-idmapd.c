@@ -41,7 +41,7 @@ const struct cli_sub idmapd_subs[] = {
 	{ "recent", NULL, "[--json] [KIND KEY]",
 	  "the last answers the daemon gave and which path\n"
 	  "asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
-	  "client-pipe); newest first (root only)",
+	  "client-pipe, nfsd-prime); newest first (root only)",
 	  idmapd_recent },
 	{ "stats", NULL, "[--json|--prometheus]",
 	  "counters and latency histograms (same as\n"

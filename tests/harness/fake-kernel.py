@@ -11,7 +11,9 @@ PIPEFS/nfs/clntN/idmap, made after the daemon started (so its inotify watch must
 Usage: fake-kernel.py DIR PIPEFS SCRIPT
 (creates DIR/ready once the channels exist, then waits for DIR/go before the script)
 SCRIPT lines (# comments):
-  chan idtoname|nametoid LINE    write LINE (Python escapes, e.g. \\n) and print the reply
+  chan idtoname|nametoid LINE    write LINE (Python escapes, e.g. \\n) and print the reply;
+                                 then what came unasked on the other channel, as a line
+                                 "PN CHANNEL 'LINES'" (N: the command's line number)
   chanraw idtoname|nametoid LINE write LINE, expect no reply within 1 s ("noreply")
   flush                          print the flush files' contents
   pipe N                         create clntN/idmap
@@ -98,6 +100,12 @@ def main():
             os.write(chans[which][0], data)
             rep = read_reply(chans[which][0], 1.0 if cmd == "chanraw" else 5.0)
             out.write(f"{no} {rep.decode('latin-1')!r}\n" if rep else f"{no} noreply\n")
+            # lines the daemon wrote unasked to the other channel (Prime-Reverse): they
+            # came before the reply, so they are there now
+            other = "idtoname" if which == "nametoid" else "nametoid"
+            extra = read_reply(chans[other][0], 0.05, want=1 << 20)
+            if extra:
+                out.write(f"P{no} {other} {extra.decode('latin-1')!r}\n")
         elif cmd == "flush":
             vals = [open(f"{d}/nfs4.{n}/flush").read().strip() for n in ("idtoname", "nametoid")]
             out.write(f"{no} {' '.join(vals)}\n")

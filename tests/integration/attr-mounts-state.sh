@@ -15,7 +15,7 @@ fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (a tmpfs mount in a private mount namespace)"
 [ -n "${NFSKEYS_ATTR_NS:-}" ] || skip_all "unshare -m is not available"
 
-plan 9
+plan 13
 
 CONF="$T_TMP/nfskeys.conf"
 RUN="$T_TMP/run"
@@ -65,3 +65,24 @@ check_eq "the state file was rewritten without the stale entries" "" \
 	"$(cat "$RUN/attrd-mounts")"
 t_attrd_stop
 check_eq "nfskeys-attrd stops cleanly" 0 $?
+check "with CAP_SYS_ADMIN, no warning about it" sh -c "! grep -q 'lacks CAP_SYS_ADMIN' '$ATTRD_LOG'"
+
+# --- Apply-Mounts without CAP_SYS_ADMIN (a unit's empty CapabilityBoundingSet=): said at
+# start, with the fix; and the mount namespace: this test runs in one of its own
+# (unshare -m above), which the daemon names when it can see PID 1's
+: >"$ATTRD_LOG"
+T_DAEMON_WRAPPER="setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin $T_DAEMON_WRAPPER" \
+	t_attrd_start || fail_all "nfskeys-attrd starts without CAP_SYS_ADMIN"
+t_attrd_stop
+check_contains "... and names the file" "/nfskeys-attrd-apply-mounts.conf (nfskeys-attrd(8), SUB-MOUNTS)" \
+	"$(cat "$ATTRD_LOG")"
+check_contains "without CAP_SYS_ADMIN: a warning naming the drop-in that fixes it" \
+	"lacks CAP_SYS_ADMIN: every sub-mount will fail with EPERM; with systemd, install the drop-in /" \
+	"$(cat "$ATTRD_LOG")"
+if stat -L /proc/1/ns/mnt >/dev/null 2>&1; then
+	check_contains "in a mount namespace of its own: a warning that nobody sees its mounts" \
+		"runs in a mount namespace of its own" "$(cat "$ATTRD_LOG")"
+else # a container that hides PID 1's namespace: the daemon cannot know, so says nothing
+	check "PID 1's mount namespace unreadable (a container): no namespace warning" \
+		sh -c "! grep -q 'mount namespace of its own' '$ATTRD_LOG'"
+fi

@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 41
+plan 49
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -64,14 +64,29 @@ exp_ok() {
 	[ -n "$e" ] && [ $((e - now - $3)) -ge -5 ] && [ $((e - now - $3)) -le 5 ]
 }
 strip_exp() { line "$1" | awk -v f="$2" '{ sub(/^[0-9]+/, "EXP", $f); print }'; }
+# what the daemon wrote unasked to the other channel after command $1 (Prime-Reverse)
+primed() { awk -v n="P$1" '$1 == n { sub(/^P[0-9]+ [a-z]+ /, ""); print; exit }' "$T_TMP/out" |
+	awk '{ sub(/^[0-9]+/, "EXP", $4); print }'; }
+primed_exp_ok() {
+	e=$(primed_raw "$1" | awk '{ sub(/[^0-9].*$/, "", $4); print $4 }')
+	[ -n "$e" ] && [ $((e - now - $2)) -ge -5 ] && [ $((e - now - $2)) -le 5 ]
+}
+primed_raw() { awk -v n="P$1" '$1 == n { sub(/^P[0-9]+ [a-z]+ /, ""); print; exit }' "$T_TMP/out"; }
 
 check_eq "idtoname: uid 2001 -> alice@example.test" "'* user 2001 EXP alice@example.test\n'" "$(strip_exp 2 4)"
 check "idtoname: absolute expiry = now + Positive-TTL (900 s)" exp_ok 2 4 900
 check_eq "nametoid: alice@example.test -> 2001" "'* user alice@example.test EXP 2001\n'" "$(strip_exp 3 4)"
+check_eq "Prime-Reverse: with alice's id, knfsd's idtoname cache got uid 2001's name unasked" \
+	"'* user 2001 EXP alice@example.test\n'" "$(primed 3)"
+check "... with the positive expiry (Positive-TTL, 900 s)" primed_exp_ok 3 900
 check_eq "nametoid group, gss/krb5 authname echoed" \
 	"'gss/krb5 group staff@example.test EXP 3001\n'" "$(strip_exp 5 4)"
+check_eq "Prime-Reverse: a group, same authname, into the idtoname cache as a group" \
+	"'gss/krb5 group 3001 EXP staff@example.test\n'" "$(primed 5)"
 check_eq "unknown name: negative entry (no id field)" "'* user nosuch@example.test EXP\n'" \
 	"$(strip_exp 7 4)"
+check_eq "Prime-Reverse: nothing written for a negative answer, nor for idtoname requests" \
+	"" "$(primed 7)$(primed 2)$(primed 8)$(primed 12)"
 check "negative entry expires after [Kernel] Negative-TTL (45 s)" exp_ok 7 4 45
 check_eq "unknown gid: negative entry (nfsd then sends the number)" "'* group 3999999 EXP\n'" \
 	"$(strip_exp 8 4)"
@@ -82,6 +97,8 @@ log=$(cat "$T_TMP/idmapd.log")
 check_contains "malformed line logged with its reason" "malformed request (bad escape" "$log"
 check_eq "authname with a space echoed escaped" "'a\\\\040b user user3@example.test EXP 10003\n'" \
 	"$(strip_exp 14 4)"
+check_eq "Prime-Reverse: the escaped authname primes the same key" \
+	"'a\\\\040b user 10003 EXP user3@example.test\n'" "$(primed 14)"
 fl=$(line 15)
 check "both flush files written at start (wall-clock seconds)" \
 	sh -c "set -- $fl; [ \$# -eq 2 ] && [ \$1 -ge $((now - 30)) ] && [ \$2 -ge $((now - 30)) ]"
@@ -110,6 +127,7 @@ done
 # what the script sent: requests/malformed/answers/negative per path
 check_eq "per-path stats count what the script sent" \
 	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:5/1/3/1 client_pipe:8/2/5/1" "$got"
+check_eq "and the idtoname entries primed (alice, staff, user3)" "3" "$(kst primed nfsd_idtoname)"
 check "daemon still answers its socket" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
 
 # which path asked: the daemon's record of its recent answers (root only), and explain
@@ -120,8 +138,9 @@ import json; d = json.load(open('$T_TMP/recent.json'))
 print(' '.join(sorted('%s=%s' % (e['path'], e['answer']) for e in d if e['key'] == '$1' and e['kind'] == '$2')))" 2>&1; }
 check_eq "recent: alice@example.test asked on knfsd's channel, the pipe and the socket" \
 	"client-pipe=2001 nfsd-nametoid=2001 socket=2001" "$(rj alice@example.test name-to-uid)"
-check_eq "recent: uid 2001 asked on nfsd-idtoname and the second client's pipe" \
-	"client-pipe=alice@example.test nfsd-idtoname=alice@example.test" "$(rj 2001 uid-to-name)"
+check_eq "recent: uid 2001 asked on nfsd-idtoname, the second client's pipe, and primed" \
+	"client-pipe=alice@example.test nfsd-idtoname=alice@example.test nfsd-prime=alice@example.test" \
+	"$(rj 2001 uid-to-name)"
 check_eq "recent: a negative answer is recorded as such" "nfsd-nametoid=" \
 	"$(rj nosuch@example.test name-to-uid | tr ' ' '\n' | grep nfsd)"
 out=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd recent name-to-uid alice@example.test 2>&1)
@@ -135,6 +154,26 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups $T_OU_ENV "$(t_ou nfske
 check_eq "recent is refused to other users (exit 1)" 1 "$rc"
 check_contains "... saying it is for root" "permission denied (root only)" "$out"
 check "daemon stops cleanly (exit 0)" t_idmapd_stop
+
+# Prime-Reverse = no: the nametoid answer alone, nothing written to the idtoname channel
+RPC2="$T_TMP/rpc2"
+mkdir -p "$RPC2" "$T_TMP/pipefs2"
+t_idmapd_conf '[Kernel]' 'Server-Channels = yes' 'Client-Pipe = no' "Channel-Dir = $RPC2" \
+	'Prime-Reverse = no'
+printf 'chan nametoid * user alice@example.test\\n\n' >"$T_TMP/script2"
+python3 "$top_srcdir/tests/harness/fake-kernel.py" "$RPC2" "$T_TMP/pipefs2" "$T_TMP/script2" \
+	>"$T_TMP/out2" 2>"$T_TMP/fk2.err" &
+FK=$!
+t_wait_for "test -e '$RPC2/ready'" 10 || diag "fake kernel did not start: $(cat "$T_TMP/fk2.err")"
+t_idmapd_start
+touch "$RPC2/go"
+wait $FK
+sed 's/^/# /' "$T_TMP/out2"
+check_eq "Prime-Reverse = no: the nametoid answer as before" \
+	"1 '* user alice@example.test EXP 2001\\n'" \
+	"$(awk '$1 == 1 { sub(/^[0-9]+/, "EXP", $5); print }' "$T_TMP/out2")"
+check_eq "... and nothing written to the idtoname channel" "" "$(grep '^P' "$T_TMP/out2")"
+t_idmapd_stop
 
 # a bad [Kernel] value is refused at start, naming key and value
 printf '[Kernel]\nServer-Channels = maybe\n' >"$T_TMP/bad.conf"
