@@ -472,12 +472,14 @@ void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *
 static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
 		       struct rpc_request *req, struct kquery *kq)
 {
-	struct idmapd_entry e = { .kind = kind, .key = key };
+	struct idmapd_entry e; /* not zeroed: the cache fills what its kind uses (a hit's cost) */
 	struct idmapd_fetch *f = NULL;
 	int64_t now = evloop_now(d->loop);
 	uid_t uid = req ? req->peer.uid : 0; /* kernel queries: root's */
 	bool have;
 
+	e.kind = kind;
+	e.key = key;
 	have = idmap_cache_peek(d->cache, kind, key, now,
 				(int64_t)d->set.stale_limit * USEC_PER_SEC, &e.m, &e.ans) == 1;
 	if (have && now >= e.m.expires)

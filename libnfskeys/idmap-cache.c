@@ -46,7 +46,7 @@ struct idmap_cache {
 /* A test-and-test-and-set lock that yields the CPU while it waits: an uncontended
  * lock/unlock pair is two atomic instructions instead of a mutex's ~55, and yielding keeps a
  * preempted holder on a busy machine from being starved by spinners. */
-static void cache_lock(struct idmap_cache *c)
+static inline __attribute__((always_inline)) void cache_lock(struct idmap_cache *c)
 {
 	while (__atomic_exchange_n(&c->locked, 1, __ATOMIC_ACQUIRE)) {
 		for (unsigned n = 0; __atomic_load_n(&c->locked, __ATOMIC_RELAXED); n++)
@@ -90,7 +90,7 @@ static bool entry_eq(const void *ctx, uintptr_t val, const void *key)
 	return e->kind == k->kind && e->klen == k->klen && memcmp(e->key, k->key, k->klen) == 0;
 }
 
-static struct entry *find_entry(const struct idmap_cache *c, uint64_t hash, unsigned kind,
+static inline __attribute__((always_inline)) struct entry *find_entry(const struct idmap_cache *c, uint64_t hash, unsigned kind,
 				const char *key, size_t klen)
 {
 	struct lookup_key k = { kind, key, klen };
@@ -107,7 +107,8 @@ static bool kind_needs_full(unsigned kind)
 
 /* Copy the meaningful part of an answer: groups, SID and name only when the kind uses
  * them (the rest of *dst is left as it was, which the API documents as unspecified). */
-static void answer_copy(struct nfskeys_idmap_answer *dst, const struct entry *e)
+static inline __attribute__((always_inline)) void answer_copy(struct nfskeys_idmap_answer *dst,
+								 const struct entry *e)
 {
 	const struct nfskeys_idmap_answer *src = e->full;
 
@@ -352,9 +353,9 @@ static bool entry_positive(const struct entry *e)
 }
 
 /* peek (use: a lookup at time now) or read (a look at the entry only). */
-static int lookup_at(struct idmap_cache *c, unsigned kind, const char *key, bool use,
-		     int64_t now, int64_t stale_limit, struct idmap_cache_view *ret,
-		     struct nfskeys_idmap_answer *ret_ans)
+static inline __attribute__((always_inline)) int
+lookup_at(struct idmap_cache *c, unsigned kind, const char *key, bool use, int64_t now,
+	  int64_t stale_limit, struct idmap_cache_view *ret, struct nfskeys_idmap_answer *ret_ans)
 {
 	size_t klen = strlen(key);
 	uint64_t h = key_hash(c, kind, key, klen);
