@@ -574,18 +574,31 @@ static int have_cap_sys_admin(void)
 	return -ENOENT;
 }
 
+/* The id of the first mount in a mountinfo file (the namespace's root): a mount namespace
+ * made as a copy (unshare, a service's sandbox) gives every mount a new id.  /proc/1/
+ * mountinfo is world-readable, unlike /proc/1/ns/mnt (ptrace rights, which a sandboxed
+ * daemon without capabilities lacks). */
+static int first_mount_id(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	int id;
+
+	if (!f)
+		return -errno;
+	return fscanf(f, "%d", &id) == 1 ? id : -EIO;
+}
+
 /* Apply-Mounts makes mounts for every process to see: a daemon in a mount namespace of its
  * own (a sandboxed service unit: ProtectSystem= and friends) would make them where nobody
  * looks, and one without CAP_SYS_ADMIN fails every one.  Say so once, with the fix.  (PID
- * 1's namespace may be unreadable, e.g. in a container: then nothing is said.) */
+ * 1's mount table may be hidden, e.g. in some containers: then nothing is said.) */
 static void check_mount_rights(struct nfskeys_ctx *ctx)
 {
 	static const char fix[] = "with systemd, install the drop-in " PKGDATADIR
 				  "/nfskeys-attrd-apply-mounts.conf (nfskeys-attrd(8), SUB-MOUNTS)";
-	struct stat self, init;
+	int self = first_mount_id("/proc/self/mountinfo"), init = first_mount_id("/proc/1/mountinfo");
 
-	if (stat("/proc/self/ns/mnt", &self) == 0 && stat("/proc/1/ns/mnt", &init) == 0 &&
-	    (self.st_ino != init.st_ino || self.st_dev != init.st_dev))
+	if (self >= 0 && init >= 0 && self != init)
 		log_warning(ctx, "[Mounts] Apply-Mounts: this daemon runs in a mount namespace of "
 				 "its own, not the system's (a sandboxed service?): no other process "
 				 "would see its sub-mounts; %s", fix);
