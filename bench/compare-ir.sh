@@ -9,7 +9,11 @@
 #            with sources (the whole program)
 #   idmapd   nfskeys-idmapd answering bench/idmapd-load (1 client, 100 keys, cached):
 #            difference of a 40 000- and a 20 000-lookup run: Ir per lookup in the daemon
-# A tree must have been built with `make` and `make bench/attr-index-ir bench/idmapd-load`.
+#   idmap    the library's cached nfskeys_idmap_name_to_uid(): NEW's bench/idmap-hit-ir
+#            (public API only) on each tree's libnfskeys.so, 40 000- minus 20 000-call run
+#            (skipped when NEW has no bench/idmap-hit-ir)
+# A tree must have been built with `make` and `make bench/attr-index-ir bench/idmapd-load`
+# (NEW also `make bench/idmap-hit-ir`).
 set -eu
 OLD=$(cd "${1:?OLD_BUILDDIR}" && pwd)
 NEW=$(cd "${2:?NEW_BUILDDIR}" && pwd)
@@ -42,9 +46,11 @@ daemon_ir() { # BUILDDIR N
 			i=$((i + 1))
 		done
 	} >"$d/c.conf"
+	bin=$B/idmapd/.libs/nfskeys-idmapd
+	[ -x "$bin" ] || bin=$B/idmapd/nfskeys-idmapd # no libtool wrapper
 	LD_LIBRARY_PATH="$B/libnfskeys/.libs" NFSKEYS_PLUGIN_DIR="$B/plugins/.libs" \
 		valgrind --tool=callgrind --callgrind-out-file="$d/cg" \
-		"$B/idmapd/.libs/nfskeys-idmapd" -f -c "$d/c.conf" >"$d/log" 2>&1 &
+		"$bin" -f -c "$d/c.conf" >"$d/log" 2>&1 &
 	PID=$!
 	i=0
 	until [ -S "$d/s.sock" ] || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
@@ -73,3 +79,28 @@ row attr "$(ir "$T/attr-old")" "$(ir "$T/attr-new")" "whole program"
 o1=$(daemon_ir "$OLD" 20000) o2=$(daemon_ir "$OLD" 40000)
 n1=$(daemon_ir "$NEW" 20000) n2=$(daemon_ir "$NEW" 40000)
 row idmapd $(((o2 - o1) / 20000)) $(((n2 - n1) / 20000)) "per cached lookup, in the daemon"
+
+# the library's Ir for N cached lookups: the same binary on each tree's library
+lib_ir() { # BUILDDIR N
+	d=$T/l-$(basename "$(dirname "$(dirname "$1")")")-$2
+	mkdir -p "$d"
+	{
+		printf '[General]\nDomain = example.test\n[Translation]\nMethod = static\n[Static]\n'
+		i=0
+		while [ $i -lt 100 ]; do
+			printf 'user%d@example.test = %d\n' $i $((10000 + i))
+			i=$((i + 1))
+		done
+	} >"$d/c.conf"
+	LD_LIBRARY_PATH="$1/libnfskeys/.libs" NFSKEYS_PLUGIN_DIR="$1/plugins/.libs" \
+		valgrind --tool=callgrind --callgrind-out-file="$d/cg" "$HIT" "$d/c.conf" "$2" \
+		>/dev/null 2>&1
+	ir "$d/cg"
+}
+HIT=$NEW/bench/.libs/idmap-hit-ir
+[ -x "$HIT" ] || HIT=$NEW/bench/idmap-hit-ir
+if [ -x "$HIT" ]; then
+	o1=$(lib_ir "$OLD" 20000) o2=$(lib_ir "$OLD" 40000)
+	n1=$(lib_ir "$NEW" 20000) n2=$(lib_ir "$NEW" 40000)
+	row idmap $(((o2 - o1) / 20000)) $(((n2 - n1) / 20000)) "per cached lookup, in the library"
+fi

@@ -96,6 +96,29 @@ static unsigned invalidate_kernel_key(struct daemon *d, unsigned kind, const cha
 	d->st.keyrings_cleared += n;
 	return n;
 }
+/* ---------------------------------------------------------------- the daemon's cache */
+
+/* Drop every cached answer; fetches running are orphaned (their callers still get their
+ * result, which is not cached).  Returns how many keys went: answers, and the keys being
+ * fetched for the first time. */
+size_t flush_cache(struct daemon *d)
+{
+	size_t first;
+
+	idmapd_fetch_orphan_all(d->fetches, &first);
+	return idmap_cache_clear(d->cache) + first;
+}
+
+/* Drop one key's answer and orphan its fetch; whether there was either. */
+static bool flush_key(struct daemon *d, uint32_t kind, const char *key)
+{
+	struct idmapd_fetch *f = idmapd_fetch_find(d->fetches, kind, key);
+
+	if (f)
+		idmapd_fetch_orphan(d->fetches, f);
+	return (idmap_cache_drop(d->cache, kind, key) == 0) | (f != NULL);
+}
+
 void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 {
 	idmapd_flush_args a = {};
@@ -108,20 +131,14 @@ void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 	if (!allowed(d, OP_FLUSH, req)) {
 		res.status = -EPERM;
 	} else if (a.all) {
-		res.dropped = idmapd_cache_flush(d->cache);
+		res.dropped = flush_cache(d);
 		res.kernel_keyrings_cleared = clear_kernel_keyrings(d);
 		d->st.flushes++;
 		daemon_log(LOG_INFO, "cache flushed by uid %u: %u entries", (unsigned)req->peer.uid,
 			res.dropped);
 	} else {
-		struct idmapd_entry *e = NULL;
-
-		if (a.kind > 0 && a.kind < _NFSKEYS_IDMAP_KIND_MAX && a.key)
-			e = idmapd_cache_find(d->cache, a.kind, a.key);
-		if (e) {
-			idmapd_cache_drop(d->cache, e);
+		if (a.kind > 0 && a.kind < _NFSKEYS_IDMAP_KIND_MAX && a.key && flush_key(d, a.kind, a.key))
 			res.dropped = 1;
-		}
 		/* Only this mapping's kernel key, even when we had no entry for it (the
 		 * fallback helper may have answered it in-process). */
 		if (a.kind > 0 && a.kind < _NFSKEYS_IDMAP_KIND_MAX && a.key)

@@ -1,5 +1,6 @@
-/* nfskeys-idmapd lookups: answers from the shared cache, misses fetched on a small pool
- * of worker threads, refresh-ahead for hot entries and serve-stale through outages. */
+/* nfskeys-idmapd lookups: answers from the shared cache (the library's one answer cache),
+ * misses fetched on a small pool of worker threads (coordinated in the in-flight table,
+ * idmapd-fetch.c), refresh-ahead for hot entries and serve-stale through outages. */
 #include <syslog.h>
 #include <unistd.h>
 
@@ -46,8 +47,8 @@ static void answer_to_wire(const struct nfskeys_idmap_answer *a, idmapd_answer *
 static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquery *kq,
 			  unsigned lflags, enum lres result)
 {
-	int64_t left = e->expires - evloop_now(d->loop);
-	int status = e->status;
+	int64_t left = e->m.expires - evloop_now(d->loop);
+	int status = e->m.status;
 	unsigned ttl;
 
 	if (status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY) &&
@@ -58,7 +59,7 @@ static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquer
 	else if (status < 0 && result != LR_NEGATIVE_HIT)
 		result = LR_ERROR;
 	d->st.lookups[result]++;
-	ttl = e->stale ? d->set.stale_ttl
+	ttl = e->m.stale ? d->set.stale_ttl
 		       : left > 0 ? (unsigned)((left + USEC_PER_SEC - 1) / USEC_PER_SEC) : 1;
 	if (daemon_log_level() >= LOG_DEBUG)
 		daemon_log(LOG_DEBUG, "lookup %s %s for the kernel (%s): %s (%s)",
@@ -82,17 +83,17 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 		answer_kernel(d, e, kq, lflags, result);
 		return;
 	}
-	res.status = e->status;
+	res.status = e->m.status;
 	if (res.status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY) &&
 	    !(lflags & IDMAPD_LOOKUP_NOBODY))
 		res.status = e->ans.error < 0 ? e->ans.error : -ENOENT;
 	if (res.status == 0) {
 		idmapd_answer *w = &res.idmapd_lookup_res_u.answer;
-		int64_t left = e->expires - now;
+		int64_t left = e->m.expires - now;
 
 		answer_to_wire(&e->ans, w, sidbuf);
 		w->flags |= extra_flags;
-		if (e->stale) {
+		if (e->m.stale) {
 			w->flags |= IDMAPD_ANSWER_STALE;
 			w->ttl = d->set.stale_ttl;
 		} else {
@@ -190,8 +191,12 @@ static bool queue_full(struct daemon *d, uid_t uid)
 	       (uid != 0 && idmapd_quota_get(&d->quota, uid) >= d->set.max_queue_user);
 }
 
-static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh, uid_t uid)
+/* Queue a fetch of kind/key for the workers, tracked in the in-flight table; it pins the
+ * key's cache entry (when there is one), so a stale answer to fall back on stays. */
+static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool refresh,
+		       uid_t uid, struct idmapd_fetch **ret_fetch)
 {
+	struct idmapd_fetch *f;
 	struct job *j;
 
 	if (queue_full(d, uid) || idmapd_quota_inc(&d->quota, uid) < 0)
@@ -202,43 +207,57 @@ static int fetch_start(struct daemon *d, struct idmapd_entry *e, bool refresh, u
 		return -ENOMEM;
 	}
 	j->uid = uid;
-	j->key = strdup(e->key);
-	if (!j->key) {
+	j->key = strdup(key);
+	if (!j->key || idmapd_fetch_add(d->fetches, kind, key, &f) < 0) {
 		idmapd_quota_dec(&d->quota, uid);
+		free(j->key);
 		free(j);
 		return -ENOMEM;
 	}
 	j->d = d;
 	j->ctx = nfskeys_ctx_ref(d->ctx);
-	j->e = e;
-	j->kind = e->kind;
-	e->busy = true;
-	idmapd_cache_pin(d->cache, e); /* until job_done has answered its callers */
-	e->refresh = refresh;
-	e->fetch_start = evloop_now(d->loop);
+	j->f = f;
+	j->kind = kind;
+	f->pinned = idmap_cache_pin(d->cache, kind, key) == 0; /* until job_done is over */
+	f->refresh = refresh;
+	f->start = evloop_now(d->loop);
 	pthread_mutex_lock(&d->lock);
 	*d->queue_tail = j;
 	d->queue_tail = &j->next;
 	d->queued++;
 	pthread_cond_signal(&d->cond);
 	pthread_mutex_unlock(&d->lock);
+	*ret_fetch = f;
 	return 0;
 }
 
 /* A positive answer past expiry that may still be served while backends fail. */
-static bool stale_ok(struct daemon *d, struct idmapd_entry *e, int64_t now)
+static bool stale_ok(struct daemon *d, const struct idmapd_entry *e, int64_t now)
 {
-	return d->set.stale_limit > 0 && e->have_answer && e->positive &&
-	       now <= e->good_expires + (int64_t)d->set.stale_limit * USEC_PER_SEC;
+	return d->set.stale_limit > 0 && e && e->m.positive &&
+	       now <= e->m.good_expires + (int64_t)d->set.stale_limit * USEC_PER_SEC;
 }
 
-static void answer_all(struct daemon *d, struct idmapd_entry *e, unsigned extra,
-		       enum lres result)
+/* The cache entry of a fetch's key as it is now (no hit counted); NULL when there is none
+ * or the fetch was flushed (an orphan's key is no longer its to read). */
+static struct idmapd_entry *fetch_entry(struct daemon *d, struct idmapd_fetch *f,
+					struct idmapd_entry *buf)
 {
-	while (e->waiters) {
-		struct idmapd_waiter *w = e->waiters;
+	buf->kind = f->kind;
+	buf->key = f->key;
+	if (f->orphan || !f->pinned ||
+	    idmap_cache_read(d->cache, f->kind, f->key, &buf->m, &buf->ans) != 1)
+		return NULL;
+	return buf;
+}
 
-		e->waiters = w->next;
+static void answer_all(struct daemon *d, struct idmapd_fetch *f, struct idmapd_entry *e,
+		       unsigned extra, enum lres result)
+{
+	while (f->waiters) {
+		struct idmapd_waiter *w = f->waiters;
+
+		f->waiters = w->next;
 		answer_waiter(d, e, w->req, w->kq, w->flags, extra, result);
 		free(w);
 	}
@@ -248,7 +267,8 @@ static void job_done(struct evloop *loop, void *userdata)
 {
 	struct job *j = userdata;
 	struct daemon *d = j->d;
-	struct idmapd_entry *e = j->e;
+	struct idmapd_fetch *f = j->f;
+	struct idmapd_entry buf, *e;
 	int64_t now = evloop_now(loop);
 	bool failed = is_backend_failure(j->r, &j->ans);
 	struct backend_stats *b;
@@ -259,31 +279,32 @@ static void job_done(struct evloop *loop, void *userdata)
 	b->failures += failed;
 	stats_hist_add(&b->latency, j->latency_ns);
 
-	e->busy = false;
-	evloop_timer_free(e->stale_timer);
-	e->stale_timer = NULL;
-	if (failed && (e->refresh || stale_ok(d, e, now))) {
+	evloop_timer_free(f->stale_timer);
+	f->stale_timer = NULL;
+	e = fetch_entry(d, f, &buf);
+	if (failed && e && (f->refresh || stale_ok(d, e, now))) {
 		/* Keep serving what we had: fresh until it expires (refresh-ahead), then stale
 		 * until the limit, retrying every Stale-TTL seconds. */
-		if (!e->refresh || now >= e->expires) {
-			e->stale = true;
-			e->expires = now + (int64_t)d->set.stale_ttl * USEC_PER_SEC;
+		if (!f->refresh || now >= e->m.expires) {
+			e->m.stale = true;
+			e->m.expires = now + (int64_t)d->set.stale_ttl * USEC_PER_SEC;
+			(void)idmap_cache_mark_stale(d->cache, f->kind, f->key, e->m.expires);
 		}
 		daemon_log(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
-			nfskeys_idmap_kind_to_string(e->kind), e->key,
+			nfskeys_idmap_kind_to_string(f->kind), f->key,
 			strerror(-(j->r < 0 ? j->r : j->ans.error)),
-			e->stale ? "stale" : "cached");
-		answer_all(d, e, IDMAPD_ANSWER_STALE, LR_STALE);
+			e->m.stale ? "stale" : "cached");
+		answer_all(d, f, e, IDMAPD_ANSWER_STALE, LR_STALE);
 	} else {
 		unsigned ttl;
 
-		e->have_answer = true;
-		e->status = j->r;
+		e = &buf;
+		e->m.status = j->r;
 		e->ans = j->ans;
-		e->positive = j->r == 0 && !(j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
-		e->stale = false;
-		e->hits = 0;
-		e->fetched = now;
+		e->m.positive = j->r == 0 && !(j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+		e->m.stale = false;
+		e->m.hits = 0;
+		e->m.fetched = now;
 		if (j->r == 0)
 			ttl = j->ans.ttl;
 		else if (failed)
@@ -292,12 +313,16 @@ static void job_done(struct evloop *loop, void *userdata)
 			ttl = d->set.negative_ttl;
 		if (failed && j->r == 0)
 			ttl = MIN(ttl, d->set.stale_ttl);
-		e->expires = now + (int64_t)ttl * USEC_PER_SEC;
-		if (e->positive)
-			e->good_expires = e->expires;
-		answer_all(d, e, 0, LR_MISS);
+		e->m.expires = now + (int64_t)ttl * USEC_PER_SEC;
+		e->m.good_expires = e->m.positive ? e->m.expires : 0;
+		if (!f->orphan) /* a flushed fetch answers its callers but caches nothing */
+			(void)idmap_cache_store(d->cache, f->kind, f->key, j->r == 0 ? &j->ans : NULL,
+						j->r, now, e->m.expires);
+		answer_all(d, f, e, 0, LR_MISS);
 	}
-	idmapd_cache_unpin(d->cache, e); /* frees it when it was orphaned meanwhile */
+	if (f->pinned && !f->orphan)
+		(void)idmap_cache_unpin(d->cache, f->kind, f->key);
+	idmapd_fetch_done(d->fetches, f);
 	nfskeys_ctx_unref(j->ctx);
 	free(j->key);
 	free(j);
@@ -317,13 +342,13 @@ void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight)
 		evloop_timer_set(d->cancel_timer, 0);
 }
 
-/* Whether anybody still waits for this entry's fetch: a kernel query, or a socket call
- * whose connection is open.  A refresh-ahead (no waiters) is kept: it serves the cache. */
-static bool entry_abandoned(const struct idmapd_entry *e)
+/* Whether anybody still waits for this fetch: a kernel query, or a socket call whose
+ * connection is open.  A refresh-ahead (no waiters) is kept: it serves the cache. */
+static bool fetch_abandoned(const struct idmapd_fetch *f)
 {
-	if (!e->waiters)
+	if (!f->waiters)
 		return false;
-	for (const struct idmapd_waiter *w = e->waiters; w; w = w->next)
+	for (const struct idmapd_waiter *w = f->waiters; w; w = w->next)
 		if (w->kq || rpc_request_connected(w->req))
 			return false;
 	return true;
@@ -343,7 +368,7 @@ void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
 	for (pp = &d->queue_head; *pp;) {
 		struct job *j = *pp;
 
-		if (!entry_abandoned(j->e)) {
+		if (!fetch_abandoned(j->f)) {
 			pp = &j->next;
 			continue;
 		}
@@ -357,25 +382,23 @@ void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
 
 	while (gone) {
 		struct job *j = gone;
-		struct idmapd_entry *e = j->e;
+		struct idmapd_fetch *f = j->f;
 
 		gone = j->next;
 		idmapd_quota_dec(&d->quota, j->uid);
 		d->st.cancelled++;
-		e->busy = false;
-		evloop_timer_free(e->stale_timer);
-		e->stale_timer = NULL;
-		while (e->waiters) {
-			struct idmapd_waiter *w = e->waiters;
+		evloop_timer_free(f->stale_timer);
+		f->stale_timer = NULL;
+		while (f->waiters) {
+			struct idmapd_waiter *w = f->waiters;
 
-			e->waiters = w->next;
+			f->waiters = w->next;
 			rpc_request_error(w->req, RPC_STATUS_SYSTEM_ERR); /* gone: only freed */
 			free(w);
 		}
-		/* a new entry never fetched holds nothing worth caching */
-		if (!e->have_answer && !e->orphan)
-			idmapd_cache_drop(d->cache, e);
-		idmapd_cache_unpin(d->cache, e);
+		if (f->pinned && !f->orphan)
+			(void)idmap_cache_unpin(d->cache, f->kind, f->key);
+		idmapd_fetch_done(d->fetches, f);
 		nfskeys_ctx_unref(j->ctx);
 		free(j->key);
 		free(j);
@@ -391,7 +414,7 @@ static void fail_caller(struct rpc_request *req, struct kquery *kq)
 		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
 }
 
-static void add_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_request *req,
+static void add_waiter(struct daemon *d, struct idmapd_fetch *f, struct rpc_request *req,
 		       struct kquery *kq, unsigned flags)
 {
 	struct idmapd_waiter *w = calloc(1, sizeof(*w));
@@ -403,8 +426,8 @@ static void add_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_requ
 	w->req = req;
 	w->kq = kq;
 	w->flags = flags;
-	w->next = e->waiters;
-	e->waiters = w;
+	w->next = f->waiters;
+	f->waiters = w;
 }
 
 static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
@@ -449,30 +472,38 @@ void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *
 static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
 		       struct rpc_request *req, struct kquery *kq)
 {
-	struct idmapd_entry *e;
+	struct idmapd_entry e; /* not zeroed: the cache fills what its kind uses (a hit's cost) */
+	struct idmapd_fetch *f = NULL;
 	int64_t now = evloop_now(d->loop);
 	uid_t uid = req ? req->peer.uid : 0; /* kernel queries: root's */
-	int r;
+	bool have;
 
-	e = idmapd_cache_find(d->cache, kind, key);
-	if (e && e->have_answer && (now < e->expires || (e->busy && e->stale))) {
+	e.kind = kind;
+	e.key = key;
+	have = idmap_cache_peek(d->cache, kind, key, now,
+				(int64_t)d->set.stale_limit * USEC_PER_SEC, &e.m, &e.ans) == 1;
+	if (have && now >= e.m.expires)
+		f = idmapd_fetch_find(d->fetches, kind, key);
+	if (have && (now < e.m.expires || (f && e.m.stale))) {
 		/* Fresh (or known stale while a retry runs): answer from memory. */
 		unsigned extra = IDMAPD_ANSWER_CACHED;
 
-		e->hits++;
-		if (e->positive && !e->busy && !e->stale && d->set.refresh_pct > 0 &&
-		    e->hits >= d->set.refresh_hits &&
-		    now >= e->fetched + (e->expires - e->fetched) * d->set.refresh_pct / 100) {
-			if (fetch_start(d, e, true, uid) == 0) {
+		if (e.m.positive && !e.m.stale && d->set.refresh_pct > 0 &&
+		    e.m.hits >= d->set.refresh_hits &&
+		    now >= e.m.fetched + (e.m.expires - e.m.fetched) * d->set.refresh_pct / 100 &&
+		    !idmapd_fetch_find(d->fetches, kind, key)) {
+			if (fetch_start(d, kind, key, true, uid, &f) == 0) {
 				extra |= IDMAPD_ANSWER_REFRESHING;
 				d->st.lookups[LR_REFRESH_AHEAD]++;
 			}
 		}
-		answer_waiter(d, e, req, kq, flags, extra,
-			      e->stale ? LR_STALE : e->status ? LR_NEGATIVE_HIT : LR_HIT);
+		answer_waiter(d, &e, req, kq, flags, extra,
+			      e.m.stale ? LR_STALE : e.m.status ? LR_NEGATIVE_HIT : LR_HIT);
 		return;
 	}
-	if ((!e || !e->busy) && queue_full(d, uid)) {
+	if (!f)
+		f = idmapd_fetch_find(d->fetches, kind, key);
+	if (!f && queue_full(d, uid)) {
 		d->st.queue_refused++;
 		d->st.lookups[LR_ERROR]++;
 		if (req) {
@@ -484,39 +515,39 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		}
 		return;
 	}
-	if (!e) {
-		r = idmapd_cache_add(d->cache, kind, key, &e);
-		if (r < 0) {
-			fail_caller(req, kq);
+	if (!f) {
+		if (fetch_start(d, kind, key, false, uid, &f) < 0) {
+			if (have) /* what we had, as before the fetch could not start */
+				answer_waiter(d, &e, req, kq, flags, 0, LR_ERROR);
+			else
+				fail_caller(req, kq);
 			return;
 		}
-	} else if (e->busy && !e->refresh) {
+	} else if (!f->refresh) {
 		d->st.lookups[LR_COALESCED]++;
 	}
-	add_waiter(d, e, req, kq, flags);
-	if (!e->busy && fetch_start(d, e, false, uid) < 0) {
-		answer_all(d, e, 0, LR_ERROR);
-		return;
-	}
-	e->refresh = false; /* callers wait on this fetch now */
+	add_waiter(d, f, req, kq, flags);
+	f->refresh = false; /* callers wait on this fetch now */
 	/* An expired positive answer is served stale if the refetch is slow. */
-	if (!e->stale_timer && stale_ok(d, e, now))
-		(void)evloop_add_timer(d->loop, e->fetch_start + d->set.stale_wait_ms * USEC_PER_MSEC,
-				       stale_wait_fired, e, &e->stale_timer);
+	if (!f->stale_timer && have && stale_ok(d, &e, now))
+		(void)evloop_add_timer(d->loop, f->start + d->set.stale_wait_ms * USEC_PER_MSEC,
+				       stale_wait_fired, f, &f->stale_timer);
 }
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata)
 {
 	struct daemon *d = the_daemon;
-	struct idmapd_entry *e = userdata;
+	struct idmapd_fetch *f = userdata;
+	struct idmapd_entry buf, *e;
 
 	evloop_timer_free(t);
-	e->stale_timer = NULL;
+	f->stale_timer = NULL;
+	e = fetch_entry(d, f, &buf);
 	if (!stale_ok(d, e, evloop_now(loop)))
 		return;
 	daemon_log(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
-		nfskeys_idmap_kind_to_string(e->kind), e->key);
-	answer_all(d, e, IDMAPD_ANSWER_STALE, LR_STALE);
+		nfskeys_idmap_kind_to_string(f->kind), f->key);
+	answer_all(d, f, e, IDMAPD_ANSWER_STALE, LR_STALE);
 }
 
 /* ---------------------------------------------------------------- other operations */

@@ -101,6 +101,7 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 {
 	_cleanup_free_ struct metrics *ms = calloc(1, sizeof(*ms));
 	_cleanup_free_ stats_metric *m = calloc(STATS_METRICS_MAX, sizeof(*m));
+	struct nfskeys_idmap_cache_stats cst;
 	struct rpc_server_stats ss;
 	stats_res res = {};
 
@@ -146,11 +147,10 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 		madd(ms, "kernel_primed_total", mlabel(ms, "path", name),
 		     STATS_METRIC_COUNTER, k->primed, NULL);
 	}
-	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, idmapd_cache_count(d->cache), NULL);
-	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, idmapd_cache_capacity(d->cache),
-	     NULL);
-	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER,
-	     idmapd_cache_evictions(d->cache), NULL);
+	idmap_cache_get_stats(d->cache, &cst);
+	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, cst.entries, NULL);
+	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, cst.capacity, NULL);
+	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER, cst.evictions, NULL);
 	madd(ms, "cache_flushes_total", NULL, STATS_METRIC_COUNTER, d->st.flushes, NULL);
 	madd(ms, "queue_jobs", NULL, STATS_METRIC_GAUGE, d->quota.total, NULL);
 	madd(ms, "queue_refused_total", NULL, STATS_METRIC_COUNTER, d->st.queue_refused, NULL);

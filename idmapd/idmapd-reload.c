@@ -159,8 +159,8 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 	d->ctx = TAKE_PTR(j->ctx);
 	d->set = *s;
 	d->generation++;
-	idmapd_cache_set_capacity(d->cache, s->cache_size);
-	idmapd_cache_flush(d->cache);
+	idmap_cache_set_capacity(d->cache, s->cache_size);
+	flush_cache(d);
 	clear_kernel_keyrings(d);
 	(void)kpaths_flush_server(d->kpaths); /* knfsd's cached answers may have changed too */
 	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",

@@ -9,12 +9,13 @@
 
 #include "daemon.h"
 #include "evloop.h"
-#include "idmapd-cache.h"
 #include "idmapd-client.h"
+#include "idmapd-fetch.h"
 #include "idmapd-quota.h"
 #include "kernel-paths.h"
 #include "macros.h"
 #include "nfskeys.h"
+#include "nfskeys-idmap-daemon.h"
 #include "rpc-server.h"
 #include "stats.h"
 #include "time-util.h"
@@ -100,7 +101,8 @@ struct daemon {
 	const char *socket_arg;
 	uint64_t generation;
 	struct settings set;
-	struct idmapd_cache *cache;
+	struct idmap_cache *cache;        /* the answers: the library's one cache, µs clock */
+	struct idmapd_fetches *fetches;   /* the lookups being fetched now, and their callers */
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
 	struct daemon_stats st;
@@ -134,7 +136,16 @@ struct daemon {
 /* The one daemon of this process, for timer callbacks that carry an entry. */
 extern struct daemon *the_daemon;
 
-/* A caller waiting on a cache entry: a socket request or a kernel query, never both. */
+/* The cache entry a caller is answered from: copied out of the one cache
+ * (idmap_cache_peek), or for a flushed fetch its own result. */
+struct idmapd_entry {
+	uint32_t kind;
+	const char *key;
+	struct idmap_cache_view m; /* status, stale, expires, ... */
+	struct nfskeys_idmap_answer ans;
+};
+
+/* A caller waiting on a fetch: a socket request or a kernel query, never both. */
 struct idmapd_waiter {
 	struct rpc_request *req;
 	struct kquery *kq;
@@ -146,7 +157,7 @@ struct job {
 	struct job *next;
 	struct daemon *d;
 	struct nfskeys_ctx *ctx;
-	struct idmapd_entry *e;
+	struct idmapd_fetch *f;
 	uid_t uid;               /* whose lookup started it (idmapd_quota) */
 	uint32_t kind;
 	char *key;
@@ -191,6 +202,7 @@ void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */
 unsigned clear_kernel_keyrings(struct daemon *d);
+size_t flush_cache(struct daemon *d);
 void do_flush(struct daemon *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-reload.c: configuration load and reload */

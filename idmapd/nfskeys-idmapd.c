@@ -121,7 +121,8 @@ int main(int argc, char *argv[])
 	}
 
 	if ((r = evloop_new(&d.loop)) < 0 || (r = daemon_add_signals(d.loop, on_sighup, &d)) < 0 ||
-	    (r = idmapd_cache_new(d.set.cache_size, &d.cache)) < 0 ||
+	    (r = (d.cache = idmap_cache_new(d.set.cache_size)) ? 0 : -ENOMEM) < 0 ||
+	    (r = idmapd_fetches_new(&d.fetches)) < 0 ||
 	    (r = evloop_add_timer(d.loop, 0, cancel_sweep, &d, &d.cancel_timer)) < 0) {
 		daemon_log(LOG_ERR, "cannot set up the event loop: %s", strerror(-r));
 		goto out;
@@ -179,7 +180,8 @@ out:
 	pool_stop(&d);
 	rpc_server_free(d.srv);
 	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
-	idmapd_cache_free(d.cache);
+	idmapd_fetches_free(d.fetches);
+	idmap_cache_free(d.cache);
 	idmapd_quota_clear(&d.quota);
 	evloop_timer_free(d.cancel_timer);
 	evloop_free(d.loop);

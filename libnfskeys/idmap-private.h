@@ -4,21 +4,9 @@
 
 #include "libnfskeys-private.h"
 
-/* idmap-cache.c: a bounded (LRU) hash of answers with per-entry expiry; thread-safe. */
-struct idmap_cache;
-
-struct idmap_cache *idmap_cache_new(unsigned capacity);
-struct idmap_cache *idmap_cache_free(struct idmap_cache *c);
-/* 1 and *ret filled for a live positive entry (ttl = remaining), a negative errno for a
- * live negative entry, 0 for a miss. */
-int idmap_cache_get(struct idmap_cache *c, unsigned kind, const char *key,
-		    struct nfskeys_idmap_answer *ret);
-/* Store a positive answer (a != NULL) or a negative one (error < 0) for ttl seconds. */
-void idmap_cache_put(struct idmap_cache *c, unsigned kind, const char *key,
-		     const struct nfskeys_idmap_answer *a, int error, unsigned ttl);
-int idmap_cache_drop(struct idmap_cache *c, unsigned kind, const char *key);
-void idmap_cache_clear(struct idmap_cache *c);
-void idmap_cache_get_stats(struct idmap_cache *c, struct nfskeys_idmap_cache_stats *ret);
+/* idmap-cache.c: the one answer cache, declared in nfskeys-idmap-daemon.h (the engine uses
+ * idmap_cache_get/put on the coarse second clock, nfskeys-idmapd the *_at side). */
+#include "nfskeys-idmap-daemon.h"
 
 /* idmap-domain.c: NFSv4 domain discovery.  Writes the domain (lower case) and its source
  * ("config", "dns-txt", "hostname", "default"). */
