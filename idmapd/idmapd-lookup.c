@@ -263,6 +263,69 @@ static void answer_all(struct daemon *d, struct idmapd_fetch *f, struct idmapd_e
 	}
 }
 
+/* A backend's fresh answer (r, ans) for kind/key as the entry callers are answered from
+ * (in buf), stored in the cache unless store is false: the TTL of its kind of answer. */
+static struct idmapd_entry *fresh_answer(struct daemon *d, uint32_t kind, const char *key, int r,
+					 const struct nfskeys_idmap_answer *ans, bool failed,
+					 int64_t now, bool store, struct idmapd_entry *buf)
+{
+	struct idmapd_entry *e = buf;
+	unsigned ttl;
+
+	e->kind = kind;
+	e->key = key;
+	e->m.status = r;
+	e->ans = *ans;
+	e->m.positive = r == 0 && !(ans->flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+	e->m.stale = false;
+	e->m.hits = 0;
+	e->m.fetched = now;
+	if (r == 0)
+		ttl = ans->ttl;
+	else if (failed)
+		ttl = d->set.stale_ttl;
+	else
+		ttl = d->set.negative_ttl;
+	if (failed && r == 0)
+		ttl = MIN(ttl, d->set.stale_ttl);
+	e->m.expires = now + (int64_t)ttl * USEC_PER_SEC;
+	e->m.good_expires = e->m.positive ? e->m.expires : 0;
+	if (store)
+		(void)idmap_cache_store(d->cache, kind, key, r == 0 ? ans : NULL, r, now,
+					e->m.expires);
+	return e;
+}
+
+/* Inline-Lookups: a miss the engine can answer from memory (LOOKUP_NOWAIT: no backend it
+ * must ask could block) is answered here, in the loop, without the two thread switches
+ * of a worker; true when it was.  A backend failure is left to the workers' path, which
+ * owns serve-stale. */
+static bool lookup_inline(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+			  struct rpc_request *req, struct kquery *kq)
+{
+	struct nfskeys_idmap_answer ans;
+	struct idmapd_entry buf, *e;
+	struct backend_stats *b;
+	uint64_t t0 = mono_nsec();
+	int r;
+
+	if (!d->set.inline_lookups)
+		return false;
+	r = nfskeys_idmap_lookup_full(d->ctx, kind, key,
+				      NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE |
+					      NFSKEYS_IDMAP_LOOKUP_NOWAIT,
+				      &ans);
+	if (r == -EWOULDBLOCK || is_backend_failure(r, &ans))
+		return false;
+	b = backend_slot(d, ans.backend[0] ? ans.backend : "none");
+	b->requests++;
+	stats_hist_add(&b->latency, mono_nsec() - t0);
+	d->st.inlined++;
+	e = fresh_answer(d, kind, key, r, &ans, false, evloop_now(d->loop), true, &buf);
+	answer_waiter(d, e, req, kq, flags, 0, LR_MISS);
+	return true;
+}
+
 static void job_done(struct evloop *loop, void *userdata)
 {
 	struct job *j = userdata;
@@ -296,28 +359,8 @@ static void job_done(struct evloop *loop, void *userdata)
 			e->m.stale ? "stale" : "cached");
 		answer_all(d, f, e, IDMAPD_ANSWER_STALE, LR_STALE);
 	} else {
-		unsigned ttl;
-
-		e = &buf;
-		e->m.status = j->r;
-		e->ans = j->ans;
-		e->m.positive = j->r == 0 && !(j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
-		e->m.stale = false;
-		e->m.hits = 0;
-		e->m.fetched = now;
-		if (j->r == 0)
-			ttl = j->ans.ttl;
-		else if (failed)
-			ttl = d->set.stale_ttl;
-		else
-			ttl = d->set.negative_ttl;
-		if (failed && j->r == 0)
-			ttl = MIN(ttl, d->set.stale_ttl);
-		e->m.expires = now + (int64_t)ttl * USEC_PER_SEC;
-		e->m.good_expires = e->m.positive ? e->m.expires : 0;
-		if (!f->orphan) /* a flushed fetch answers its callers but caches nothing */
-			(void)idmap_cache_store(d->cache, f->kind, f->key, j->r == 0 ? &j->ans : NULL,
-						j->r, now, e->m.expires);
+		/* a flushed fetch answers its callers but caches nothing */
+		e = fresh_answer(d, f->kind, f->key, j->r, &j->ans, failed, now, !f->orphan, &buf);
 		answer_all(d, f, e, 0, LR_MISS);
 	}
 	if (f->pinned && !f->orphan)
@@ -503,6 +546,8 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 	}
 	if (!f)
 		f = idmapd_fetch_find(d->fetches, kind, key);
+	if (!f && lookup_inline(d, kind, key, flags, req, kq))
+		return;
 	if (!f && queue_full(d, uid)) {
 		d->st.queue_refused++;
 		d->st.lookups[LR_ERROR]++;

@@ -29,6 +29,7 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 {
 	struct settings s = { 0 };
 	const char *v;
+	unsigned inl = 1;
 	int r;
 
 	v = idmapd_socket_path(ctx, socket_arg);
@@ -47,6 +48,7 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_idmapd(ctx, "Negative-TTL", &s.negative_ttl, err, errlen)) < 0 ||
 	    (r = conf_idmapd(ctx, "Refresh-Ahead", &s.refresh_pct, err, errlen)) < 0 ||
 	    (r = conf_idmapd(ctx, "Refresh-Hits", &s.refresh_hits, err, errlen)) < 0 ||
+	    (r = conf_idmapd(ctx, "Inline-Lookups", &inl, err, errlen)) < 0 ||
 	    (r = conf_idmapd(ctx, "Stale-Limit", &s.stale_limit, err, errlen)) < 0 ||
 	    (r = conf_idmapd(ctx, "Stale-TTL", &s.stale_ttl, err, errlen)) < 0 ||
 	    (r = conf_idmapd(ctx, "Stale-Wait", &s.stale_wait_ms, err, errlen)) < 0 ||
@@ -61,6 +63,7 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 	    (r = conf_idmapd(ctx, "Max-Queue-Per-User", &s.max_queue_user, err, errlen)) < 0 ||
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
+	s.inline_lookups = inl != 0;
 	*ret = s;
 	return 0;
 }

@@ -29,6 +29,7 @@
 struct settings {
 	char socket[UNIX_PATH_MAX_LEN + 1];
 	unsigned workers;
+	bool inline_lookups;     /* answer what needs no I/O in the loop (LOOKUP_NOWAIT) */
 	unsigned cache_size;
 	unsigned negative_ttl;   /* s, cached errors of id -> name lookups */
 	unsigned refresh_pct;    /* refresh-ahead after this % of the TTL; 0 = off */
@@ -71,6 +72,7 @@ struct daemon_stats {
 	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
 	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
 	uint64_t cancelled;      /* queued lookups dropped: every caller had gone */
+	uint64_t inlined;        /* misses answered in the loop, no worker (Inline-Lookups) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
 };
 

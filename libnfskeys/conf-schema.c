@@ -129,6 +129,8 @@ static const struct conf_key_def schema[] = {
 	{ "Idmapd", "Socket", TEXT(CONF_PATH), NULL, "(Runtime-Dir/idmapd.sock)",
 	  "the daemon's socket" },
 	{ "Idmapd", "Workers", INT(1, 64), NULL, "4", "threads for blocking backends" },
+	{ "Idmapd", "Inline-Lookups", TEXT(CONF_BOOL), NULL, "yes",
+	  "answer lookups that need no I/O in the event loop" },
 	{ "Idmapd", "Cache-Size", INT(1, 1 << 24), NULL, "65536", "entries of the shared cache" },
 	{ "Idmapd", "Negative-TTL", DUR_S(0, 86400), NULL, "60",
 	  "how long a failed mapping is cached" },
