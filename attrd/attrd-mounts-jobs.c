@@ -38,8 +38,8 @@ static bool of_server(const struct mentry *e, const char *server)
 }
 
 /* A deep copy of the loop's entries of one server (not busy ones) for its worker. */
-static int entries_copy(const struct mentry *v, size_t n, const char *server,
-			struct mentry **ret, size_t *ret_n)
+static int entries_copy(const struct mentry *v, size_t n, const char *server, struct mentry **ret,
+			size_t *ret_n)
 {
 	struct mentry *c;
 	size_t k = 0;
@@ -58,9 +58,13 @@ static int entries_copy(const struct mentry *v, size_t n, const char *server,
 		if (e->busy || !of_server(e, server))
 			continue;
 		d = &c[k++];
-		*d = (struct mentry){ .parent_id = e->parent_id, .mnt_attr = e->mnt_attr,
-				      .n_ids = e->n_ids, .state = e->state, .since = e->since,
-				      .wanted = e->wanted, .cifs = e->cifs };
+		*d = (struct mentry){ .parent_id = e->parent_id,
+				      .mnt_attr = e->mnt_attr,
+				      .n_ids = e->n_ids,
+				      .state = e->state,
+				      .since = e->since,
+				      .wanted = e->wanted,
+				      .cifs = e->cifs };
 		d->target = dup_or_null(e->target, &ok);
 		d->source = dup_or_null(e->source, &ok);
 		d->fstype = dup_or_null(e->fstype, &ok);
@@ -222,11 +226,12 @@ static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)
 	pthread_mutex_lock(&j->lock);
 	at = j->current ? strdup(j->current) : NULL;
 	pthread_mutex_unlock(&j->lock);
-	log_warning(j->m->ctx, "sub-mounts of server %s: the kernel has not answered for %lld s "
-			       "(at %s; is the server down?); nfskeys-attrd goes on serving, the "
-			       "sub-mounts of this server wait, other servers' go on",
-		    j->server, (long long)((evloop_now(loop) - j->started) / USEC_PER_SEC),
-		    at ? at : "?");
+	log_warning(j->m->ctx,
+		    "sub-mounts of server %s: the kernel has not answered for %lld s "
+		    "(at %s; is the server down?); nfskeys-attrd goes on serving, the "
+		    "sub-mounts of this server wait, other servers' go on",
+		    *j->server ? j->server : "(no address)",
+		    (long long)((evloop_now(loop) - j->started) / USEC_PER_SEC), at ? at : "?");
 }
 
 static int job_start(struct attrd_mounts *m, const char *server)
@@ -300,8 +305,10 @@ void mounts_jobs_start(struct attrd_mounts *m)
 		int r = job_start(m, start[i]);
 
 		if (r < 0)
-			log_err(m->ctx, "sub-mounts of server %s: cannot start a worker: %s; "
-					"retrying at the next change", start[i], strerror(-r));
+			log_err(m->ctx,
+				"sub-mounts of server %s: cannot start a worker: %s; "
+				"retrying at the next change",
+				*start[i] ? start[i] : "(no address)", strerror(-r));
 	}
 	if (waiting)
 		log_info(m->ctx, "sub-mounts: %zu workers busy, the other servers wait for one",

@@ -67,8 +67,8 @@ static void test_server_refused(void **state)
 }
 
 /* plan over a table given as servers and needs; the started servers joined by ' ' */
-static char *plan(const char *const *server, const bool *need, size_t n,
-		  const char *const *running, size_t n_running, size_t max, bool *waiting)
+static char *plan(const char *const *server, const bool *need, size_t n, const char *const *running,
+		  size_t n_running, size_t max, bool *waiting)
 {
 	const char *start[64];
 	static char out[512];
