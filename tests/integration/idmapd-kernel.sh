@@ -160,15 +160,22 @@ RPC2="$T_TMP/rpc2"
 mkdir -p "$RPC2" "$T_TMP/pipefs2"
 t_idmapd_conf '[Kernel]' 'Server-Channels = yes' 'Client-Pipe = no' "Channel-Dir = $RPC2" \
 	'Prime-Reverse = no'
-printf 'chan nametoid * user alice@example.test\\n\n' >"$T_TMP/script2"
-python3 "$top_srcdir/tests/harness/fake-kernel.py" "$RPC2" "$T_TMP/pipefs2" "$T_TMP/script2" \
-	>"$T_TMP/out2" 2>"$T_TMP/fk2.err" &
-FK=$!
-t_wait_for "test -e '$RPC2/ready'" 10 || diag "fake kernel did not start: $(cat "$T_TMP/fk2.err")"
-t_idmapd_start
-touch "$RPC2/go"
-wait $FK
-sed 's/^/# /' "$T_TMP/out2"
+# fk_run N SCRIPT-LINE...: the daemon (configured on channels in $T_TMP/rpcN) answers a fake
+# kernel playing the lines; what the kernel got is in $T_TMP/outN
+fk_run() {
+	_n=$1; shift
+	printf '%s\n' "$@" >"$T_TMP/script$_n"
+	python3 "$top_srcdir/tests/harness/fake-kernel.py" "$T_TMP/rpc$_n" "$T_TMP/pipefs2" \
+		"$T_TMP/script$_n" >"$T_TMP/out$_n" 2>"$T_TMP/fk$_n.err" &
+	FK=$!
+	t_wait_for "test -e '$T_TMP/rpc$_n/ready'" 10 ||
+		diag "fake kernel did not start: $(cat "$T_TMP/fk$_n.err")"
+	t_idmapd_start
+	touch "$T_TMP/rpc$_n/go"
+	wait $FK
+	sed 's/^/# /' "$T_TMP/out$_n"
+}
+fk_run 2 'chan nametoid * user alice@example.test\n'
 check_eq "Prime-Reverse = no: the nametoid answer as before" \
 	"1 '* user alice@example.test EXP 2001\\n'" \
 	"$(awk '$1 == 1 { sub(/^[0-9]+/, "EXP", $5); print }' "$T_TMP/out2")"
@@ -181,16 +188,7 @@ RPC3="$T_TMP/rpc3"
 mkdir -p "$RPC3"
 t_idmapd_conf '[Idmapd]' 'Inline-Lookups = no' '[Kernel]' 'Server-Channels = yes' \
 	'Client-Pipe = no' "Channel-Dir = $RPC3"
-printf 'chan nametoid * user alice@example.test\\n\nchan nametoid * group staff@example.test\\n\n' \
-	>"$T_TMP/script3"
-python3 "$top_srcdir/tests/harness/fake-kernel.py" "$RPC3" "$T_TMP/pipefs2" "$T_TMP/script3" \
-	>"$T_TMP/out3" 2>"$T_TMP/fk3.err" &
-FK=$!
-t_wait_for "test -e '$RPC3/ready'" 10 || diag "fake kernel did not start: $(cat "$T_TMP/fk3.err")"
-t_idmapd_start
-touch "$RPC3/go"
-wait $FK
-sed 's/^/# /' "$T_TMP/out3"
+fk_run 3 'chan nametoid * user alice@example.test\n' 'chan nametoid * group staff@example.test\n'
 stats=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats --prometheus 2>&1)
 st() { printf '%s\n' "$stats" | awk -v m="nfskeys_idmapd_$1" '$1 == m { print $2 }'; }
 check_eq "workers' path: alice and staff primed into idtoname as before" \
