@@ -4,8 +4,11 @@
  * CIFS has no option for, and how a new mount's root is checked to be the directory it
  * goes on.  The kernel's side is in doc/LIVE-MOUNTS.md ("CIFS"). */
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attrd-mounts-private.h"
 #include "macros.h"
@@ -14,6 +17,22 @@
 bool mounts_cifs_fstype(const char *fstype)
 {
 	return fstype && (streq(fstype, "cifs") || streq(fstype, "smb3"));
+}
+
+bool mounts_cifs_could_be_ours(struct libmnt_fs *fs)
+{
+	const char *src = mnt_fs_get_source(fs), *target = mnt_fs_get_target(fs), *share, *dir;
+
+	if (!mounts_cifs_fstype(mnt_fs_get_fstype(fs)) || !src || !target ||
+	    !startswith(src, "//"))
+		return false;
+	/* //SERVER/SHARE/DIR...: a sub-mount's source names the directory, and its last
+	 * component is the target's (the two paths end alike below the parent) */
+	share = strchr(src + 2, '/');
+	dir = share ? strchr(share + 1, '/') : NULL;
+	if (!dir || !dir[1] || !strrchr(target, '/'))
+		return false;
+	return streq(strrchr(dir, '/') + 1, strrchr(target, '/') + 1);
 }
 
 /* Is word (a name, or name=) among the comma-separated options? */
@@ -99,6 +118,40 @@ int mounts_cifs_base(const char *super, char **ret_base, char **ret_why)
 	return 0;
 }
 
+int mounts_cifs_user_option(const char *base, char **ret_opt)
+{
+	_cleanup_free_ char *cruid = NULL, *buf = NULL;
+	struct passwd pw, *res = NULL;
+	long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+	unsigned long uid;
+	char *end;
+	int r;
+
+	*ret_opt = NULL;
+	/* mountinfo shows username= except on multiuser mounts, and the kernel mounts
+	 * nothing without one ("No username specified") */
+	if (!opt_find(base, "multiuser") || opt_find(base, "username"))
+		return 0;
+	cruid = opt_value(base, "cruid");
+	if (!cruid)
+		return -EINVAL;
+	errno = 0;
+	uid = strtoul(cruid, &end, 10);
+	if (errno || *end || end == cruid || uid > UINT32_MAX)
+		return -EINVAL;
+	size = size > 0 ? size : 16384;
+	buf = malloc((size_t)size);
+	if (!buf)
+		return -ENOMEM;
+	/* in the worker: the NSS lookup may wait on a directory server */
+	r = getpwuid_r((uid_t)uid, &pw, buf, (size_t)size, &res);
+	if (r != 0 || !res)
+		return r ? -r : -ENOENT;
+	if (strchr(pw.pw_name, ','))
+		return -EINVAL;
+	return asprintf(ret_opt, "username=%s", pw.pw_name) < 0 ? -ENOMEM : 0;
+}
+
 /* Attributes the 6.1 CIFS client has no mount option for: it keeps no lookup cache of
  * its own setting, has no close-to-open switch, and no attribute-cache minimums. */
 static bool cifs_cannot_take(const char *key)
@@ -155,8 +208,9 @@ char *mounts_cifs_refused_why(const char *refused)
 
 /* CIFS has no file handles to compare (name_to_handle_at: EOPNOTSUPP without the
  * experimental export support), but with serverino the inode number is the server's
- * own file id (SMB2 IndexNumber), the same through every superblock, and the creation
- * time comes from the server too. */
+ * own file id (SMB2 IndexNumber), the same through every superblock.  (Not the creation
+ * time: measured, the root of a new mount of the same directory showed another one,
+ * smbd makes it up on file systems without birth times.) */
 bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, size_t msg_size)
 {
 	struct statx a, b;
@@ -167,16 +221,12 @@ bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, si
 			 "the directory at %s", e->source, e->target);
 		return false;
 	}
-	if (statx(mfd, "", AT_EMPTY_PATH, STATX_INO | STATX_TYPE | STATX_BTIME, &a) < 0 ||
-	    statx(at, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_TYPE | STATX_BTIME,
-		  &b) < 0) {
+	if (statx(mfd, "", AT_EMPTY_PATH, STATX_INO | STATX_TYPE, &a) < 0 ||
+	    statx(at, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_TYPE, &b) < 0) {
 		snprintf(msg, msg_size, "cannot stat %s or %s: %m", e->source, e->target);
 		return false;
 	}
-	if (!S_ISDIR(a.stx_mode) || a.stx_ino != b.stx_ino ||
-	    ((a.stx_mask & b.stx_mask & STATX_BTIME) &&
-	     (a.stx_btime.tv_sec != b.stx_btime.tv_sec ||
-	      a.stx_btime.tv_nsec != b.stx_btime.tv_nsec))) {
+	if (!S_ISDIR(a.stx_mode) || a.stx_ino != b.stx_ino) {
 		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
 			 "(file id %llu, not %llu: moved or replaced while mounting); not "
 			 "attached", e->source, e->target, (unsigned long long)a.stx_ino,

@@ -178,15 +178,24 @@ static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 		     size_t msg_size)
 {
 	_cleanup_close_ int fsfd = -1, mfd = -1;
-	_cleanup_free_ char *opts = NULL;
+	_cleanup_free_ char *opts = NULL, *user = NULL;
+	const char *mid;
 	unsigned id;
 	int r;
 
+	if (e->cifs) {
+		r = mounts_cifs_user_option(e->base, &user);
+		if (r < 0) {
+			snprintf(msg, msg_size, "no user name for the multiuser parent's cruid= "
+				 "(the kernel needs one): %s", strerror(-r));
+			return r;
+		}
+	}
 	/* CIFS has no nosharecache: a new prefix path or different options already make a
 	 * superblock of its own (doc/LIVE-MOUNTS.md) */
-	if (asprintf(&opts, "%s%s%s%s%s", e->base, *e->base ? "," : "",
-		     e->cifs ? "" : "nosharecache", *e->options && !e->cifs ? "," : "",
-		     e->options) < 0)
+	mid = e->cifs ? (user ? user : "") : "nosharecache";
+	if (asprintf(&opts, "%s%s%s%s%s", e->base, *e->base ? "," : "", mid,
+		     *mid && *e->options ? "," : "", e->options) < 0)
 		return -ENOMEM;
 	fsfd = fsopen(e->fstype, FSOPEN_CLOEXEC);
 	if (fsfd < 0) {

@@ -96,8 +96,16 @@ char *mounts_cifs_refused_at(struct nfskeys_attr_store *store, const char *domai
 			     const char *path);
 /* The status line's reason for such attributes. */
 char *mounts_cifs_refused_why(const char *refused);
+/* For a multiuser parent (mountinfo shows no username=): "username=NAME" of its cruid=
+ * user, as mount.cifs names the caller when given none; NULL when not needed.  Looks the
+ * user up (NSS): for the worker only. */
+int mounts_cifs_user_option(const char *base, char **ret_opt);
 /* Is the root of the new mount mfd the directory open as at?  msg says why not. */
 bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, size_t msg_size);
+
+/* Could fs be a sub-mount made here: a CIFS mount of a directory (not a share's root)
+ * whose name is the name of the directory it is mounted on. */
+bool mounts_cifs_could_be_ours(struct libmnt_fs *fs);
 
 /* attrd-mounts-state.c */
 void mounts_state_save(struct attrd_mounts *m);
