@@ -23,8 +23,7 @@ bool mounts_cifs_could_be_ours(struct libmnt_fs *fs)
 {
 	const char *src = mnt_fs_get_source(fs), *target = mnt_fs_get_target(fs), *share, *dir;
 
-	if (!mounts_cifs_fstype(mnt_fs_get_fstype(fs)) || !src || !target ||
-	    !startswith(src, "//"))
+	if (!mounts_cifs_fstype(mnt_fs_get_fstype(fs)) || !src || !target || !startswith(src, "//"))
 		return false;
 	/* //SERVER/SHARE/DIR...: a sub-mount's source names the directory, and its last
 	 * component is the target's (the two paths end alike below the parent) */
@@ -60,9 +59,9 @@ static char *opt_value(const char *opts, const char *name)
 
 /* Parent options a sub-mount does not take: the caching ones (the policy decides them,
  * as on NFS) and, although mountinfo never shows them, anything that carries a secret. */
-static const char *const cifs_drop[] = { "cache", "actimeo", "acregmax", "acdirmax", "fsc",
-					 "noac", "password", "pass", "credentials", "cred",
-					 NULL };
+static const char *const cifs_drop[] = { "cache",	"actimeo", "acregmax", "acdirmax",
+					 "fsc",		"noac",	   "password", "pass",
+					 "credentials", "cred",	   NULL };
 
 int mounts_cifs_base(const char *super, char **ret_base, char **ret_why)
 {
@@ -89,8 +88,10 @@ int mounts_cifs_base(const char *super, char **ret_base, char **ret_why)
 		return 0;
 	}
 	if (!opt_find(super, "cruid")) {
-		if (asprintf(ret_why, "not applied: the parent's sec=%s mount shows no cruid= "
-				      "in mountinfo, so whose ticket it uses is unknown", sec) < 0)
+		if (asprintf(ret_why,
+			     "not applied: the parent's sec=%s mount shows no cruid= "
+			     "in mountinfo, so whose ticket it uses is unknown",
+			     sec) < 0)
 			return -ENOMEM;
 		*ret_base = NULL;
 		return 0;
@@ -164,8 +165,7 @@ static bool cifs_cannot_take(const char *key)
 	return false;
 }
 
-char *mounts_cifs_refused_at(struct nfskeys_attr_store *store, const char *domain,
-			     const char *path)
+char *mounts_cifs_refused_at(struct nfskeys_attr_store *store, const char *domain, const char *path)
 {
 	struct nfskeys_attr_policy *p = NULL;
 	struct nfskeys_attr_entry e;
@@ -198,10 +198,12 @@ char *mounts_cifs_refused_why(const char *refused)
 {
 	char *why = NULL;
 
-	if (asprintf(&why, "not applied: CIFS has no mount option for %s in this directory's "
-			   "policy (NFS-only attributes; cifs takes cache, actimeo, acregmax, "
-			   "acdirmax, fscache=on, writeback); 'nfsattr show' names where they are "
-			   "set", refused) < 0)
+	if (asprintf(&why,
+		     "not applied: CIFS has no mount option for %s in this directory's "
+		     "policy (NFS-only attributes; cifs takes cache, actimeo, acregmax, "
+		     "acdirmax, fscache=on, writeback); 'nfsattr show' names where they are "
+		     "set",
+		     refused) < 0)
 		return NULL;
 	return why;
 }
@@ -216,9 +218,11 @@ bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, si
 	struct statx a, b;
 
 	if (!opt_find(e->base, "serverino")) {
-		snprintf(msg, msg_size, "not attached: the parent mount has no serverino, so the "
+		snprintf(msg, msg_size,
+			 "not attached: the parent mount has no serverino, so the "
 			 "inode numbers are made up by the client and %s cannot be checked to be "
-			 "the directory at %s", e->source, e->target);
+			 "the directory at %s",
+			 e->source, e->target);
 		return false;
 	}
 	if (statx(mfd, "", AT_EMPTY_PATH, STATX_INO | STATX_TYPE, &a) < 0 ||
@@ -227,9 +231,11 @@ bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, si
 		return false;
 	}
 	if (!S_ISDIR(a.stx_mode) || a.stx_ino != b.stx_ino) {
-		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
+		snprintf(msg, msg_size,
+			 "%s on the server is no longer the directory at %s "
 			 "(file id %llu, not %llu: moved or replaced while mounting); not "
-			 "attached", e->source, e->target, (unsigned long long)a.stx_ino,
+			 "attached",
+			 e->source, e->target, (unsigned long long)a.stx_ino,
 			 (unsigned long long)b.stx_ino);
 		return false;
 	}

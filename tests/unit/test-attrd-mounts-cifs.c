@@ -14,10 +14,10 @@
 #include "attrd-mounts-private.h"
 
 /* what 6.1 showed for mount -t cifs -o sec=krb5,vers=3.0,cruid=2001,uid=2001,gid=3001 */
-#define KRB5_PARENT                                                                           \
-	"rw,vers=3.0,sec=krb5,cruid=2001,cache=strict,username=root,uid=2001,forceuid,"       \
-	"gid=3001,forcegid,addr=127.0.0.1,file_mode=0755,dir_mode=0755,soft,nounix,"          \
-	"serverino,mapposix,rsize=4194304,wsize=4194304,bsize=1048576,echo_interval=60,"      \
+#define KRB5_PARENT                                                                      \
+	"rw,vers=3.0,sec=krb5,cruid=2001,cache=strict,username=root,uid=2001,forceuid,"  \
+	"gid=3001,forcegid,addr=127.0.0.1,file_mode=0755,dir_mode=0755,soft,nounix,"     \
+	"serverino,mapposix,rsize=4194304,wsize=4194304,bsize=1048576,echo_interval=60," \
 	"actimeo=1,closetimeo=1"
 
 static bool has(const char *opts, const char *o)
@@ -38,11 +38,11 @@ static void test_krb5_parent(void **state)
 	assert_null(why);
 	assert_non_null(base);
 	/* the identity and the view: all carried over */
-	for (const char *const *o = (const char *const[]){ "vers=3.0", "sec=krb5", "cruid=2001",
-							   "username=root", "uid=2001", "forceuid",
-							   "gid=3001", "forcegid", "addr=127.0.0.1",
-							   "file_mode=0755", "dir_mode=0755",
-							   "serverino", "closetimeo=1", NULL };
+	for (const char *const *o =
+		     (const char *const[]){ "vers=3.0", "sec=krb5", "cruid=2001", "username=root",
+					    "uid=2001", "forceuid", "gid=3001", "forcegid",
+					    "addr=127.0.0.1", "file_mode=0755", "dir_mode=0755",
+					    "serverino", "closetimeo=1", NULL };
 	     *o; o++)
 		assert_true(has(base, *o));
 	/* the caching ones are the policy's */
@@ -52,7 +52,8 @@ static void test_krb5_parent(void **state)
 
 	assert_int_equal(mounts_cifs_base("vers=3.1.1,sec=krb5i,cruid=0,multiuser,acregmax=5,"
 					  "acdirmax=6,fsc,seal",
-					  &base, &why), 0);
+					  &base, &why),
+			 0);
 	assert_string_equal(base, "vers=3.1.1,sec=krb5i,cruid=0,multiuser,seal");
 	free(base);
 }
@@ -64,7 +65,8 @@ static void test_never_a_password(void **state)
 	/* mountinfo shows none; should a kernel ever, it stays behind */
 	assert_int_equal(mounts_cifs_base("sec=krb5,cruid=5,password=s3cret,pass=x,"
 					  "credentials=/root/c,cred=/root/d,uid=5",
-					  &base, &why), 0);
+					  &base, &why),
+			 0);
 	assert_string_equal(base, "sec=krb5,cruid=5,uid=5");
 	free(base);
 }
@@ -74,7 +76,8 @@ static void test_refused_parents(void **state)
 	char *base = NULL, *why = NULL;
 
 	assert_int_equal(mounts_cifs_base("vers=3.0,sec=ntlmssp,cache=strict,username=alice,uid=0",
-					  &base, &why), 0);
+					  &base, &why),
+			 0);
 	assert_null(base);
 	assert_non_null(strstr(why, "authenticates with sec=ntlmssp, which needs the password"));
 	assert_non_null(strstr(why, "never reads a password"));
@@ -150,10 +153,8 @@ static void test_adoption(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_krb5_parent),
-		cmocka_unit_test(test_never_a_password),
-		cmocka_unit_test(test_refused_parents),
-		cmocka_unit_test(test_multiuser_user),
+		cmocka_unit_test(test_krb5_parent),	cmocka_unit_test(test_never_a_password),
+		cmocka_unit_test(test_refused_parents), cmocka_unit_test(test_multiuser_user),
 		cmocka_unit_test(test_adoption),
 	};
 
