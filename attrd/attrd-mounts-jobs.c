@@ -65,6 +65,7 @@ static int entries_copy(const struct mentry *v, size_t n, const char *server, st
 				      .since = e->since,
 				      .wanted = e->wanted,
 				      .cifs = e->cifs };
+		d->blocked = dup_or_null(e->blocked, &ok);
 		d->target = dup_or_null(e->target, &ok);
 		d->source = dup_or_null(e->source, &ok);
 		d->fstype = dup_or_null(e->fstype, &ok);

@@ -44,6 +44,7 @@ void mounts_entry_done(struct mentry *e)
 	free(e->parent_mp);
 	free(e->ids);
 	free(e->error);
+	free(e->blocked);
 }
 
 void mounts_set_str(char **p, const char *v)
@@ -169,8 +170,8 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	const char *mp = mnt_fs_get_target(fs), *colon = NULL;
 	struct nfskeys_attr_id *pid = NULL;
 	struct dirlist l = {};
-	_cleanup_free_ char *base = NULL, *server = NULL;
-	bool cifs = fstype && (streq(fstype, "cifs") || streq(fstype, "smb3"));
+	_cleanup_free_ char *base = NULL, *why = NULL, *server = NULL;
+	bool cifs = mounts_cifs_fstype(fstype);
 	size_t plen;
 
 	if (!source || !mp || (!cifs && !(colon = strstr(source, ":/"))))
@@ -181,16 +182,19 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	if (attr_store_list(m->store, nfskeys_attr_id_get_domain(pid),
 			    nfskeys_attr_id_get_path(pid), collect, &l) < 0)
 		goto out;
-	base = base_options(mnt_fs_get_fs_options(fs));
+	/* CIFS: only some parents' credentials can be reused (why says when not) */
+	if (cifs ? mounts_cifs_base(mnt_fs_get_fs_options(fs), &base, &why) < 0 :
+		   !(base = base_options(mnt_fs_get_fs_options(fs))))
+		goto out;
 	/* none (no address, no host): the entries share one job of an unnamed server */
 	(void)mounts_server_of(mnt_fs_get_fs_options(fs), source, &server);
 	plen = strlen(nfskeys_attr_id_get_path(pid));
 	if (streq(nfskeys_attr_id_get_path(pid), "/"))
 		plen = 0;
-	for (size_t i = 0; i < l.n && base; i++) {
+	for (size_t i = 0; i < l.n; i++) {
 		const char *dom = nfskeys_attr_id_get_domain(pid), *dir = l.v[i];
 		_cleanup_free_ char *mine = NULL, *up = NULL, *updir = NULL, *target = NULL,
-				    *src = NULL;
+				    *src = NULL, *rmine = NULL, *rup = NULL, *rwhy = NULL;
 		char *slash;
 		struct mentry *e;
 
@@ -206,7 +210,12 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 			*slash = '\0';
 		mine = options_at(m, fstype, dom, dir);
 		up = options_at(m, fstype, dom, updir);
-		if (!mine || !up || streq(mine, up))
+		/* CIFS: attributes it has no option for differ too, to be reported */
+		if (cifs && (!(rmine = mounts_cifs_refused_at(m->store, dom, dir)) ||
+			     !(rup = mounts_cifs_refused_at(m->store, dom, updir)) ||
+			     (*rmine && !(rwhy = mounts_cifs_refused_why(rmine)))))
+			continue;
+		if (!mine || !up || (streq(mine, up) && (!cifs || streq(rmine, rup))))
 			continue;
 		if (asprintf(&target, "%s%s%s", streq(mp, "/") ? "" : mp, "", dir + plen) < 0)
 			break;
@@ -222,6 +231,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 			break;
 		e->wanted = true;
 		e->cifs = cifs;
+		mounts_set_str(&e->blocked, rwhy ? rwhy : why);
 		if (!e->options || !streq(e->options, mine))
 			e->state = MS_PENDING;
 		mounts_set_str(&e->options, mine);
@@ -285,9 +295,8 @@ void mounts_refresh(struct attrd_mounts *m)
 		while (mnt_table_next_fs(tb, it, &fs) == 0) {
 			const char *t = mnt_fs_get_fstype(fs);
 
-			/* CIFS too: its subtrees are listed (and said to be not applied) */
-			if (t && (streq(t, "nfs") || streq(t, "nfs4") || streq(t, "cifs") ||
-				  streq(t, "smb3")) &&
+			/* CIFS too: sub-mounts of Kerberos parents, the others reported */
+			if (t && (streq(t, "nfs") || streq(t, "nfs4") || mounts_cifs_fstype(t)) &&
 			    !mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)) &&
 			    !busy_target(m, mnt_fs_get_target(fs)))
 				want_for_parent(m, fs);
@@ -431,7 +440,8 @@ void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 	m->store = store;
 	if (enabled != m->enabled)
 		log_notice(ctx, "[Mounts] Apply-Mounts = %s: %s", enabled ? "yes" : "no",
-			   enabled ? "directory policy gets its own sub-mounts on NFS mounts" :
+			   enabled ? "directory policy gets its own sub-mounts on NFS and "
+						     "CIFS mounts" :
 				     "removing the sub-mounts made for directory policy");
 	if (enabled && !m->enabled)
 		check_mount_rights(ctx);
