@@ -486,12 +486,36 @@ static int state_get(const struct nfskeys_wb_mount *m, struct wb_state *st)
 
 /* ------------------------------------------------------------------ apply / restore */
 
+/* 6.2+: the kernel keeps max_bytes as a share of the global threshold it has at the time of
+ * the write (parts per million, rounded down), and refuses a share above 100% (EINVAL). A
+ * limit at or above the threshold is the whole threshold: max_ratio 100, the same bound;
+ * so is one the threshold fell under between our read of it and the kernel's. */
+static int set_max_bytes(const struct nfskeys_wb_mount *m, uint64_t limit, uint64_t thresh)
+{
+	char p[PATH_MAX + 32], v[32];
+	int r;
+
+	if (limit < thresh) {
+		snprintf(p, sizeof(p), "%s/max_bytes", m->bdidir);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)limit);
+		r = write_str_file(p, v);
+		if (r != -EINVAL) {
+			if (r < 0)
+				log_err(m->ctx, "writing %s to %s: %s", v, p, strerror(-r));
+			return r;
+		}
+		log_info(m->ctx, "bdi %s: %s bytes is over the kernel's global dirty threshold "
+				 "now: the whole threshold (max_ratio 100)", m->bdi, v);
+	}
+	return knob_write(m, "max_ratio", 100);
+}
+
 static int set_knobs(const struct nfskeys_wb_mount *m, uint64_t limit, uint64_t thresh)
 {
 	int r;
 
 	if (m->knobs == 2) {
-		r = knob_write(m, "max_bytes", limit);
+		r = set_max_bytes(m, limit, thresh);
 		if (r >= 0)
 			r = knob_write(m, "strict_limit", 1);
 		return r;

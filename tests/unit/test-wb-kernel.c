@@ -303,6 +303,14 @@ static void bdi_62_apply_restore(void **state)
 	assert_int_equal(nfskeys_wb_mount_restore(m), 0);
 	assert_string_equal(get(bdid, "max_ratio_fine"), "500000");
 	assert_string_equal(get(bdid, "strict_limit"), "0");
+	/* a limit over the global threshold (340 MiB here): the kernel would refuse it as
+	 * max_bytes (a share over 100 %), so the whole threshold, max_ratio 100, strictly */
+	assert_int_equal(nfskeys_wb_mount_apply(m, 1024 * MiB), 0);
+	assert_string_equal(get(bdid, "max_ratio"), "100");
+	assert_string_equal(get(bdid, "max_bytes"), "67108864");
+	assert_string_equal(get(bdid, "strict_limit"), "1");
+	assert_int_equal(nfskeys_wb_mount_restore(m), 0);
+	assert_string_equal(get(bdid, "max_ratio_fine"), "500000");
 	/* a knob the kernel refuses: the bdi is put back and nothing stays saved */
 	snprintf(link, sizeof(link), "%s/max_bytes", bdid);
 	assert_int_equal(unlink(link), 0);
