@@ -587,6 +587,20 @@ _public_ int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *m, uint64_t limit)
 	return r;
 }
 
+/* 6.2+: the bytes the kernel enforces move with its threshold (it keeps the share it had
+ * when we wrote); a drift under 1/64 of the threshold since that write is left alone, as
+ * is a limit written as the whole threshold while it still covers it.  The threshold
+ * moves with free memory nearly every second, and each rewrite is two sysfs writes and a
+ * synced state file per mount. */
+static bool drift_small(const struct wb_state *st, uint64_t thresh)
+{
+	uint64_t d = thresh > st->thresh ? thresh - st->thresh : st->thresh - thresh;
+
+	if (st->limit >= st->thresh)
+		return st->limit >= thresh;
+	return st->limit < thresh && d <= st->thresh / 64;
+}
+
 _public_ int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *m)
 {
 	struct wb_state st;
@@ -601,7 +615,7 @@ _public_ int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *m)
 	r = global_thresh(&thresh);
 	if (r < 0)
 		return r;
-	if (thresh == st.thresh)
+	if (thresh == st.thresh || (m->knobs == 2 && drift_small(&st, thresh)))
 		return 0;
 	if (m->knobs == 1 && knob_read(m, "max_ratio", &cur) >= 0 &&
 	    cur == wbk_ratio_for(st.limit, thresh)) {
