@@ -4,7 +4,6 @@
 #pragma once
 
 #include <limits.h>
-#include <stdint.h>
 
 struct nfskeys_ctx;
 
@@ -21,7 +20,6 @@ struct nfskeys_wb_mount {
 	char bdidir[PATH_MAX];
 	int mnt_id;
 	int knobs;           /* 2: max_bytes + strict_limit; 1: max_ratio only */
-	uint64_t wsize;      /* the mount's wsize= (bytes; 0: not in its options) */
 };
 
 /* The root of /proc (NFSKEYS_WB_PROC, a test-only override ignored when setuid). */

@@ -125,7 +125,7 @@ struct sampled {
 	struct nfskeys_wb_mount *mount; /* NULL for wbk_sampler_add_path() */
 	struct nfskeys_wb_dev *dev;
 	char *esc;
-	uint64_t ceiling, limit, wsize;
+	uint64_t ceiling, limit;
 	struct nfskeys_wb_opstats w, c; /* the previous tick's counters */
 	bool have_prev;
 	uint64_t last_ns;
@@ -195,7 +195,7 @@ _public_ struct nfskeys_wb_sampler *nfskeys_wb_sampler_free(struct nfskeys_wb_sa
 }
 
 static int add(struct nfskeys_wb_sampler *s, struct nfskeys_wb_mount *mount,
-	       struct nfskeys_wb_dev *dev, const char *esc, uint64_t ceiling, uint64_t wsize)
+	       struct nfskeys_wb_dev *dev, const char *esc, uint64_t ceiling)
 {
 	struct sampled *m;
 	const char **mps;
@@ -216,8 +216,7 @@ static int add(struct nfskeys_wb_sampler *s, struct nfskeys_wb_mount *mount,
 		return -ENOMEM;
 	s->found = found;
 	m = &s->m[s->n];
-	*m = (struct sampled){ .mount = mount, .dev = dev, .ceiling = ceiling, .limit = ceiling,
-			       .wsize = wsize };
+	*m = (struct sampled){ .mount = mount, .dev = dev, .ceiling = ceiling, .limit = ceiling };
 	m->esc = strdup(esc);
 	if (!m->esc)
 		return -ENOMEM;
@@ -232,7 +231,7 @@ _public_ int nfskeys_wb_sampler_add(struct nfskeys_wb_sampler *s, struct nfskeys
 {
 	if (!s || !mount)
 		return -EINVAL;
-	return add(s, mount, dev, mount->esc, ceiling, mount->wsize);
+	return add(s, mount, dev, mount->esc, ceiling);
 }
 
 int wbk_sampler_add_path_dev(struct nfskeys_wb_sampler *s, const char *mountpoint,
@@ -244,7 +243,7 @@ int wbk_sampler_add_path_dev(struct nfskeys_wb_sampler *s, const char *mountpoin
 	if (!s || !mountpoint)
 		return -EINVAL;
 	r = wbk_escape_path(mountpoint, esc, sizeof(esc));
-	return r < 0 ? r : add(s, NULL, dev, esc, ceiling, 0);
+	return r < 0 ? r : add(s, NULL, dev, esc, ceiling);
 }
 
 int wbk_sampler_add_path(struct nfskeys_wb_sampler *s, const char *mountpoint, uint64_t ceiling)
@@ -319,18 +318,9 @@ static void track_base(double *base, double v)
 		*base += (v - *base) * 0.02;
 }
 
-uint64_t wbk_limit_floor(uint64_t ceiling, uint64_t wsize)
+uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling)
 {
-	uint64_t f = MAX(ceiling / 16, LIMIT_MIN);
-
-	if (wsize <= LIMIT_MAX / 4)
-		f = MAX(f, 4 * wsize);
-	return MIN(f, ceiling);
-}
-
-uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling, uint64_t wsize)
-{
-	uint64_t floor = wbk_limit_floor(ceiling, wsize);
+	uint64_t floor = MAX(ceiling / 16, LIMIT_MIN);
 	double l;
 
 	if (!(bw > 0) || !(target_s > 0))
@@ -365,7 +355,7 @@ static double dev_bandwidth(struct nfskeys_wb_dev *dev)
 static void adapt(struct sampled *m, const struct nfskeys_wb_opstats *w,
 		  const struct nfskeys_wb_opstats *c, double dt)
 {
-	uint64_t floor = wbk_limit_floor(m->ceiling, m->wsize);
+	uint64_t floor = MAX(m->ceiling / 16, LIMIT_MIN);
 	bool congested = w->trans > w->ops || w->timeouts || w->errors || c->errors;
 
 	if (w->ops) {
@@ -445,7 +435,7 @@ _public_ int nfskeys_wb_sampler_tick(struct nfskeys_wb_sampler *s, uint64_t now_
 		}
 		if (s->controller == WBK_CTL_NFSKEYS && m->dev)
 			m->limit = wbk_limit_from_bandwidth(dev_bandwidth(m->dev), s->target_s,
-							    m->ceiling, m->wsize);
+							    m->ceiling);
 		else
 			adapt(m, &dw, &dc, dt);
 	}

@@ -217,22 +217,6 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
-/* wsize=N in a mountinfo line's super options (after " - FSTYPE SOURCE "), 0 if none. */
-static uint64_t super_wsize(const char *sep)
-{
-	const char *o = sep;
-	unsigned long long v;
-
-	for (int i = 0; i < 3 && o; i++) /* past " - ", the type and the source */
-		o = strchr(o + 1, ' ');
-	for (; o && *o; o = strchr(o, ',')) {
-		o++;
-		if (strncmp(o, "wsize=", 6) == 0 && sscanf(o + 6, "%llu", &v) == 1)
-			return v <= LIMIT_MAX ? v : 0;
-	}
-	return 0;
-}
-
 /* From mountinfo: the mount of dev that holds escaped path esc (the longest mount point). */
 static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
 {
@@ -242,7 +226,6 @@ static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
 	size_t cap = 0;
 	int best_id = -1;
 	char best_type[64] = "";
-	uint64_t best_wsize = 0;
 
 	snprintf(p, sizeof(p), "%s/self/mountinfo", wbk_proc_root());
 	f = fopen(p, "re");
@@ -266,7 +249,6 @@ static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
 		if (strlen(mp) >= strlen(best_mp) || best_id < 0) {
 			snprintf(best_mp, sizeof(best_mp), "%s", mp);
 			snprintf(best_type, sizeof(best_type), "%s", fstype);
-			best_wsize = super_wsize(sep);
 			best_id = id;
 		}
 	}
@@ -280,7 +262,6 @@ static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
 	if (!m->esc || !m->path)
 		return -ENOMEM;
 	m->mnt_id = best_id;
-	m->wsize = best_wsize;
 	snprintf(m->fstype, sizeof(m->fstype), "%s", best_type);
 	return 0;
 }

@@ -44,16 +44,7 @@ int wbk_sampler_add_path_dev(struct nfskeys_wb_sampler *sampler, const char *mou
 enum { WBK_CTL_NFSKEYS, WBK_CTL_HALVE };
 #define WBK_TARGET_DEFAULT_MS 500
 
-/* The lowest limit either controller sets: max(ceiling / 16, 1 MiB, 4 x wsize), at most
- * the ceiling (wsize 0: not known).  NFS holds a WRITE's pages (under writeback, then
- * unstable) until its COMMIT, and they count against the bdi's limit: under strict_limit a
- * limit of one or two wsizes serialises WRITE, COMMIT and the writer's pause, and the link
- * idles between them (6.12, 1 MiB wsize: a 1 MiB limit cost 16% of the bulk throughput);
- * four keep WRITEs in flight while others wait for their COMMIT. */
-uint64_t wbk_limit_floor(uint64_t ceiling, uint64_t wsize);
-
 /* The nfskeys controller's mapping: the byte limit for a write bandwidth estimate bw
- * (bytes/s) and a target latency (s): bw x target, clamped to
- * [wbk_limit_floor(ceiling, wsize), ceiling]; the ceiling while there is no estimate
- * (bw <= 0). */
-uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling, uint64_t wsize);
+ * (bytes/s) and a target latency (s): bw x target, clamped to [max(ceiling / 16, 1 MiB),
+ * ceiling]; the ceiling while there is no estimate (bw <= 0). */
+uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling);

@@ -21,7 +21,6 @@
 #include "nfskeys.h"
 #include "test-util.h"
 #include "wb-kernel.h"
-#include "wb-kernel-private.h"
 
 #define MiB (1024ull * 1024)
 
@@ -205,8 +204,7 @@ static void tree(const char *fstype, unsigned long thresh_pages, int knobs)
 	snprintf(p, sizeof(p), "%s/self/mountinfo", procd);
 	tu_write_file(p,
 		      "22 1 0:1 / / rw - ext4 /dev/root rw\n"
-		      "100 22 %u:%u / %s rw,relatime - %s 127.0.0.1:/ rw,vers=4.2,rsize=1048576,"
-		      "wsize=524288,namlen=255\n",
+		      "100 22 %u:%u / %s rw,relatime - %s 127.0.0.1:/ rw,vers=4.2\n",
 		      major(st.st_dev), minor(st.st_dev), mntd, fstype);
 	snprintf(p, sizeof(p), "%s/vmstat", procd);
 	tu_write_file(p, "nr_dirty 5\nnr_dirty_threshold %lu\nnr_dirty_background_threshold 1\n",
@@ -247,7 +245,6 @@ static void bdi_61_apply_restore(void **state)
 	ctx = run_ctx();
 	assert_int_equal(nfskeys_wb_mount_open(ctx, mntd, &m), 0);
 	assert_string_equal(nfskeys_wb_mount_get_path(m), mntd);
-	assert_int_equal(m->wsize, 524288); /* from the super options, for the floor */
 	assert_int_equal(nfskeys_wb_mount_get_state(m, &s), 0);
 	assert_int_equal(s.kernel_knobs, 1);
 	assert_int_equal(s.applied, 0);
@@ -482,30 +479,23 @@ static void sampler(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
-/* The nfskeys controller's mapping: bandwidth x target, clamped to [wbk_limit_floor(),
- * ceiling], the ceiling while there is no estimate. */
+/* The nfskeys controller's mapping: bandwidth x target, clamped to [max(ceiling / 16,
+ * 1 MiB), ceiling], the ceiling while there is no estimate. */
 static void limit_mapping(void **state)
 {
 	(void)state;
-	assert_int_equal(wbk_limit_from_bandwidth(0, 0.5, 64 * MiB, 0), 64 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(-1, 0.5, 64 * MiB, 0), 64 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(0.0 / 0.0, 0.5, 64 * MiB, 0), 64 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(10.0 * MiB, 0, 64 * MiB, 0), 64 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.5, 64 * MiB, 0), 10 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.25, 64 * MiB, 0), 5 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(0, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(-1, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(0.0 / 0.0, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(10.0 * MiB, 0, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.5, 64 * MiB), 10 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.25, 64 * MiB), 5 * MiB);
 	/* above the ceiling: the ceiling; far above (no overflow): the ceiling */
-	assert_int_equal(wbk_limit_from_bandwidth(200.0 * MiB, 0.5, 64 * MiB, 0), 64 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(1e300, 60, 64 * MiB, 0), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(200.0 * MiB, 0.5, 64 * MiB), 64 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(1e300, 60, 64 * MiB), 64 * MiB);
 	/* below the floor: ceiling / 16, and never under 1 MiB */
-	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 64 * MiB, 0), 4 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 8 * MiB, 0), MiB);
-	/* a known wsize: never under four of them (an NFS link kept busy), nor the ceiling */
-	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 12 * MiB, MiB), 4 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(20.0 * MiB, 0.5, 64 * MiB, MiB), 10 * MiB);
-	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 2 * MiB, MiB), 2 * MiB);
-	assert_int_equal(wbk_limit_floor(64 * MiB, 256 * 1024), 4 * MiB);
-	assert_int_equal(wbk_limit_floor(64 * MiB, 2 * MiB), 8 * MiB);
-	assert_int_equal(wbk_limit_floor(64 * MiB, ~0ull), 4 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 64 * MiB), 4 * MiB);
+	assert_int_equal(wbk_limit_from_bandwidth(1.0 * MiB, 0.5, 8 * MiB), MiB);
 }
 
 static void controller_names(void **state)
