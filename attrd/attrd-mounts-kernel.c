@@ -178,12 +178,24 @@ static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 		     size_t msg_size)
 {
 	_cleanup_close_ int fsfd = -1, mfd = -1;
-	_cleanup_free_ char *opts = NULL;
+	_cleanup_free_ char *opts = NULL, *user = NULL;
+	const char *mid;
 	unsigned id;
 	int r;
 
-	if (asprintf(&opts, "%s%snosharecache%s%s", e->base, *e->base ? "," : "",
-		     *e->options ? "," : "", e->options) < 0)
+	if (e->cifs) {
+		r = mounts_cifs_user_option(e->base, &user);
+		if (r < 0) {
+			snprintf(msg, msg_size, "no user name for the multiuser parent's cruid= "
+				 "(the kernel needs one): %s", strerror(-r));
+			return r;
+		}
+	}
+	/* CIFS has no nosharecache: a new prefix path or different options already make a
+	 * superblock of its own (doc/LIVE-MOUNTS.md) */
+	mid = e->cifs ? (user ? user : "") : "nosharecache";
+	if (asprintf(&opts, "%s%s%s%s%s", e->base, *e->base ? "," : "", mid,
+		     *mid && *e->options ? "," : "", e->options) < 0)
 		return -ENOMEM;
 	fsfd = fsopen(e->fstype, FSOPEN_CLOEXEC);
 	if (fsfd < 0) {
@@ -216,9 +228,11 @@ static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 	}
 	/* by name the server may resolve a path a user has since swapped: the new root must
 	 * be the very directory opened at target */
-	if (!same_handle(mfd, at)) {
-		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s (moved "
-			 "or replaced while mounting); not attached", e->source, e->target);
+	if (e->cifs ? !mounts_cifs_same_dir(e, mfd, at, msg, msg_size) : !same_handle(mfd, at)) {
+		if (!e->cifs)
+			snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
+				 "(moved or replaced while mounting); not attached", e->source,
+				 e->target);
 		return -ESTALE;
 	}
 	if (move_mount(mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
@@ -264,23 +278,18 @@ static int remount(struct mset *m, struct mentry *e, int at)
  * kernel cannot remount adds one). */
 #define MAX_LAYERS 4
 
-/* Why a CIFS subtree is not mounted: a new CIFS superblock needs credentials (a password,
- * or a Kerberos ticket of the mount's owner) that the parent mount used and the kernel
- * does not show in mountinfo, so the daemon cannot make one; the policy is reported, not
- * dropped. */
-#define CIFS_NOT_APPLIED                                                                      \
-	"not applied: a CIFS sub-mount needs the credentials the parent mount was made with, " \
-	"which the kernel does not show; mount this subtree with nfskeys-mount (it adds the "  \
-	"policy's options)"
-
 void mounts_ensure(struct mset *m, struct mentry *e)
 {
 	char msg[512] = "";
 	unsigned top = 0;
 	int fd, r;
 
-	if (e->cifs) {
-		set_state(m, e, MS_FAILED, CIFS_NOT_APPLIED);
+	/* reported, never dropped: a CIFS parent whose credentials cannot be reused, or a
+	 * policy CIFS has no option for; a mount made before no longer follows the policy */
+	if (e->blocked) {
+		if (e->n_ids && mounts_remove_mounts(m, e, "its policy cannot be applied") < 0)
+			return;
+		set_state(m, e, MS_FAILED, e->blocked);
 		return;
 	}
 
@@ -294,7 +303,9 @@ void mounts_ensure(struct mset *m, struct mentry *e)
 		close(fd);
 		return;
 	}
-	r = ids_has(e, top) ? remount(m, e, fd) : -ENOENT;
+	/* CIFS: a reconfigure starts from the defaults and would reset everything not passed
+	 * (and change every mount sharing the superblock): always a new mount */
+	r = ids_has(e, top) && !e->cifs ? remount(m, e, fd) : -ENOENT;
 	if (r < 0 && e->n_ids >= MAX_LAYERS) {
 		/* a change stacks a mount; a user who keeps changing a policy must not pile
 		 * up mounts without end: the stack goes (lazily, files open on it keep

@@ -33,7 +33,8 @@ struct mentry {
 	char *error;
 	int64_t since;
 	bool wanted;
-	bool cifs;	/* a CIFS subtree: reported, not mounted (see mounts_ensure()) */
+	bool cifs;	/* a CIFS subtree: no nosharecache, no remount, checked by file id */
+	char *blocked;	/* why no sub-mount can be made here (CIFS), NULL when one can */
 };
 
 /* A table of entries and the context to log through: the loop's own, or a worker's copy. */
@@ -83,6 +84,28 @@ int mounts_ids_push(struct mentry *e, unsigned id);
 bool mounts_ours(const struct mentry *v, size_t n, unsigned id);
 void mounts_ensure(struct mset *m, struct mentry *e);
 int mounts_remove_mounts(struct mset *m, struct mentry *e, const char *why);
+
+/* attrd-mounts-cifs.c: CIFS (cifs, smb3) parents */
+bool mounts_cifs_fstype(const char *fstype);
+/* The parent's options a CIFS sub-mount carries (*ret_base), or why none can be made
+ * (*ret_why: its credentials cannot be reused); exactly one of the two is set. */
+int mounts_cifs_base(const char *super, char **ret_base, char **ret_why);
+/* The attributes of the policy in effect at (domain, path) that CIFS has no mount option
+ * for, "key=value,...", "" when none; NULL for want of memory. */
+char *mounts_cifs_refused_at(struct nfskeys_attr_store *store, const char *domain,
+			     const char *path);
+/* The status line's reason for such attributes. */
+char *mounts_cifs_refused_why(const char *refused);
+/* For a multiuser parent (mountinfo shows no username=): "username=NAME" of its cruid=
+ * user, as mount.cifs names the caller when given none; NULL when not needed.  Looks the
+ * user up (NSS): for the worker only. */
+int mounts_cifs_user_option(const char *base, char **ret_opt);
+/* Is the root of the new mount mfd the directory open as at?  msg says why not. */
+bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, size_t msg_size);
+
+/* Could fs be a sub-mount made here: a CIFS mount of a directory (not a share's root)
+ * whose name is the name of the directory it is mounted on. */
+bool mounts_cifs_could_be_ours(struct libmnt_fs *fs);
 
 /* attrd-mounts-state.c */
 void mounts_state_save(struct attrd_mounts *m);

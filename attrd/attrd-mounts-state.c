@@ -135,12 +135,15 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 		for (size_t j = 0; j < e->n_ids; j++) {
 			struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[j]);
 
-			/* only an NFS nosharecache mount at the recorded place: a stale file
-			 * (a persistent Runtime-Dir across a reboot recycles mount ids) must
-			 * not make someone else's mount ours, to be unmounted */
+			/* only an NFS nosharecache mount (or a CIFS one of that directory) at the
+			 * recorded place: a stale file (a persistent Runtime-Dir across a reboot
+			 * recycles mount ids) must not make someone else's mount ours, to be
+			 * unmounted */
 			if (fs && mnt_fs_get_target(fs) && streq(mnt_fs_get_target(fs), e->target) &&
-			    mnt_fs_get_fstype(fs) && startswith(mnt_fs_get_fstype(fs), "nfs") &&
-			    mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0)
+			    mnt_fs_get_fstype(fs) &&
+			    ((startswith(mnt_fs_get_fstype(fs), "nfs") &&
+			      mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0) ||
+			     mounts_cifs_could_be_ours(fs)))
 				e->ids[keep++] = e->ids[j];
 		}
 		if (keep < e->n_ids && keep == 0)

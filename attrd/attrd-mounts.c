@@ -43,6 +43,7 @@ static void mentry_done(struct mentry *e)
 	free(e->parent_mp);
 	free(e->ids);
 	free(e->error);
+	free(e->blocked);
 }
 
 void mounts_set_str(char **p, const char *v)
@@ -168,8 +169,8 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	const char *mp = mnt_fs_get_target(fs), *colon = NULL;
 	struct nfskeys_attr_id *pid = NULL;
 	struct dirlist l = {};
-	_cleanup_free_ char *base = NULL;
-	bool cifs = fstype && (streq(fstype, "cifs") || streq(fstype, "smb3"));
+	_cleanup_free_ char *base = NULL, *why = NULL;
+	bool cifs = mounts_cifs_fstype(fstype);
 	size_t plen;
 
 	if (!source || !mp || (!cifs && !(colon = strstr(source, ":/"))))
@@ -180,14 +181,17 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	if (attr_store_list(m->store, nfskeys_attr_id_get_domain(pid),
 			    nfskeys_attr_id_get_path(pid), collect, &l) < 0)
 		goto out;
-	base = base_options(mnt_fs_get_fs_options(fs));
+	/* CIFS: only some parents' credentials can be reused (why says when not) */
+	if (cifs ? mounts_cifs_base(mnt_fs_get_fs_options(fs), &base, &why) < 0 :
+		   !(base = base_options(mnt_fs_get_fs_options(fs))))
+		goto out;
 	plen = strlen(nfskeys_attr_id_get_path(pid));
 	if (streq(nfskeys_attr_id_get_path(pid), "/"))
 		plen = 0;
-	for (size_t i = 0; i < l.n && base; i++) {
+	for (size_t i = 0; i < l.n; i++) {
 		const char *dom = nfskeys_attr_id_get_domain(pid), *dir = l.v[i];
 		_cleanup_free_ char *mine = NULL, *up = NULL, *updir = NULL, *target = NULL,
-				    *src = NULL;
+				    *src = NULL, *rmine = NULL, *rup = NULL, *rwhy = NULL;
 		char *slash;
 		struct mentry *e;
 
@@ -203,7 +207,12 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 			*slash = '\0';
 		mine = options_at(m, fstype, dom, dir);
 		up = options_at(m, fstype, dom, updir);
-		if (!mine || !up || streq(mine, up))
+		/* CIFS: attributes it has no option for differ too, to be reported */
+		if (cifs && (!(rmine = mounts_cifs_refused_at(m->store, dom, dir)) ||
+			     !(rup = mounts_cifs_refused_at(m->store, dom, updir)) ||
+			     (*rmine && !(rwhy = mounts_cifs_refused_why(rmine)))))
+			continue;
+		if (!mine || !up || (streq(mine, up) && (!cifs || streq(rmine, rup))))
 			continue;
 		if (asprintf(&target, "%s%s%s", streq(mp, "/") ? "" : mp, "", dir + plen) < 0)
 			break;
@@ -219,6 +228,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 			break;
 		e->wanted = true;
 		e->cifs = cifs;
+		mounts_set_str(&e->blocked, rwhy ? rwhy : why);
 		if (!e->options || !streq(e->options, mine))
 			e->state = MS_PENDING;
 		mounts_set_str(&e->options, mine);
@@ -276,6 +286,7 @@ static int entries_copy(const struct mentry *v, size_t n, struct mentry **ret)
 		*d = (struct mentry){ .parent_id = e->parent_id, .mnt_attr = e->mnt_attr,
 				      .n_ids = e->n_ids, .state = e->state, .since = e->since,
 				      .wanted = e->wanted, .cifs = e->cifs };
+		d->blocked = dup_or_null(e->blocked, &ok);
 		d->target = dup_or_null(e->target, &ok);
 		d->source = dup_or_null(e->source, &ok);
 		d->fstype = dup_or_null(e->fstype, &ok);
@@ -489,9 +500,8 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 		while (mnt_table_next_fs(tb, it, &fs) == 0) {
 			const char *t = mnt_fs_get_fstype(fs);
 
-			/* CIFS too: its subtrees are listed (and said to be not applied) */
-			if (t && (streq(t, "nfs") || streq(t, "nfs4") || streq(t, "cifs") ||
-				  streq(t, "smb3")) &&
+			/* CIFS too: sub-mounts of Kerberos parents, the others reported */
+			if (t && (streq(t, "nfs") || streq(t, "nfs4") || mounts_cifs_fstype(t)) &&
 			    !mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
 				want_for_parent(m, fs);
 		}
@@ -616,7 +626,8 @@ void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 	m->store = store;
 	if (enabled != m->enabled)
 		log_notice(ctx, "[Mounts] Apply-Mounts = %s: %s", enabled ? "yes" : "no",
-			   enabled ? "directory policy gets its own sub-mounts on NFS mounts" :
+			   enabled ? "directory policy gets its own sub-mounts on NFS and "
+						     "CIFS mounts" :
 				     "removing the sub-mounts made for directory policy");
 	if (enabled && !m->enabled)
 		check_mount_rights(ctx);

@@ -1,6 +1,7 @@
 /* nfskeys-idmapd lookups: answers from the shared cache (the library's one answer cache),
  * misses fetched on a small pool of worker threads (coordinated in the in-flight table,
  * idmapd-fetch.c), refresh-ahead for hot entries and serve-stale through outages. */
+#include <inttypes.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -114,16 +115,32 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 	reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
+/* The kind that maps a name -> id answer back (0: none). */
+static uint32_t reverse_kind(uint32_t kind)
+{
+	return kind == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME :
+	       kind == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP :
+						    0;
+}
+
 static void job_run(struct job *j)
 {
+	const unsigned flags = NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE;
 	uint64_t t0 = mono_nsec();
+	char key[16];
 
 	memset(&j->ans, 0, sizeof(j->ans));
-	j->r = nfskeys_idmap_lookup_full(j->ctx, j->kind, j->key,
-					 NFSKEYS_IDMAP_LOOKUP_NOBODY |
-						 NFSKEYS_IDMAP_LOOKUP_NO_CACHE,
-					 &j->ans);
+	j->r = nfskeys_idmap_lookup_full(j->ctx, j->kind, j->key, flags, &j->ans);
 	j->latency_ns = mono_nsec() - t0;
+	if (!j->reverse || j->r != 0 || (j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
+		return;
+	/* the lookup the prime would make next, exactly as it would make it */
+	snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
+	t0 = mono_nsec();
+	memset(&j->rev_ans, 0, sizeof(j->rev_ans));
+	j->rev_r = nfskeys_idmap_lookup_full(j->ctx, reverse_kind(j->kind), key, flags, &j->rev_ans);
+	j->rev_latency_ns = mono_nsec() - t0;
+	j->reverse_done = true;
 }
 
 static void job_done(struct evloop *loop, void *userdata);
@@ -194,7 +211,7 @@ static bool queue_full(struct daemon *d, uid_t uid)
 /* Queue a fetch of kind/key for the workers, tracked in the in-flight table; it pins the
  * key's cache entry (when there is one), so a stale answer to fall back on stays. */
 static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool refresh,
-		       uid_t uid, struct idmapd_fetch **ret_fetch)
+		       bool reverse, uid_t uid, struct idmapd_fetch **ret_fetch)
 {
 	struct idmapd_fetch *f;
 	struct job *j;
@@ -218,6 +235,7 @@ static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool re
 	j->ctx = nfskeys_ctx_ref(d->ctx);
 	j->f = f;
 	j->kind = kind;
+	j->reverse = reverse && reverse_kind(kind) != 0;
 	f->pinned = idmap_cache_pin(d->cache, kind, key) == 0; /* until job_done is over */
 	f->refresh = refresh;
 	f->start = evloop_now(d->loop);
@@ -344,6 +362,19 @@ static void job_done(struct evloop *loop, void *userdata)
 
 	evloop_timer_free(f->stale_timer);
 	f->stale_timer = NULL;
+	/* the reverse first, so the prime that answering sets off finds it in the cache; a
+	 * flushed fetch stores nothing, a failing backend leaves it to a fetch of its own */
+	if (j->reverse_done && !f->orphan && !is_backend_failure(j->rev_r, &j->rev_ans)) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
+		b = backend_slot(d, j->rev_ans.backend[0] ? j->rev_ans.backend : "none");
+		b->requests++;
+		stats_hist_add(&b->latency, j->rev_latency_ns);
+		d->st.rev_prefetched++;
+		(void)fresh_answer(d, reverse_kind(j->kind), key, j->rev_r, &j->rev_ans, false, now,
+				   true, &buf);
+	}
 	e = fetch_entry(d, f, &buf);
 	if (failed && e && (f->refresh || stale_ok(d, e, now))) {
 		/* Keep serving what we had: fresh until it expires (refresh-ahead), then stale
@@ -535,7 +566,7 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		    e.m.hits >= d->set.refresh_hits &&
 		    now >= e.m.fetched + (e.m.expires - e.m.fetched) * d->set.refresh_pct / 100 &&
 		    !idmapd_fetch_find(d->fetches, kind, key)) {
-			if (fetch_start(d, kind, key, true, uid, &f) == 0) {
+			if (fetch_start(d, kind, key, true, false, uid, &f) == 0) {
 				extra |= IDMAPD_ANSWER_REFRESHING;
 				d->st.lookups[LR_REFRESH_AHEAD]++;
 			}
@@ -561,7 +592,7 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		return;
 	}
 	if (!f) {
-		if (fetch_start(d, kind, key, false, uid, &f) < 0) {
+		if (fetch_start(d, kind, key, false, kquery_will_prime(kq), uid, &f) < 0) {
 			if (have) /* what we had, as before the fetch could not start */
 				answer_waiter(d, &e, req, kq, flags, 0, LR_ERROR);
 			else

@@ -73,6 +73,7 @@ struct daemon_stats {
 	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
 	uint64_t cancelled;      /* queued lookups dropped: every caller had gone */
 	uint64_t inlined;        /* misses answered in the loop, no worker (Inline-Lookups) */
+	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
 };
 
@@ -166,6 +167,13 @@ struct job {
 	int r;
 	struct nfskeys_idmap_answer ans;
 	uint64_t latency_ns;
+	/* Prime-Reverse: the id's name, fetched right after a positive name -> id answer in
+	 * the same job, so the prime that follows is a cache hit, not a second worker trip */
+	bool reverse;
+	bool reverse_done;
+	int rev_r;
+	struct nfskeys_idmap_answer rev_ans;
+	uint64_t rev_latency_ns;
 };
 
 /* A reload: load_ctx() in its own thread (a large [Static] section or a slow backend

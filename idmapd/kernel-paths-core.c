@@ -359,6 +359,12 @@ bool kquery_is_prime(const struct kquery *q)
 	return q->prime;
 }
 
+bool kquery_will_prime(const struct kquery *q)
+{
+	return q && !q->prime && q->src == KPATH_NFSD_NAMETOID && q->kp->cfg.prime_reverse &&
+	       q->kp->chan[KNFSD_IDTONAME].fd >= 0;
+}
+
 const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src)
 {
 	return kp && src < _KPATH_SRC_MAX ? &kp->st[src] : NULL;

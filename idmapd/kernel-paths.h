@@ -68,6 +68,9 @@ enum kpath_src kquery_source(const struct kquery *q);
 /* Whether q is Prime-Reverse's own lookup (the id's name for knfsd's idtoname cache, after
  * a nametoid answer), not a request the kernel made. */
 bool kquery_is_prime(const struct kquery *q);
+/* A knfsd nametoid query whose positive answer will be primed into idtoname
+ * (Prime-Reverse): its worker fetches the reverse in the same job. */
+bool kquery_will_prime(const struct kquery *q);
 
 struct kpath_stats {
 	uint64_t requests, malformed, positive, negative, write_errors;

@@ -46,7 +46,7 @@ t_slapd_start() {
 		echo "rootdn \"$SLAPD_ROOTDN\""
 		echo "rootpw $(cat "$SLAPD_ROOTPW_FILE")"
 		echo "directory $SLAPD_DIR/db"
-		echo "index objectClass,uid,uidNumber,gidNumber,cn,memberUid eq"
+		echo "index objectClass,uid,uidNumber,gidNumber,cn,memberUid,description eq"
 	} >"$SLAPD_DIR/slapd.conf"
 	chmod 600 "$SLAPD_DIR/slapd.conf"
 	SLAPD_PORT=$(t_free_port)

@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 49
+plan 51
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -160,19 +160,42 @@ RPC2="$T_TMP/rpc2"
 mkdir -p "$RPC2" "$T_TMP/pipefs2"
 t_idmapd_conf '[Kernel]' 'Server-Channels = yes' 'Client-Pipe = no' "Channel-Dir = $RPC2" \
 	'Prime-Reverse = no'
-printf 'chan nametoid * user alice@example.test\\n\n' >"$T_TMP/script2"
-python3 "$top_srcdir/tests/harness/fake-kernel.py" "$RPC2" "$T_TMP/pipefs2" "$T_TMP/script2" \
-	>"$T_TMP/out2" 2>"$T_TMP/fk2.err" &
-FK=$!
-t_wait_for "test -e '$RPC2/ready'" 10 || diag "fake kernel did not start: $(cat "$T_TMP/fk2.err")"
-t_idmapd_start
-touch "$RPC2/go"
-wait $FK
-sed 's/^/# /' "$T_TMP/out2"
+# fk_run N SCRIPT-LINE...: the daemon (configured on channels in $T_TMP/rpcN) answers a fake
+# kernel playing the lines; what the kernel got is in $T_TMP/outN
+fk_run() {
+	_n=$1; shift
+	printf '%s\n' "$@" >"$T_TMP/script$_n"
+	python3 "$top_srcdir/tests/harness/fake-kernel.py" "$T_TMP/rpc$_n" "$T_TMP/pipefs2" \
+		"$T_TMP/script$_n" >"$T_TMP/out$_n" 2>"$T_TMP/fk$_n.err" &
+	FK=$!
+	t_wait_for "test -e '$T_TMP/rpc$_n/ready'" 10 ||
+		diag "fake kernel did not start: $(cat "$T_TMP/fk$_n.err")"
+	t_idmapd_start
+	touch "$T_TMP/rpc$_n/go"
+	wait $FK
+	sed 's/^/# /' "$T_TMP/out$_n"
+}
+fk_run 2 'chan nametoid * user alice@example.test\n'
 check_eq "Prime-Reverse = no: the nametoid answer as before" \
 	"1 '* user alice@example.test EXP 2001\\n'" \
 	"$(awk '$1 == 1 { sub(/^[0-9]+/, "EXP", $5); print }' "$T_TMP/out2")"
 check_eq "... and nothing written to the idtoname channel" "" "$(grep '^P' "$T_TMP/out2")"
+t_idmapd_stop
+
+# the workers' path (Inline-Lookups = no): the job that maps the name fetches the id's name
+# too, so the prime is answered from the cache, not by a second trip through a worker
+RPC3="$T_TMP/rpc3"
+mkdir -p "$RPC3"
+t_idmapd_conf '[Idmapd]' 'Inline-Lookups = no' '[Kernel]' 'Server-Channels = yes' \
+	'Client-Pipe = no' "Channel-Dir = $RPC3"
+fk_run 3 'chan nametoid * user alice@example.test\n' 'chan nametoid * group staff@example.test\n'
+stats=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats --prometheus 2>&1)
+st() { printf '%s\n' "$stats" | awk -v m="nfskeys_idmapd_$1" '$1 == m { print $2 }'; }
+check_eq "workers' path: alice and staff primed into idtoname as before" \
+	"'* user 2001 EXP alice@example.test\n' '* group 3001 EXP staff@example.test\n'" \
+	"$(awk '$1 ~ /^P/ { sub(/^P[0-9]+ [a-z]+ /, ""); $4 = "EXP"; printf "%s%s", sep, $0; sep = " " }' "$T_TMP/out3")"
+check_eq "... the reverse fetched in the name's job (2), the primes answered from the cache (2 hits, 2 misses)" \
+	"2 2 2" "$(st reverse_prefetched_total) $(st 'lookups_total{result="hit"}') $(st 'lookups_total{result="miss"}')"
 t_idmapd_stop
 
 # a bad [Kernel] value is refused at start, naming key and value
