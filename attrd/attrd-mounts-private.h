@@ -1,6 +1,8 @@
-/* What the parts of nfskeys-attrd's sub-mounts share: the table of entries, the job
- * handed to the worker thread, and the helpers used across attrd-mounts.c (what is
- * wanted, the worker, apply), attrd-mounts-kernel.c and attrd-mounts-state.c. */
+/* What the parts of nfskeys-attrd's sub-mounts share: the table of entries, the jobs
+ * handed to the worker threads (one per server), and the helpers used across
+ * attrd-mounts.c (what is wanted, apply, life cycle), attrd-mounts-jobs.c (the workers),
+ * attrd-mounts-servers.c (which server, which jobs), attrd-mounts-kernel.c and
+ * attrd-mounts-state.c. */
 #pragma once
 
 #include <libmount.h>
@@ -25,6 +27,7 @@ struct mentry {
 	char *applied;	/* options of the top mount made here, NULL when none */
 	char *base;	/* the parent mount's options carried over */
 	char *parent_mp;
+	char *server;	/* the server the parent mount talks to (mounts_server_of()) */
 	unsigned parent_id;
 	unsigned long mnt_attr; /* MOUNT_ATTR_* of the parent mount */
 	unsigned *ids;	/* our mounts at target, bottom first */
@@ -32,7 +35,9 @@ struct mentry {
 	enum mstate state;
 	char *error;
 	int64_t since;
+	uint64_t seen;	/* the last apply generation a job of its server covered it in */
 	bool wanted;
+	bool busy;	/* in a running job's copy: the job's result replaces the kernel side */
 	bool cifs;	/* a CIFS subtree: no nosharecache, no remount, checked by file id */
 	char *blocked;	/* why no sub-mount can be made here (CIFS), NULL when one can */
 };
@@ -52,21 +57,30 @@ struct attrd_mounts {
 	struct evloop *loop;
 	struct libmnt_monitor *mon;
 	struct evio *io;
-	struct evtimer *slow;	/* warns when a job has waited on the kernel too long */
 	char *state_path;
 	bool enabled, loaded;
 	struct mentry *v;
 	size_t n;
-	struct mjob *job;	/* the job in the worker, NULL when none */
-	bool again;		/* something changed while it ran: apply once more after */
+	uint64_t gen;		/* bumped by every outside change (attrd_mounts_apply()) */
+	struct mjob *jobs;	/* the jobs in workers, one per server at most */
+	size_t n_jobs;
 };
 
-/* Work handed to the worker thread: a deep copy of the table.  lock guards current,
- * posted and orphaned (the worker's and the loop's meeting point). */
+/* At most this many workers at once (one per server with work): a user who mounts many
+ * servers must not make a root daemon start threads without end; the other servers wait
+ * for a free worker. */
+#define MOUNTS_MAX_WORKERS 8
+
+/* Work handed to a worker thread: a deep copy of one server's entries.  lock guards
+ * current, posted and orphaned (the worker's and the loop's meeting point). */
 struct mjob {
 	struct attrd_mounts *m;
 	struct evloop *loop;
+	struct mjob *next;
+	char *server;
+	uint64_t gen;		/* the generation its entries were copied at */
 	struct mset s;
+	struct evtimer *slow;	/* warns (once) when the job has waited on the kernel long */
 	int64_t started;
 	pthread_mutex_t lock;
 	const char *current;	/* the target being worked on (points into s) */
@@ -76,8 +90,24 @@ struct mjob {
 
 /* attrd-mounts.c */
 void mounts_set_str(char **p, const char *v);
+void mounts_entry_done(struct mentry *e);
 struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target);
 struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target);
+void mounts_refresh(struct attrd_mounts *m);
+
+/* attrd-mounts-servers.c (no libmount, no threads: tests/unit/test-attrd-servers.c) */
+static inline const char *mounts_server_name(const char *server)
+{
+	return server ? server : "";
+}
+int mounts_server_of(const char *fs_options, const char *source, char **ret);
+size_t mounts_plan(const char *const *server, const bool *need, size_t n,
+		   const char *const *running, size_t n_running, size_t max_workers,
+		   const char **ret_start, bool *ret_waiting);
+
+/* attrd-mounts-jobs.c */
+void mounts_jobs_start(struct attrd_mounts *m);
+void mounts_jobs_orphan(struct attrd_mounts *m);
 
 /* attrd-mounts-kernel.c */
 int mounts_ids_push(struct mentry *e, unsigned id);

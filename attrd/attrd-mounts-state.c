@@ -125,13 +125,15 @@ static void adopt_parent(struct attrd_mounts *m, struct libmnt_table *tb, struct
 }
 
 /* Forget mount ids the table no longer has at the entry's target (unmounted by someone,
- * or gone with their parent). */
+ * or gone with their parent).  Entries a running job holds are the job's to update. */
 void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		struct mentry *e = &m->v[i];
 		size_t keep = 0;
 
+		if (e->busy)
+			continue;
 		for (size_t j = 0; j < e->n_ids; j++) {
 			struct libmnt_fs *fs = table_find_id(tb, (int)e->ids[j]);
 
@@ -143,8 +145,13 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 			    mnt_fs_get_fstype(fs) &&
 			    ((startswith(mnt_fs_get_fstype(fs), "nfs") &&
 			      mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0) ||
-			     mounts_cifs_could_be_ours(fs)))
+			     mounts_cifs_could_be_ours(fs))) {
 				e->ids[keep++] = e->ids[j];
+				/* adopted: its server (for its job) is the one it talks to */
+				if (!e->server)
+					(void)mounts_server_of(mnt_fs_get_fs_options(fs),
+							       mnt_fs_get_source(fs), &e->server);
+			}
 		}
 		if (keep < e->n_ids && keep == 0)
 			mounts_set_str(&e->applied, NULL);

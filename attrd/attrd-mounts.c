@@ -7,13 +7,14 @@
  * same server directory, and only then attached on that descriptor (move_mount).
  *
  * Every syscall that can reach a server (the path walk, fsconfig, umount) runs in a worker
- * thread on a copy of the table, one job at a time: a server that stops answering stalls
- * the sub-mounts, never nfskeys-attrd's loop.  The loop computes what is wanted (from the
- * mount table and the in-memory policy index), hands the copy over, and takes it back when
- * the job is done; a change while a job runs is applied after it. */
-/* Here: what is wanted, the worker, apply and the life cycle; the kernel side is in
- * attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
-#include <pthread.h>
+ * thread on a copy of one server's entries, one job per server at a time and a few servers
+ * at once: a server that stops answering stalls its own sub-mounts, never nfskeys-attrd's
+ * loop nor other servers' sub-mounts.  The loop computes what is wanted (from the mount
+ * table and the in-memory policy index), hands each server's copy over, and takes it back
+ * when that job is done; a change for a server whose job runs is applied after it. */
+/* Here: what is wanted, apply and the life cycle; the workers are in attrd-mounts-jobs.c,
+ * the server of a mount and the choice of jobs in attrd-mounts-servers.c, the kernel side
+ * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
 #include <libmount.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -28,13 +29,13 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
-#include "time-util.h"
 
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
 
-static void mentry_done(struct mentry *e)
+void mounts_entry_done(struct mentry *e)
 {
 	free(e->target);
+	free(e->server);
 	free(e->source);
 	free(e->fstype);
 	free(e->options);
@@ -169,7 +170,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	const char *mp = mnt_fs_get_target(fs), *colon = NULL;
 	struct nfskeys_attr_id *pid = NULL;
 	struct dirlist l = {};
-	_cleanup_free_ char *base = NULL, *why = NULL;
+	_cleanup_free_ char *base = NULL, *why = NULL, *server = NULL;
 	bool cifs = mounts_cifs_fstype(fstype);
 	size_t plen;
 
@@ -185,6 +186,8 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	if (cifs ? mounts_cifs_base(mnt_fs_get_fs_options(fs), &base, &why) < 0 :
 		   !(base = base_options(mnt_fs_get_fs_options(fs))))
 		goto out;
+	/* none (no address, no host): the entries share one job of an unnamed server */
+	(void)mounts_server_of(mnt_fs_get_fs_options(fs), source, &server);
 	plen = strlen(nfskeys_attr_id_get_path(pid));
 	if (streq(nfskeys_attr_id_get_path(pid), "/"))
 		plen = 0;
@@ -236,6 +239,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 		mounts_set_str(&e->fstype, fstype);
 		mounts_set_str(&e->base, base);
 		mounts_set_str(&e->parent_mp, mp);
+		mounts_set_str(&e->server, server);
 		e->parent_id = (unsigned)mnt_fs_get_id(fs);
 		e->mnt_attr = mount_attrs(fs);
 	}
@@ -253,236 +257,27 @@ static int by_depth(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
-/* ---------------------------------------------------------------- the worker */
-
-static void entries_free(struct mentry *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		mentry_done(&v[i]);
-	free(v);
-}
-
-static char *dup_or_null(const char *s, bool *ok)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		*ok = false;
-	return d;
-}
-
-/* A deep copy of the loop's table for the worker. */
-static int entries_copy(const struct mentry *v, size_t n, struct mentry **ret)
-{
-	struct mentry *c = n ? calloc(n, sizeof(*c)) : NULL;
-	bool ok = true;
-
-	if (n && !c)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct mentry *e = &v[i];
-		struct mentry *d = &c[i];
-
-		*d = (struct mentry){ .parent_id = e->parent_id, .mnt_attr = e->mnt_attr,
-				      .n_ids = e->n_ids, .state = e->state, .since = e->since,
-				      .wanted = e->wanted, .cifs = e->cifs };
-		d->blocked = dup_or_null(e->blocked, &ok);
-		d->target = dup_or_null(e->target, &ok);
-		d->source = dup_or_null(e->source, &ok);
-		d->fstype = dup_or_null(e->fstype, &ok);
-		d->options = dup_or_null(e->options, &ok);
-		d->applied = dup_or_null(e->applied, &ok);
-		d->base = dup_or_null(e->base, &ok);
-		d->parent_mp = dup_or_null(e->parent_mp, &ok);
-		d->error = dup_or_null(e->error, &ok);
-		if (e->n_ids) {
-			d->ids = malloc(e->n_ids * sizeof(*d->ids));
-			if (d->ids)
-				memcpy(d->ids, e->ids, e->n_ids * sizeof(*d->ids));
-			else
-				ok = false;
-		}
-	}
-	if (!ok) {
-		entries_free(c, n);
-		return -ENOMEM;
-	}
-	*ret = c;
-	return 0;
-}
-
-static void job_free(struct mjob *j)
-{
-	if (!j)
-		return;
-	entries_free(j->s.v, j->s.n);
-	nfskeys_ctx_unref(j->s.ctx);
-	pthread_mutex_destroy(&j->lock);
-	free(j);
-}
-
-static void job_at(struct mjob *j, const char *target)
-{
-	pthread_mutex_lock(&j->lock);
-	j->current = target;
-	pthread_mutex_unlock(&j->lock);
-}
-
-static void job_done(struct evloop *loop, void *userdata);
-
-/* The kernel's part of an apply, on the copy: our mounts no policy wants any more go
- * (deepest first, the table is sorted), then every wanted one is made or checked. */
-static void *worker_main(void *arg)
-{
-	struct mjob *j = arg;
-	struct mset *s = &j->s;
-	struct evloop *loop = j->loop;
-
-	for (size_t i = s->n; i-- > 0;) {
-		if (!s->v[i].wanted && s->v[i].n_ids) {
-			job_at(j, s->v[i].target);
-			mounts_remove_mounts(s, &s->v[i], "its policy no longer asks for it");
-		}
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->v[i].wanted) {
-			job_at(j, s->v[i].target);
-			mounts_ensure(s, &s->v[i]);
-		}
-	}
-	pthread_mutex_lock(&j->lock);
-	j->current = NULL;
-	if (j->orphaned) {
-		pthread_mutex_unlock(&j->lock);
-		/* nfskeys-attrd is stopping: nobody waits for the result.  The context's
-		 * count is the loop thread's to change: its reference is left behind. */
-		j->s.ctx = NULL;
-		job_free(j);
-		return NULL;
-	}
-	/* under the lock, which job_done() takes before it frees the job: the loop may run
-	 * it before this thread is out.  A post fails only for want of memory, and the
-	 * loop waits for this job: retry. */
-	while (evloop_post(loop, job_done, j) < 0)
-		sleep(1);
-	j->posted = true;
-	pthread_mutex_unlock(&j->lock);
-	return NULL;
-}
-
-/* Back on the loop: the worker's table becomes the table (without the entries that
- * neither a policy wants nor hold a mount), is saved, and a change that came meanwhile
- * is applied. */
-static void job_done(struct evloop *loop, void *userdata)
-{
-	struct mjob *j = userdata;
-	struct attrd_mounts *m = j->m;
-	size_t keep = 0;
-
-	(void)loop;
-	/* the worker posted under the job's lock: once it is free the worker is gone */
-	pthread_mutex_lock(&j->lock);
-	pthread_mutex_unlock(&j->lock);
-	entries_free(m->v, m->n);
-	m->v = TAKE_PTR(j->s.v);
-	m->n = j->s.n;
-	j->s.n = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->v[i].wanted || m->v[i].n_ids)
-			m->v[keep++] = m->v[i];
-		else
-			mentry_done(&m->v[i]);
-	}
-	m->n = keep;
-	mounts_state_save(m);
-	m->job = NULL;
-	evloop_timer_cancel(m->slow);
-	job_free(j);
-	if (m->again) {
-		m->again = false;
-		attrd_mounts_apply(m);
-	}
-}
-
-/* A job that waits this long on the kernel is worth a word in the log (once). */
-#define SLOW_JOB_USEC (10 * USEC_PER_SEC)
-
-static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)
-{
-	struct attrd_mounts *m = userdata;
-	_cleanup_free_ char *at = NULL;
-
-	(void)loop, (void)t;
-	if (!m->job)
-		return;
-	pthread_mutex_lock(&m->job->lock);
-	at = m->job->current ? strdup(m->job->current) : NULL;
-	pthread_mutex_unlock(&m->job->lock);
-	log_warning(m->ctx, "sub-mounts: the kernel has not answered for %lld s (at %s; is the "
-			    "server down?); nfskeys-attrd goes on serving, the sub-mounts wait",
-		    (long long)((evloop_now(m->loop) - m->job->started) / USEC_PER_SEC),
-		    at ? at : "?");
-}
-
-static int job_start(struct attrd_mounts *m)
-{
-	struct mjob *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t t;
-	int r;
-
-	if (!j)
-		return -ENOMEM;
-	pthread_mutex_init(&j->lock, NULL);
-	j->m = m;
-	j->loop = m->loop;
-	j->started = evloop_now(m->loop);
-	j->s.ctx = nfskeys_ctx_ref(m->ctx);
-	r = entries_copy(m->v, m->n, &j->s.v);
-	if (r < 0) {
-		job_free(j);
-		return r;
-	}
-	j->s.n = m->n;
-	/* detached: a thread stuck on a dead server is never waited for */
-	r = -pthread_attr_init(&attr);
-	if (r == 0) {
-		r = -pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (r == 0)
-			r = -pthread_create(&t, &attr, worker_main, j);
-		pthread_attr_destroy(&attr);
-	}
-	if (r < 0) {
-		job_free(j);
-		return r;
-	}
-	m->job = j;
-	if (!m->slow)
-		(void)evloop_add_timer(m->loop, j->started + SLOW_JOB_USEC, on_slow, m, &m->slow);
-	else
-		evloop_timer_set(m->slow, j->started + SLOW_JOB_USEC);
-	return 0;
-}
-
 /* ---------------------------------------------------------------- apply */
 
-void attrd_mounts_apply(struct attrd_mounts *m)
+/* Is target where a running job works (it may have just mounted there, and the loop
+ * learns the new mount's id only when the job is back)? */
+static bool busy_target(const struct attrd_mounts *m, const char *target)
+{
+	for (size_t i = 0; target && i < m->n; i++)
+		if (m->v[i].busy && streq(m->v[i].target, target))
+			return true;
+	return false;
+}
+
+/* Recompute what is wanted and start a job for each server with work and no worker.
+ * Entries a job holds (busy) keep their kernel side until it is back. */
+void mounts_refresh(struct attrd_mounts *m)
 {
 	struct libmnt_table *tb;
 	struct libmnt_iter *it;
 	struct libmnt_fs *fs;
-	int r;
+	size_t keep = 0;
 
-	if (!m || !m->ctx || !m->store)
-		return;
-	/* off, and nothing of ours left: no cost per SET/UNSET in the default setup */
-	if (!m->enabled && m->loaded && m->n == 0)
-		return;
-	/* the worker owns the kernel side until it hands the table back */
-	if (m->job) {
-		m->again = true;
-		return;
-	}
 	tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	it = mnt_new_iter(MNT_ITER_FORWARD);
 	if (!tb || !it) {
@@ -502,10 +297,19 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 
 			/* CIFS too: sub-mounts of Kerberos parents, the others reported */
 			if (t && (streq(t, "nfs") || streq(t, "nfs4") || mounts_cifs_fstype(t)) &&
-			    !mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)))
+			    !mounts_ours(m->v, m->n, (unsigned)mnt_fs_get_id(fs)) &&
+			    !busy_target(m, mnt_fs_get_target(fs)))
 				want_for_parent(m, fs);
 		}
 	}
+	/* entries neither a policy wants nor holding a mount (nor in a job) go */
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i].wanted || m->v[i].n_ids || m->v[i].busy)
+			m->v[keep++] = m->v[i];
+		else
+			mounts_entry_done(&m->v[i]);
+	}
+	m->n = keep;
 	/* deepest first: a nested sub-mount goes before the one it sits on */
 	if (m->n > 1) /* m->v is NULL while empty: qsort must not see it */
 		qsort(m->v, m->n, sizeof(*m->v), by_depth);
@@ -513,13 +317,23 @@ void attrd_mounts_apply(struct attrd_mounts *m)
 		mounts_state_save(m);
 		goto out;
 	}
-	r = job_start(m);
-	if (r < 0)
-		log_err(m->ctx, "sub-mounts: cannot start the worker: %s; retrying at the next "
-				"change", strerror(-r));
+	mounts_jobs_start(m);
 out:
 	mnt_free_iter(it);
 	mnt_unref_table(tb);
+}
+
+/* A change from outside (policy, mount table, configuration): every server's entries are
+ * checked again, those whose worker still runs once it is back. */
+void attrd_mounts_apply(struct attrd_mounts *m)
+{
+	if (!m || !m->ctx || !m->store)
+		return;
+	/* off, and nothing of ours left: no cost per SET/UNSET in the default setup */
+	if (!m->enabled && m->loaded && m->n == 0)
+		return;
+	m->gen++;
+	mounts_refresh(m);
 }
 
 /* ---------------------------------------------------------------- life cycle */
@@ -650,21 +464,10 @@ void attrd_mounts_free(struct attrd_mounts *m)
 	if (!m)
 		return;
 	monitor_stop(m);
-	evloop_timer_free(m->slow);
-	if (m->job) {
-		struct mjob *j = m->job;
-		bool posted;
-
-		/* never wait for a worker stuck on a dead server: it frees its own job; one
-		 * already posted never runs (the loop is stopping) and is freed here */
-		pthread_mutex_lock(&j->lock);
-		posted = j->posted;
-		j->orphaned = !posted;
-		pthread_mutex_unlock(&j->lock);
-		if (posted)
-			job_free(j);
-	}
-	entries_free(m->v, m->n);
+	mounts_jobs_orphan(m);
+	for (size_t i = 0; i < m->n; i++)
+		mounts_entry_done(&m->v[i]);
+	free(m->v);
 	free(m->state_path);
 	free(m);
 }
