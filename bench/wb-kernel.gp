@@ -4,9 +4,12 @@
 #       bench/wb-kernel.gp
 # writes out/wb-kernel-bulk.png (each 1 MiB write()'s duration) and
 # out/wb-kernel-fsync.png (each 4 KiB fsync()'s duration).  configs may be set with -e
-# too (default: the four configurations of the bench).
+# too (default: the four configurations of the bench), and tag (e.g. tag='-6.12': the
+# files are then out/wb-kernel-6.12-bulk.png and out/wb-kernel-6.12-fsync.png; title
+# gets it too).
 if (!exists("dir")) dir = "."
 if (!exists("out")) out = "."
+if (!exists("tag")) tag = ""
 if (!exists("configs")) configs = "default static adaptive-halve adaptive-nfskeys"
 n = words(configs)
 
@@ -16,8 +19,8 @@ set format y "%g"
 set grid ytics
 set key top right
 
-set output out . "/wb-kernel-bulk.png"
-set multiplot layout n, 1 title "bulk writer on the slow mount: write() duration (ms) over time (s)"
+set output out . "/wb-kernel" . tag . "-bulk.png"
+set multiplot layout n, 1 title "bulk writer on the slow mount" . (tag eq "" ? "" : " (" . tag[2:] . ")") . ": write() duration (ms) over time (s)"
 do for [i = 1:n] {
 	c = word(configs, i)
 	set yrange [0.1:10000]
@@ -26,8 +29,8 @@ do for [i = 1:n] {
 }
 unset multiplot
 
-set output out . "/wb-kernel-fsync.png"
-set multiplot layout n, 1 title "interactive writer on the fast mount: fsync() duration (ms) over time (s)"
+set output out . "/wb-kernel" . tag . "-fsync.png"
+set multiplot layout n, 1 title "interactive writer on the fast mount" . (tag eq "" ? "" : " (" . tag[2:] . ")") . ": fsync() duration (ms) over time (s)"
 do for [i = 1:n] {
 	c = word(configs, i)
 	set yrange [0.1:10000]

@@ -486,12 +486,36 @@ static int state_get(const struct nfskeys_wb_mount *m, struct wb_state *st)
 
 /* ------------------------------------------------------------------ apply / restore */
 
+/* 6.2+: the kernel keeps max_bytes as a share of the global threshold it has at the time of
+ * the write (parts per million, rounded down), and refuses a share above 100% (EINVAL). A
+ * limit at or above the threshold is the whole threshold: max_ratio 100, the same bound;
+ * so is one the threshold fell under between our read of it and the kernel's. */
+static int set_max_bytes(const struct nfskeys_wb_mount *m, uint64_t limit, uint64_t thresh)
+{
+	char p[PATH_MAX + 32], v[32];
+	int r;
+
+	if (limit < thresh) {
+		snprintf(p, sizeof(p), "%s/max_bytes", m->bdidir);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)limit);
+		r = write_str_file(p, v);
+		if (r != -EINVAL) {
+			if (r < 0)
+				log_err(m->ctx, "writing %s to %s: %s", v, p, strerror(-r));
+			return r;
+		}
+		log_info(m->ctx, "bdi %s: %s bytes is over the kernel's global dirty threshold "
+				 "now: the whole threshold (max_ratio 100)", m->bdi, v);
+	}
+	return knob_write(m, "max_ratio", 100);
+}
+
 static int set_knobs(const struct nfskeys_wb_mount *m, uint64_t limit, uint64_t thresh)
 {
 	int r;
 
 	if (m->knobs == 2) {
-		r = knob_write(m, "max_bytes", limit);
+		r = set_max_bytes(m, limit, thresh);
 		if (r >= 0)
 			r = knob_write(m, "strict_limit", 1);
 		return r;
@@ -563,6 +587,20 @@ _public_ int nfskeys_wb_mount_apply(struct nfskeys_wb_mount *m, uint64_t limit)
 	return r;
 }
 
+/* 6.2+: the bytes the kernel enforces move with its threshold (it keeps the share it had
+ * when we wrote); a drift under 1/64 of the threshold since that write is left alone, as
+ * is a limit written as the whole threshold while it still covers it.  The threshold
+ * moves with free memory nearly every second, and each rewrite is two sysfs writes and a
+ * synced state file per mount. */
+static bool drift_small(const struct wb_state *st, uint64_t thresh)
+{
+	uint64_t d = thresh > st->thresh ? thresh - st->thresh : st->thresh - thresh;
+
+	if (st->limit >= st->thresh)
+		return st->limit >= thresh;
+	return st->limit < thresh && d <= st->thresh / 64;
+}
+
 _public_ int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *m)
 {
 	struct wb_state st;
@@ -577,7 +615,7 @@ _public_ int nfskeys_wb_mount_refresh(struct nfskeys_wb_mount *m)
 	r = global_thresh(&thresh);
 	if (r < 0)
 		return r;
-	if (thresh == st.thresh)
+	if (thresh == st.thresh || (m->knobs == 2 && drift_small(&st, thresh)))
 		return 0;
 	if (m->knobs == 1 && knob_read(m, "max_ratio", &cur) >= 0 &&
 	    cur == wbk_ratio_for(st.limit, thresh)) {

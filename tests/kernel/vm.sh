@@ -1,7 +1,8 @@
 # Host side of the real-kernel test bed (sourced by tests/kernel/vm-run): fetch a Debian
-# 6.1 kernel into a cache under the build tree, build a small initramfs (static busybox,
-# the modules the tests need, tests/kernel/guest-init as /init) and boot it under QEMU
-# with the host's / shared read-only over virtio-9p.  See doc/TESTING.md.
+# kernel (6.1 by default; NFSKEYS_KERNEL_SUITE for another suite's) into a cache under the
+# build tree, build a small initramfs (static busybox, the modules the tests need,
+# tests/kernel/guest-init as /init) and boot it under QEMU with the host's / shared
+# read-only over virtio-9p.  See doc/TESTING.md.
 #
 # kt_kernel                 sets KT_KVER (uname -r of the guest), KT_VMLINUZ, KT_KROOT (the
 #                           extracted package); returns 1 with KT_WHY set when no kernel can
@@ -22,26 +23,105 @@ loop dm_flakey ext4"
 
 kt_log() { printf '# kernel-harness: %s\n' "$*" >&2; }
 
-# The newest linux-image-6.1.0-N-amd64 the package lists know (never a pinned version).
+# NFSKEYS_KERNEL_SUITE (opt-in; unset: the host's own lists, Debian 12's 6.1 kernel, what
+# CI boots) names another suite of the host's Debian mirror to take the kernel from, e.g.
+# bookworm-backports (6.12: max_bytes and strict_limit on a bdi).  It is read through a
+# private apt state under the kernel cache (a sources list, lists and package cache of its
+# own), so the host's apt configuration is neither read for it nor changed.  The mirror is
+# the one the host's lists use for its release (apt-cache policy), or NFSKEYS_KERNEL_MIRROR.
+KT_SUITE=${NFSKEYS_KERNEL_SUITE:-}
+
+# apt-get / apt-cache, on the suite's private state when one is chosen.
+kt_apt_state() { printf '%s/apt-%s' "$KT_CACHE" "$KT_SUITE"; }
+kt_apt() {
+	tool=$1
+	shift
+	if [ -z "$KT_SUITE" ]; then
+		"$tool" "$@"
+		return
+	fi
+	st=$(kt_apt_state)
+	"$tool" -o Dir::Etc::SourceList="$st/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$st/lists" -o Dir::Cache="$st/cache" \
+		-o Dir::State::status=/dev/null "$@"
+}
+
+# The suite's private lists: written and updated (at most once a day) under the cache
+# lock; an update that fails keeps the lists there are (offline: the cached kernel).
+kt_apt_update() {
+	[ -n "$KT_SUITE" ] || return 0
+	st=$(kt_apt_state)
+	mkdir -p "$st/lists/partial" "$st/cache/archives/partial" || return 1
+	mirror=${NFSKEYS_KERNEL_MIRROR:-}
+	if [ -z "$mirror" ]; then
+		rel=${KT_SUITE%%-*}
+		mirror=$(apt-cache policy 2>/dev/null |
+			awk -v s="$rel/main" '$3 == s && $4 == "amd64" { print $2; exit }')
+	fi
+	if [ -z "$mirror" ]; then
+		kt_log "no mirror for $KT_SUITE: the host's lists have no '${KT_SUITE%%-*}/main'" \
+			"(set NFSKEYS_KERNEL_MIRROR)"
+		return 0
+	fi
+	kr=
+	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
+		kr=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	line="deb$kr $mirror $KT_SUITE main"
+	if [ "$(cat "$st/sources.list" 2>/dev/null)" != "$line" ]; then
+		echo "$line" >"$st/sources.list" || return 1
+		rm -f "$st/updated"
+	fi
+	[ -n "$(find "$st/updated" -mmin -1440 2>/dev/null)" ] && return 0
+	kt_log "apt-get update of $KT_SUITE (private lists in $st)"
+	if kt_apt apt-get -q update >"$st/update.log" 2>&1; then
+		touch "$st/updated"
+	else
+		kt_log "apt-get update of $KT_SUITE failed (see $st/update.log); cached lists kept"
+	fi
+}
+
+# The package names the harness boots: Debian 12's linux-image-6.1.0-N-amd64, or in a
+# chosen suite the generic amd64 flavour (linux-image-VERSION-amd64-unsigned, else the
+# signed linux-image-VERSION-amd64; never cloud or rt).
+kt_package_re() {
+	if [ -z "$KT_SUITE" ]; then
+		echo '^linux-image-6\.1\.0-[0-9]+-amd64$'
+	else
+		echo "^linux-image-[0-9][0-9.]*[^-]*-amd64${1:-}\$"
+	fi
+}
+
+# The newest package of that name the (suite's) lists know (never a pinned version).
 kt_newest_package() {
-	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
-		awk '{print $1}' | sort -V | tail -n 1
+	for sfx in -unsigned ""; do
+		p=$(kt_apt apt-cache search --names-only "$(kt_package_re $sfx)" 2>/dev/null |
+			awk '{print $1}' | sort -V | tail -n 1)
+		[ -n "$p" ] && { echo "$p"; return; }
+		[ -n "$KT_SUITE" ] || return
+	done
 }
 
 kt_kernel() {
 	KT_WHY=
+	mkdir -p "$KT_CACHE" || { KT_WHY="cannot create $KT_CACHE"; return 1; }
+	(flock 9 && kt_apt_update) 9>"$KT_CACHE/.lock"
 	pkg=${NFSKEYS_KERNEL_PACKAGE:-$(kt_newest_package)}
 	ver=
-	[ -n "$pkg" ] && ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+	[ -n "$pkg" ] && ver=$(kt_apt apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
 	[ "$ver" = "(none)" ] && ver=
-	mkdir -p "$KT_CACHE" || { KT_WHY="cannot create $KT_CACHE"; return 1; }
 	if [ -n "$pkg" ] && [ -n "$ver" ]; then
 		dir="$KT_CACHE/${pkg}_$ver"
 	else
-		# no package lists (offline): the newest kernel already in the cache
-		dir=$(ls -d "$KT_CACHE"/linux-image-*_* 2>/dev/null | sort -V | tail -n 1)
+		# no package lists (offline): the newest kernel of this suite already in the cache
+		# (the directories are named after the package, so 6.1 and a suite's coexist)
+		dir=$(ls -d "$KT_CACHE"/linux-image-*_* 2>/dev/null | grep -v '\.tmp$' |
+			while read -r d; do
+				n=$(basename "$d")
+				printf '%s\n' "${n%%_*}" | grep -Eq "$(kt_package_re -unsigned)|$(kt_package_re)" &&
+					echo "$d"
+			done | sort -V | tail -n 1)
 		[ -n "$dir" ] && [ -f "$dir/.ready" ] || {
-			KT_WHY="no linux-image-6.1.0-*-amd64 in the package lists and none cached"
+			KT_WHY="no kernel package ($(kt_package_re)) in the lists of ${KT_SUITE:-the host} and none cached"
 			return 1
 		}
 		kt_log "no package lists: using the cached $(basename "$dir")"
@@ -50,8 +130,8 @@ kt_kernel() {
 		flock 9
 		[ -f "$dir/.ready" ] && exit 0
 		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || exit 1
-		kt_log "fetching $pkg $ver into $dir"
-		(cd "$dir.tmp" && apt-get download "$pkg=$ver") >"$dir.tmp/download.log" 2>&1 ||
+		kt_log "fetching $pkg $ver${KT_SUITE:+ ($KT_SUITE)} into $dir"
+		(cd "$dir.tmp" && kt_apt apt-get download "$pkg=$ver") >"$dir.tmp/download.log" 2>&1 ||
 			{ cat "$dir.tmp/download.log" >&2; exit 1; }
 		dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root" || exit 1
 		rm -f "$dir.tmp"/*.deb

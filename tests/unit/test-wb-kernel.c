@@ -296,6 +296,18 @@ static void bdi_62_apply_restore(void **state)
 	assert_int_equal(nfskeys_wb_mount_apply(m, 64 * MiB), 0);
 	assert_string_equal(get(bdid, "max_bytes"), "67108864");
 	assert_string_equal(get(bdid, "strict_limit"), "1");
+	/* the threshold moves by less than 1/64: the kernel's share is left as written; by
+	 * more: max_bytes is written again (the kernel keeps a share, not bytes) */
+	put(bdid, "max_bytes", "1\n");
+	tu_write_file(strcat(strcpy(link, procd), "/vmstat"), "nr_dirty_threshold %lu\n",
+		      87040ul + 87040 / 128);
+	assert_int_equal(nfskeys_wb_mount_refresh(m), 0);
+	assert_string_equal(get(bdid, "max_bytes"), "1");
+	tu_write_file(strcat(strcpy(link, procd), "/vmstat"), "nr_dirty_threshold %lu\n",
+		      87040ul + 87040 / 32);
+	assert_int_equal(nfskeys_wb_mount_refresh(m), 1);
+	assert_string_equal(get(bdid, "max_bytes"), "67108864");
+	tu_write_file(strcat(strcpy(link, procd), "/vmstat"), "nr_dirty_threshold %lu\n", 87040ul);
 	assert_int_equal(nfskeys_wb_mount_get_state(m, &s), 0);
 	assert_int_equal(s.kernel_knobs, 2);
 	assert_int_equal(s.saved_max_ratio, 50);
@@ -303,6 +315,14 @@ static void bdi_62_apply_restore(void **state)
 	assert_int_equal(nfskeys_wb_mount_restore(m), 0);
 	assert_string_equal(get(bdid, "max_ratio_fine"), "500000");
 	assert_string_equal(get(bdid, "strict_limit"), "0");
+	/* a limit over the global threshold (340 MiB here): the kernel would refuse it as
+	 * max_bytes (a share over 100 %), so the whole threshold, max_ratio 100, strictly */
+	assert_int_equal(nfskeys_wb_mount_apply(m, 1024 * MiB), 0);
+	assert_string_equal(get(bdid, "max_ratio"), "100");
+	assert_string_equal(get(bdid, "max_bytes"), "67108864");
+	assert_string_equal(get(bdid, "strict_limit"), "1");
+	assert_int_equal(nfskeys_wb_mount_restore(m), 0);
+	assert_string_equal(get(bdid, "max_ratio_fine"), "500000");
 	/* a knob the kernel refuses: the bdi is put back and nothing stays saved */
 	snprintf(link, sizeof(link), "%s/max_bytes", bdid);
 	assert_int_equal(unlink(link), 0);
