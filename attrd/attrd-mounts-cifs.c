@@ -65,8 +65,8 @@ static const char *const cifs_drop[] = { "cache",	"actimeo", "acregmax", "acdirm
 
 int mounts_cifs_base(const char *super, char **ret_base, char **ret_why)
 {
-	_cleanup_free_ char *sec = NULL, *copy = NULL;
-	char *out, *save = NULL;
+	_cleanup_free_ char *sec = NULL;
+	char *out;
 
 	if (!super)
 		super = "";
@@ -96,24 +96,9 @@ int mounts_cifs_base(const char *super, char **ret_base, char **ret_why)
 		*ret_base = NULL;
 		return 0;
 	}
-	copy = strdup(super);
-	out = calloc(1, strlen(super) + 1);
-	if (!copy || !out) {
-		free(out);
+	out = mount_options_without(super, cifs_drop);
+	if (!out)
 		return -ENOMEM;
-	}
-	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-		size_t n = strcspn(o, "=");
-		bool skip = false;
-
-		for (size_t i = 0; cifs_drop[i] && !skip; i++)
-			skip = strlen(cifs_drop[i]) == n && strncmp(o, cifs_drop[i], n) == 0;
-		if (skip)
-			continue;
-		if (*out)
-			strcat(out, ",");
-		strcat(out, o);
-	}
 	*ret_base = out;
 	*ret_why = NULL;
 	return 0;

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct evio;
 struct evloop;
@@ -120,6 +122,17 @@ bool mounts_cifs_fstype(const char *fstype);
 /* The parent's options a CIFS sub-mount carries (*ret_base), or why none can be made
  * (*ret_why: its credentials cannot be reused); exactly one of the two is set. */
 int mounts_cifs_base(const char *super, char **ret_base, char **ret_why);
+/* A malloc()ed copy of the comma-separated opts without the options named in drop (a NULL-
+ * terminated list; "name" drops "name" and "name=..."); NULL when out of memory. */
+static inline char *mount_options_without(const char *opts, const char *const drop[])
+{
+	char *out = strdup(opts ? opts : "");
+
+	for (size_t i = 0; out && drop[i]; i++)
+		while (mnt_optstr_remove_option(&out, drop[i]) == 0)
+			;
+	return out;
+}
 /* The attributes of the policy in effect at (domain, path) that CIFS has no mount option
  * for, "key=value,...", "" when none; NULL for want of memory. */
 char *mounts_cifs_refused_at(struct nfskeys_attr_store *store, const char *domain,

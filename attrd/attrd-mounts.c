@@ -88,26 +88,8 @@ static char *base_options(const char *super)
 					    "acregmax", "acdirmin", "acdirmax", "lookupcache",
 					    "cto", "nocto", "fsc", "nofsc", "sharecache",
 					    "nosharecache", NULL };
-	_cleanup_free_ char *copy = strdup(super ? super : "");
-	char *out = calloc(1, copy ? strlen(copy) + 1 : 1), *save = NULL;
 
-	if (!copy || !out) {
-		free(out);
-		return NULL;
-	}
-	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-		size_t n = strcspn(o, "=");
-		bool skip = false;
-
-		for (size_t i = 0; drop[i] && !skip; i++)
-			skip = strlen(drop[i]) == n && strncmp(o, drop[i], n) == 0;
-		if (skip)
-			continue;
-		if (*out)
-			strcat(out, ",");
-		strcat(out, o);
-	}
-	return out;
+	return mount_options_without(super, drop);
 }
 
 static unsigned long mount_attrs(struct libmnt_fs *fs)
