@@ -29,6 +29,7 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "time-util.h"
 
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
 
@@ -467,11 +468,19 @@ size_t attrd_mounts_count(const struct attrd_mounts *m)
 void attrd_mounts_get(const struct attrd_mounts *m, size_t i, struct attrd_mount_info *ret)
 {
 	const struct mentry *e = &m->v[i];
+	const char *server = mounts_server_name(e->server);
+	unsigned waiting = 0;
 
+	/* a pending entry of a server that stopped answering: its worker's time so far */
+	for (const struct mjob *j = m->jobs; j; j = j->next)
+		if (streq(j->server, server))
+			waiting = (unsigned)MAX((evloop_now(m->loop) - j->started) / USEC_PER_SEC,
+						(int64_t)1);
 	*ret = (struct attrd_mount_info){
 		.target = e->target, .source = e->source ? e->source : "",
 		.options = e->options ? e->options : "", .state = mstate_names[e->state],
 		.error = e->error ? e->error : "", .layers = (unsigned)e->n_ids,
 		.mount_id = e->n_ids ? e->ids[e->n_ids - 1] : 0, .since = e->since,
+		.server = server, .waiting = waiting,
 	};
 }
