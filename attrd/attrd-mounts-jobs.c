@@ -32,6 +32,11 @@ static char *dup_or_null(const char *s, bool *ok)
 	return d;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && streq(a, b));
+}
+
 static bool of_server(const struct mentry *e, const char *server)
 {
 	return streq(mounts_server_name(e->server), server);
@@ -143,7 +148,7 @@ static void report_progress(struct mjob *j, const struct mentry *e, struct mbefo
 	bool ok = true;
 
 	if (b->n_ids == e->n_ids && b->top == (e->n_ids ? e->ids[e->n_ids - 1] : 0) &&
-	    ((!b->applied && !e->applied) || (b->applied && e->applied && streq(b->applied, e->applied))))
+	    same_str(b->applied, e->applied))
 		goto out;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -219,11 +224,6 @@ static void *worker_main(void *arg)
 	j->posted = true;
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && streq(a, b));
 }
 
 /* The kernel side of a worker's entry d into the loop's e: our mounts, their options and
