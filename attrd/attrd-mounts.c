@@ -242,8 +242,11 @@ static int by_depth(const void *a, const void *b)
 
 /* ---------------------------------------------------------------- apply */
 
-/* Is target where a running job works (it may have just mounted there, and the loop
- * learns the new mount's id only when the job is back)? */
+/* Is target where a running job works?  A mount there is not taken for a parent until the
+ * job is back: the job may have just mounted there and its report (job_progress()) not
+ * reached the loop yet, and a sub-mount of ours taken for a parent would get sub-mounts
+ * of its own.  Someone else's mount there is considered when the job returns (its return
+ * reads the mount table again); doc/LIVE-MOUNTS.md. */
 static bool busy_target(const struct attrd_mounts *m, const char *target)
 {
 	for (size_t i = 0; target && i < m->n; i++)
