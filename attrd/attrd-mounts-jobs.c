@@ -124,6 +124,16 @@ struct mprogress {
 	struct mentry d;
 };
 
+static void progress_free(void *userdata)
+{
+	struct mprogress *p = userdata;
+
+	if (!p)
+		return;
+	mounts_entry_done(&p->d);
+	free(p);
+}
+
 /* What the kernel side of e was before the worker touched it: a change is reported. */
 struct mbefore {
 	size_t n_ids;
@@ -168,13 +178,10 @@ static void report_progress(struct mjob *j, const struct mentry *e, struct mbefo
 	}
 	/* under the lock: once orphaned (the daemon stops) nothing more is posted */
 	pthread_mutex_lock(&j->lock);
-	if (ok && !j->orphaned && evloop_post(j->loop, job_progress, p) == 0)
+	if (ok && !j->orphaned && evloop_post_owned(j->loop, job_progress, p, progress_free) == 0)
 		p = NULL;
 	pthread_mutex_unlock(&j->lock);
-	if (p) {
-		mounts_entry_done(&p->d);
-		free(p);
-	}
+	progress_free(p);
 out:
 	free(b->applied);
 	b->applied = NULL;
@@ -276,8 +283,7 @@ static void job_progress(struct evloop *loop, void *userdata)
 		merge_kernel_side(e, &p->d);
 		mounts_state_save(p->m);
 	}
-	mounts_entry_done(&p->d);
-	free(p);
+	progress_free(p);
 }
 
 static void job_unlink(struct attrd_mounts *m, struct mjob *j)
