@@ -186,6 +186,7 @@ int attrd_client_mounts(struct rpc_client *c, bool *ret_enabled, unsigned *ret_m
 				.target = e->target, .source = e->source, .options = e->options,
 				.state = e->state, .error = e->error, .layers = e->layers,
 				.mount_id = e->mount_id, .since = e->since,
+				.server = e->server, .waiting = e->waiting,
 			};
 			fn(userdata, &m);
 		}

@@ -42,8 +42,8 @@ int attrd_client_reload(struct rpc_client *c, char *msg, size_t msg_size);
 /* The sub-mounts the daemon keeps for policy on live mounts (ATTRD_MOUNTS): fn once per
  * entry; *ret_enabled is [Mounts] Apply-Mounts, *ret_more the entries not sent. */
 struct attrd_client_mount {
-	const char *target, *source, *options, *state, *error;
-	unsigned layers, mount_id;
+	const char *target, *source, *options, *state, *error, *server;
+	unsigned layers, mount_id, waiting;
 	int64_t since;
 };
 int attrd_client_mounts(struct rpc_client *c, bool *ret_enabled, unsigned *ret_more,

@@ -32,6 +32,11 @@ static char *dup_or_null(const char *s, bool *ok)
 	return d;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && streq(a, b));
+}
+
 static bool of_server(const struct mentry *e, const char *server)
 {
 	return streq(mounts_server_name(e->server), server);
@@ -111,25 +116,101 @@ static void job_at(struct mjob *j, const char *target)
 }
 
 static void job_done(struct evloop *loop, void *userdata);
+static void job_progress(struct evloop *loop, void *userdata);
+
+/* One entry's kernel side as a job left it, on its way to the loop (job_progress()). */
+struct mprogress {
+	struct attrd_mounts *m;
+	struct mentry d;
+};
+
+static void progress_free(void *userdata)
+{
+	struct mprogress *p = userdata;
+
+	if (!p)
+		return;
+	mounts_entry_done(&p->d);
+	free(p);
+}
+
+/* What the kernel side of e was before the worker touched it: a change is reported. */
+struct mbefore {
+	size_t n_ids;
+	unsigned top;
+	char *applied;
+};
+
+static void before_take(struct mbefore *b, const struct mentry *e)
+{
+	b->n_ids = e->n_ids;
+	b->top = e->n_ids ? e->ids[e->n_ids - 1] : 0;
+	b->applied = e->applied ? strdup(e->applied) : NULL;
+}
+
+/* The worker made or removed a mount at e (or changed its options): the loop records it
+ * and saves the state file now, not when the job returns, so that a daemon killed while
+ * a later target of this server hangs still adopts this mount after a restart.  Best
+ * effort: for want of memory the job's return carries it as before. */
+static void report_progress(struct mjob *j, const struct mentry *e, struct mbefore *b)
+{
+	struct mprogress *p = NULL;
+	bool ok = true;
+
+	if (b->n_ids == e->n_ids && b->top == (e->n_ids ? e->ids[e->n_ids - 1] : 0) &&
+	    same_str(b->applied, e->applied))
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto out;
+	p->m = j->m;
+	p->d = (struct mentry){ .n_ids = e->n_ids, .state = e->state, .since = e->since };
+	p->d.target = dup_or_null(e->target, &ok);
+	p->d.options = dup_or_null(e->options, &ok);
+	p->d.applied = dup_or_null(e->applied, &ok);
+	p->d.error = dup_or_null(e->error, &ok);
+	if (e->n_ids) {
+		p->d.ids = malloc(e->n_ids * sizeof(*p->d.ids));
+		if (p->d.ids)
+			memcpy(p->d.ids, e->ids, e->n_ids * sizeof(*p->d.ids));
+		else
+			ok = false;
+	}
+	/* under the lock: once orphaned (the daemon stops) nothing more is posted */
+	pthread_mutex_lock(&j->lock);
+	if (ok && !j->orphaned && evloop_post_owned(j->loop, job_progress, p, progress_free) == 0)
+		p = NULL;
+	pthread_mutex_unlock(&j->lock);
+	progress_free(p);
+out:
+	free(b->applied);
+	b->applied = NULL;
+}
 
 /* The kernel's part of an apply, on the copy: our mounts no policy wants any more go
- * (deepest first, the table is sorted), then every wanted one is made or checked. */
+ * (deepest first, the table is sorted), then every wanted one is made or checked; each
+ * mount made or removed is reported to the loop at once. */
 static void *worker_main(void *arg)
 {
 	struct mjob *j = arg;
 	struct mset *s = &j->s;
 	struct evloop *loop = j->loop;
+	struct mbefore b;
 
 	for (size_t i = s->n; i-- > 0;) {
 		if (!s->v[i].wanted && s->v[i].n_ids) {
 			job_at(j, s->v[i].target);
+			before_take(&b, &s->v[i]);
 			mounts_remove_mounts(s, &s->v[i], "its policy no longer asks for it");
+			report_progress(j, &s->v[i], &b);
 		}
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->v[i].wanted) {
 			job_at(j, s->v[i].target);
+			before_take(&b, &s->v[i]);
 			mounts_ensure(s, &s->v[i]);
+			report_progress(j, &s->v[i], &b);
 		}
 	}
 	pthread_mutex_lock(&j->lock);
@@ -152,14 +233,26 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static bool same_str(const char *a, const char *b)
+/* The kernel side of a worker's entry d into the loop's e: our mounts, their options and
+ * the outcome, unless the policy changed meanwhile (then the loop's 'pending' stays and
+ * the next job applies the change). */
+static void merge_kernel_side(struct mentry *e, struct mentry *d)
 {
-	return (!a && !b) || (a && b && streq(a, b));
+	free(e->ids);
+	e->ids = TAKE_PTR(d->ids);
+	e->n_ids = d->n_ids;
+	d->n_ids = 0;
+	free(e->applied);
+	e->applied = TAKE_PTR(d->applied);
+	if (same_str(e->options, d->options)) {
+		e->state = d->state;
+		free(e->error);
+		e->error = TAKE_PTR(d->error);
+		e->since = d->since;
+	}
 }
 
-/* The worker's result for entry d goes back into the loop's table: the kernel side
- * (our mounts, their options, the outcome), unless the policy changed meanwhile (then
- * the loop's 'pending' stays and the next job applies the change). */
+/* The worker's result for entry d goes back into the loop's table. */
 static void merge_entry(struct attrd_mounts *m, struct mentry *d, uint64_t gen)
 {
 	struct mentry *e = mounts_entry_find(m, d->target);
@@ -167,24 +260,30 @@ static void merge_entry(struct attrd_mounts *m, struct mentry *d, uint64_t gen)
 	/* busy entries are never dropped from the table; only memory can fail here */
 	if (!e && !(e = mounts_entry_add(m, d->target)))
 		return;
-	free(e->ids);
-	e->ids = TAKE_PTR(d->ids);
-	e->n_ids = d->n_ids;
-	d->n_ids = 0;
-	free(e->applied);
-	e->applied = TAKE_PTR(d->applied);
+	merge_kernel_side(e, d);
 	if (!e->parent_mp && d->parent_mp) {
 		e->parent_mp = TAKE_PTR(d->parent_mp);
 		e->parent_id = d->parent_id;
 	}
-	if (same_str(e->options, d->options)) {
-		e->state = d->state;
-		free(e->error);
-		e->error = TAKE_PTR(d->error);
-		e->since = d->since;
-	}
 	e->seen = gen;
 	e->busy = false;
+}
+
+/* On the loop: a mount a running job made or removed.  Its entry stays busy (the job's
+ * return has the last word); the table knows the mount from now on (mounts_ours(): never
+ * taken for a parent) and the state file lists it. */
+static void job_progress(struct evloop *loop, void *userdata)
+{
+	struct mprogress *p = userdata;
+	struct mentry *e = mounts_entry_find(p->m, p->d.target);
+
+	(void)loop;
+	/* posts run in order: the job's own return, which comes after, clears busy */
+	if (e && e->busy) {
+		merge_kernel_side(e, &p->d);
+		mounts_state_save(p->m);
+	}
+	progress_free(p);
 }
 
 static void job_unlink(struct attrd_mounts *m, struct mjob *j)

@@ -111,7 +111,9 @@ static int open_target(struct mset *m, const struct mentry *e, unsigned *ret_top
 	return fd;
 }
 
-static bool same_handle(int a, int b)
+/* The file handles of a and b: 1 when equal, 0 when not, -EOPNOTSUPP when the client
+ * gives none (NFSv4.0 on 6.1, doc/LIVE-MOUNTS.md), another -errno on failure. */
+static int same_handle(int a, int b)
 {
 	union {
 		struct file_handle fh;
@@ -122,10 +124,83 @@ static bool same_handle(int a, int b)
 	ha.fh.handle_bytes = hb.fh.handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(a, "", &ha.fh, &ma, AT_EMPTY_PATH) < 0 ||
 	    name_to_handle_at(b, "", &hb.fh, &mb, AT_EMPTY_PATH) < 0)
-		return false;
+		return -errno;
 	return ha.fh.handle_type == hb.fh.handle_type &&
 	       ha.fh.handle_bytes == hb.fh.handle_bytes &&
 	       memcmp(ha.fh.f_handle, hb.fh.f_handle, ha.fh.handle_bytes) == 0;
+}
+
+/* The server's file system id of the NFS superblock on device maj:min, as the client
+ * prints it in /proc/fs/nfsfs/volumes ("v4 7f000001 801 0:40 0:0 no"); read from the
+ * client's table, it reaches no server. */
+static int nfs_server_fsid(unsigned maj, unsigned min, char *ret, size_t size)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/fs/nfsfs/volumes", "re");
+	char line[256], dev[64], want[64], fsid[64];
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "%u:%u", maj, min);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %*s %63s %63s", dev, fsid) == 2 && streq(dev, want)) {
+			snprintf(ret, size, "%s", fsid);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Without handles: the same file system on the server (its fsid) and the same file id
+ * there (st_ino: the client shows the server's 64-bit fileid).  Like CIFS's check, no
+ * generation number: a server that reuses a removed directory's file id at once for the
+ * one made in its place would pass (knfsd on tmpfs, ext4, xfs does not reuse at once). */
+static bool nfs_same_fileid(const struct mentry *e, int mfd, int at, char *msg, size_t msg_size)
+{
+	struct statx a, b;
+	char fa[64], fb[64];
+	int r;
+
+	if (statx(mfd, "", AT_EMPTY_PATH, STATX_INO | STATX_TYPE, &a) < 0 ||
+	    statx(at, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_TYPE, &b) < 0) {
+		snprintf(msg, msg_size, "cannot stat %s or %s: %m", e->source, e->target);
+		return false;
+	}
+	r = nfs_server_fsid(a.stx_dev_major, a.stx_dev_minor, fa, sizeof(fa));
+	if (r == 0)
+		r = nfs_server_fsid(b.stx_dev_major, b.stx_dev_minor, fb, sizeof(fb));
+	if (r < 0) {
+		snprintf(msg, msg_size, "the client gives no file handles and its table of "
+			 "volumes (/proc/fs/nfsfs/volumes) has no server fsid for %s or %s: %s; "
+			 "%s cannot be checked to be that directory, not attached", e->source,
+			 e->target, strerror(-r), e->source);
+		return false;
+	}
+	if (!S_ISDIR(a.stx_mode) || a.stx_ino != b.stx_ino || !streq(fa, fb)) {
+		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
+			 "(fsid %s file id %llu, not fsid %s file id %llu: moved or replaced "
+			 "while mounting); not attached", e->source, e->target, fa,
+			 (unsigned long long)a.stx_ino, fb, (unsigned long long)b.stx_ino);
+		return false;
+	}
+	return true;
+}
+
+/* Is the root of the new NFS mount mfd the directory open as at?  By file handle where
+ * the client gives them (NFSv4.1 and later), by server fsid and file id where it does
+ * not (NFSv4.0 on 6.1: name_to_handle_at() fails with EOPNOTSUPP). */
+static bool nfs_same_dir(const struct mentry *e, int mfd, int at, char *msg, size_t msg_size)
+{
+	int r = same_handle(mfd, at);
+
+	if (r == -EOPNOTSUPP)
+		return nfs_same_fileid(e, mfd, at, msg, msg_size);
+	if (r < 0)
+		snprintf(msg, msg_size, "cannot read the file handle of %s or %s: %s; not "
+			 "attached", e->source, e->target, strerror(-r));
+	else if (r == 0)
+		snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
+			 "(moved or replaced while mounting); not attached", e->source, e->target);
+	return r > 0;
 }
 
 /* The kernel's own words from an fs_context descriptor ("e nfs4: ..."), appended to msg. */
@@ -228,13 +303,9 @@ static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 	}
 	/* by name the server may resolve a path a user has since swapped: the new root must
 	 * be the very directory opened at target */
-	if (e->cifs ? !mounts_cifs_same_dir(e, mfd, at, msg, msg_size) : !same_handle(mfd, at)) {
-		if (!e->cifs)
-			snprintf(msg, msg_size, "%s on the server is no longer the directory at %s "
-				 "(moved or replaced while mounting); not attached", e->source,
-				 e->target);
+	if (e->cifs ? !mounts_cifs_same_dir(e, mfd, at, msg, msg_size) :
+		      !nfs_same_dir(e, mfd, at, msg, msg_size))
 		return -ESTALE;
-	}
 	if (move_mount(mfd, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		r = -errno;
 		snprintf(msg, msg_size, "attaching %s on %s: %s", e->source, e->target, strerror(-r));

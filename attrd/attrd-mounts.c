@@ -29,6 +29,7 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "time-util.h"
 
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
 
@@ -241,8 +242,11 @@ static int by_depth(const void *a, const void *b)
 
 /* ---------------------------------------------------------------- apply */
 
-/* Is target where a running job works (it may have just mounted there, and the loop
- * learns the new mount's id only when the job is back)? */
+/* Is target where a running job works?  A mount there is not taken for a parent until the
+ * job is back: the job may have just mounted there and its report (job_progress()) not
+ * reached the loop yet, and a sub-mount of ours taken for a parent would get sub-mounts
+ * of its own.  Someone else's mount there is considered when the job returns (its return
+ * reads the mount table again); doc/LIVE-MOUNTS.md. */
 static bool busy_target(const struct attrd_mounts *m, const char *target)
 {
 	for (size_t i = 0; target && i < m->n; i++)
@@ -467,11 +471,19 @@ size_t attrd_mounts_count(const struct attrd_mounts *m)
 void attrd_mounts_get(const struct attrd_mounts *m, size_t i, struct attrd_mount_info *ret)
 {
 	const struct mentry *e = &m->v[i];
+	const char *server = mounts_server_name(e->server);
+	unsigned waiting = 0;
 
+	/* a pending entry of a server that stopped answering: its worker's time so far */
+	for (const struct mjob *j = m->jobs; j; j = j->next)
+		if (streq(j->server, server))
+			waiting = (unsigned)MAX((evloop_now(m->loop) - j->started) / USEC_PER_SEC,
+						(int64_t)1);
 	*ret = (struct attrd_mount_info){
 		.target = e->target, .source = e->source ? e->source : "",
 		.options = e->options ? e->options : "", .state = mstate_names[e->state],
 		.error = e->error ? e->error : "", .layers = (unsigned)e->n_ids,
 		.mount_id = e->n_ids ? e->ids[e->n_ids - 1] : 0, .since = e->since,
+		.server = server, .waiting = waiting,
 	};
 }

@@ -26,7 +26,9 @@ void attrd_mounts_apply(struct attrd_mounts *m);
 
 struct attrd_mount_info {
 	const char *target, *source, *options, *state, *error;
+	const char *server;	/* the server whose job makes it, "" when it has no address */
 	unsigned layers, mount_id;
+	unsigned waiting;	/* seconds that server's worker has been at work, 0: none runs */
 	int64_t since;
 };
 bool attrd_mounts_enabled(const struct attrd_mounts *m);

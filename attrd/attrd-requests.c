@@ -291,7 +291,8 @@ void attrd_handle_mounts(struct daemon *d, struct rpc_request *req)
 		v[i] = (attrd_mount){ .target = (char *)mi.target, .source = (char *)mi.source,
 				      .options = (char *)mi.options, .state = (char *)mi.state,
 				      .error = (char *)mi.error, .layers = mi.layers,
-				      .mount_id = mi.mount_id, .since = mi.since };
+				      .mount_id = mi.mount_id, .since = mi.since,
+				      .server = (char *)mi.server, .waiting = mi.waiting };
 	}
 	res.mounts.mounts_len = (u_int)shown;
 	res.mounts.mounts_val = v;

@@ -33,6 +33,7 @@ struct evtimer {
 
 struct post {
 	evloop_post_fn fn;
+	void (*drop)(void *userdata);
 	void *userdata;
 	struct post *next;
 };
@@ -143,6 +144,8 @@ struct evloop *evloop_free(struct evloop *loop)
 		struct post *p = loop->post_head;
 
 		loop->post_head = p->next;
+		if (p->drop)
+			p->drop(p->userdata);
 		free(p);
 	}
 	pthread_mutex_destroy(&loop->post_lock);
@@ -367,7 +370,8 @@ static void post_drain(struct evloop *loop, struct evio *io, int fd, uint32_t ev
 	}
 }
 
-int evloop_post(struct evloop *loop, evloop_post_fn fn, void *userdata)
+int evloop_post_owned(struct evloop *loop, evloop_post_fn fn, void *userdata,
+		      void (*drop)(void *userdata))
 {
 	struct post *p = malloc(sizeof(*p));
 	uint64_t one = 1;
@@ -375,7 +379,7 @@ int evloop_post(struct evloop *loop, evloop_post_fn fn, void *userdata)
 
 	if (!p)
 		return -ENOMEM;
-	*p = (struct post){ .fn = fn, .userdata = userdata };
+	*p = (struct post){ .fn = fn, .drop = drop, .userdata = userdata };
 	pthread_mutex_lock(&loop->post_lock);
 	wake = !loop->post_head;
 	*loop->post_tail = p;
@@ -384,6 +388,11 @@ int evloop_post(struct evloop *loop, evloop_post_fn fn, void *userdata)
 	if (wake && write(loop->post_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return negerrno();
 	return 0;
+}
+
+int evloop_post(struct evloop *loop, evloop_post_fn fn, void *userdata)
+{
+	return evloop_post_owned(loop, fn, userdata, NULL);
 }
 
 /* ---- running */

@@ -51,6 +51,10 @@ void evloop_timer_free(struct evtimer *t);
 
 /* Thread-safe: run fn(loop, userdata) on the loop thread soon.  -ENOMEM. */
 int evloop_post(struct evloop *loop, evloop_post_fn fn, void *userdata);
+/* As evloop_post(); a post the loop never runs (it is freed first) hands userdata to drop
+ * instead, so that what was posted is not leaked at stop. */
+int evloop_post_owned(struct evloop *loop, evloop_post_fn fn, void *userdata,
+		      void (*drop)(void *userdata));
 
 /* Run until evloop_exit(); returns the code given to it, or a negative errno. */
 int evloop_run(struct evloop *loop);

@@ -66,9 +66,13 @@ static void status_one(void *userdata, const struct attrd_client_mount *m)
 	struct status_out *so = userdata;
 
 	if (!so->json) {
-		printf("%-8s %s  %s  %s  layers=%u mount-id=%u%s%s\n", m->state, m->target,
-		       m->source, m->options, m->layers, m->mount_id, *m->error ? "  error: " : "",
-		       m->error);
+		printf("%-8s %s  %s  %s  layers=%u mount-id=%u server=%s", m->state, m->target,
+		       m->source, m->options, m->layers, m->mount_id,
+		       *m->server ? m->server : "-");
+		/* its server's worker is at work: long, and the server has stopped answering */
+		if (m->waiting)
+			printf(" waiting=%us", m->waiting);
+		printf("%s%s\n", *m->error ? "  error: " : "", m->error);
 	} else {
 		printf("%s\n    {\"target\":", so->n ? "," : "");
 		json_print_string(stdout, m->target);
@@ -80,8 +84,10 @@ static void status_one(void *userdata, const struct attrd_client_mount *m)
 		json_print_string(stdout, m->state);
 		printf(",\"error\":");
 		json_print_string(stdout, m->error);
-		printf(",\"layers\":%u,\"mount_id\":%u,\"since\":%lld}", m->layers, m->mount_id,
-		       (long long)m->since);
+		printf(",\"server\":");
+		json_print_string(stdout, m->server);
+		printf(",\"waiting\":%u,\"layers\":%u,\"mount_id\":%u,\"since\":%lld}", m->waiting,
+		       m->layers, m->mount_id, (long long)m->since);
 	}
 	so->n++;
 }

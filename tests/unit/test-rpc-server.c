@@ -544,6 +544,34 @@ static void test_many_clients(void **state)
 		rpc_client_free(cs[i]);
 }
 
+static void post_never(struct evloop *loop, void *ud)
+{
+	(void)loop;
+	(void)ud;
+	fail_msg("a post ran although the loop never ran");
+}
+
+static void post_drop(void *ud)
+{
+	(*(int *)ud)++;
+}
+
+/* A post the loop never runs (it stops first) goes to its drop function, not lost. */
+static void test_post_dropped_at_free(void **state)
+{
+	struct evloop *loop = NULL;
+	int dropped = 0, plain = 0;
+
+	(void)state;
+	assert_int_equal(evloop_new(&loop), 0);
+	assert_int_equal(evloop_post_owned(loop, post_never, &dropped, post_drop), 0);
+	assert_int_equal(evloop_post(loop, post_never, &plain), 0);
+	assert_int_equal(evloop_post_owned(loop, post_never, &dropped, post_drop), 0);
+	assert_null(evloop_free(loop));
+	assert_int_equal(dropped, 2);
+	assert_int_equal(plain, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_many_clients),
 		cmocka_unit_test(test_no_allocation_per_call),
 		cmocka_unit_test(test_ping_reload),
+		cmocka_unit_test(test_post_dropped_at_free),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
