@@ -64,7 +64,7 @@ t_slapd_start() {
 }
 
 t_slapd_restart() {
-	if [ -n "$SLAPD_LOG_STATS" ]; then
+	if [ -n "${SLAPD_LOG_STATS:-}" ]; then
 		"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" -d stats \
 			-h "$SLAPD_URI${SLAPD_LDAPS_URI:+ $SLAPD_LDAPS_URI}" \
 			>>"$SLAPD_DIR/stats.log" 2>&1 &
