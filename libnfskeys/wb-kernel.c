@@ -442,7 +442,11 @@ static int state_save(const struct nfskeys_wb_mount *m, const struct wb_state *s
 		   "saved_strict_limit %d\n",
 		m->esc, m->mnt_id, (unsigned long long)st->limit, (unsigned long long)st->thresh,
 		st->ratio_file, (unsigned long long)st->ratio, st->strict);
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
+	/* no fsync: the file only has to outlive the process (a crash of wb run or of attrd),
+	 * which the page cache does; a power loss takes the mount, its bdi and the runtime
+	 * directory with it, and a file left by an earlier mount is dropped by its mnt_id.
+	 * wb run saves on every limit it sets, up to ten times a second per mount. */
+	if (fflush(f) != 0) {
 		r = -errno;
 		unlink(tmp);
 		return r;
