@@ -130,10 +130,24 @@ static void job_run(struct job *j)
 	char key[16];
 
 	memset(&j->ans, 0, sizeof(j->ans));
-	j->r = nfskeys_idmap_lookup_full(j->ctx, j->kind, j->key, flags, &j->ans);
+	if (j->reverse) {
+		/* the backend may answer the id's name from the same search ([LDAP]
+		 * Unique-Ids): then no second lookup */
+		memset(&j->rev_ans, 0, sizeof(j->rev_ans));
+		j->r = nfskeys_idmap_lookup_pair(j->ctx, j->kind, j->key, flags, &j->ans,
+						 &j->rev_ans);
+	} else {
+		j->r = nfskeys_idmap_lookup_full(j->ctx, j->kind, j->key, flags, &j->ans);
+	}
 	j->latency_ns = mono_nsec() - t0;
 	if (!j->reverse || j->r != 0 || (j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
 		return;
+	if (j->rev_ans.kind == reverse_kind(j->kind) && j->rev_ans.id == j->ans.id) {
+		j->rev_r = 0;
+		j->rev_latency_ns = 0;
+		j->reverse_done = j->reverse_cocached = true;
+		return;
+	}
 	/* the lookup the prime would make next, exactly as it would make it */
 	snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
 	t0 = mono_nsec();
@@ -368,9 +382,14 @@ static void job_done(struct evloop *loop, void *userdata)
 		char key[16];
 
 		snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
-		b = backend_slot(d, j->rev_ans.backend[0] ? j->rev_ans.backend : "none");
-		b->requests++;
-		stats_hist_add(&b->latency, j->rev_latency_ns);
+		if (j->reverse_cocached) {
+			/* no request of its own went to the backend */
+			d->st.rev_cocached++;
+		} else {
+			b = backend_slot(d, j->rev_ans.backend[0] ? j->rev_ans.backend : "none");
+			b->requests++;
+			stats_hist_add(&b->latency, j->rev_latency_ns);
+		}
 		d->st.rev_prefetched++;
 		(void)fresh_answer(d, reverse_kind(j->kind), key, j->rev_r, &j->rev_ans, false, now,
 				   true, &buf);

@@ -157,6 +157,7 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "queue_cancelled_total", NULL, STATS_METRIC_COUNTER, d->st.cancelled, NULL);
 	madd(ms, "inline_lookups_total", NULL, STATS_METRIC_COUNTER, d->st.inlined, NULL);
 	madd(ms, "reverse_prefetched_total", NULL, STATS_METRIC_COUNTER, d->st.rev_prefetched, NULL);
+	madd(ms, "reverse_cocached_total", NULL, STATS_METRIC_COUNTER, d->st.rev_cocached, NULL);
 	madd(ms, "kernel_keyrings_cleared_total", NULL, STATS_METRIC_COUNTER,
 	     d->st.keyrings_cleared, NULL);
 	madd(ms, "reloads_total", NULL, STATS_METRIC_COUNTER, d->st.reloads, NULL);

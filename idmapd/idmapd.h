@@ -74,6 +74,7 @@ struct daemon_stats {
 	uint64_t cancelled;      /* queued lookups dropped: every caller had gone */
 	uint64_t inlined;        /* misses answered in the loop, no worker (Inline-Lookups) */
 	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */
+	uint64_t rev_cocached;   /* ... of which came with the name's own search (Unique-Ids) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
 };
 
@@ -171,6 +172,7 @@ struct job {
 	 * the same job, so the prime that follows is a cache hit, not a second worker trip */
 	bool reverse;
 	bool reverse_done;
+	bool reverse_cocached; /* rev_ans came with the name's answer: no lookup of its own */
 	int rev_r;
 	struct nfskeys_idmap_answer rev_ans;
 	uint64_t rev_latency_ns;

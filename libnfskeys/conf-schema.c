@@ -107,6 +107,8 @@ static const struct conf_key_def schema[] = {
 	{ "LDAP", "Backoff-Max", DUR_S(1, 3600), NULL, "30",
 	  "longest wait before reconnecting" },
 	{ "LDAP", "Pool-Size", INT(1, 64), NULL, "4", "connections kept open" },
+	{ "LDAP", "Unique-Ids", TEXT(CONF_BOOL), NULL, "no",
+	  "no two entries share a uidNumber/gidNumber: one search per new owner" },
 	{ "SID", "Range-Min", INT(1, 4294967294), NULL, "200000",
 	  "first id of the algorithmic SID ranges" },
 	{ "SID", "Range-Max", INT(1, 4294967294), NULL, "2000200000",

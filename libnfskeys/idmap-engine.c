@@ -193,6 +193,64 @@ static lookup_fn backend_nowait_fn(const struct backend *b, unsigned kind)
 	return b->ops->lookup_nowait;
 }
 
+static bool backend_has_pair(const struct backend *b)
+{
+	return b->ops->size >= offsetof(struct nfskeys_idmap_ops, lookup_pair) +
+				       sizeof(b->ops->lookup_pair) &&
+	       b->ops->lookup_pair;
+}
+
+/* The kind that maps a name -> id answer back (0: none). */
+static unsigned reverse_kind(unsigned kind)
+{
+	return kind == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME :
+	       kind == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP :
+						    0;
+}
+
+/* Whether the chain's answer for kind/id would be by's: every backend before it that maps
+ * the kind is asked at once, without blocking, and must not know the id.  One that may
+ * block, is not loaded, fails or answers might give another answer: then false (the
+ * reverse is looked up on its own, as without lookup_pair). */
+static bool reverse_is_by(struct nfskeys_ctx *ctx, struct idmap_state *st,
+			  const struct backend *by, unsigned kind, uint32_t id)
+{
+	struct nfskeys_idmap_request req = { 0 };
+	struct nfskeys_idmap_answer a;
+	char key[16], reason[256];
+
+	snprintf(key, sizeof(key), "%" PRIu32, id);
+	req.kind = kind;
+	req.key = key;
+	req.nfs_domain = st->domain;
+	req.id = id;
+	req.nowait = true;
+	for (size_t i = 0; i < st->n_chain; i++) {
+		struct backend *b = st->chain[i];
+		lookup_fn fn;
+
+		if (b == by)
+			return true;
+		if (!b->ops)
+			return false;
+		if (!(b->ops->kinds & IDMAP_KIND_BIT(kind)))
+			continue;
+		fn = backend_nowait_fn(b, kind);
+		if (!fn)
+			return false;
+		a.flags = 0;
+		a.id = a.gid = a.n_groups = 0;
+		a.name[0] = a.backend[0] = '\0';
+		reason[0] = '\0';
+		req.reason = reason;
+		req.reason_size = sizeof(reason);
+		req.cause = IDMAP_CAUSE_NONE;
+		if (fn(b->data, ctx, &req, &a) != -ENOENT)
+			return false;
+	}
+	return false;
+}
+
 /* Which backend, if any, answers SID->uid/gid by pure computation (see pure_sid). */
 static void pure_sid_find(struct idmap_state *st)
 {
@@ -367,14 +425,18 @@ void _printf_(2, 3) idmap_trace_add(struct trace *t, const char *fmt, ...)
 
 int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
-		     struct trace *t, struct backend **ret_backend)
+		     struct nfskeys_idmap_answer *ret_reverse, struct trace *t,
+		     struct backend **ret_backend)
 {
 	struct backend **chain = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->gss_chain :
 									      st->chain;
 	size_t n = req->kind == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS ? st->n_gss_chain : st->n_chain;
+	unsigned rkind = ret_reverse && !req->nowait ? reverse_kind(req->kind) : 0;
 	int failure = 0;
 	bool asked = false;
 
+	if (ret_reverse)
+		ret_reverse->kind = 0;
 	if (kind_is_sid(req->kind) &&
 	    idmap_builtin_sid(st, req->kind, req->key, req->sid, ret) == 0) {
 		idmap_trace_add(t, "  %-9s answered: a Unix SID names the id itself\n", "builtin");
@@ -393,8 +455,9 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct backend *b = chain[i];
-		struct nfskeys_idmap_answer a;
+		struct nfskeys_idmap_answer a, rev;
 		char reason[256];
+		bool pair;
 		lookup_fn fn;
 		int r;
 
@@ -439,7 +502,16 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		req->reason = reason;
 		req->reason_size = sizeof(reason);
 		req->cause = IDMAP_CAUSE_NONE;
-		r = fn(b->data, ctx, req, &a);
+		pair = rkind && backend_has_pair(b);
+		if (pair) {
+			rev.kind = 0;
+			rev.flags = 0;
+			rev.id = rev.gid = rev.n_groups = 0;
+			rev.name[0] = rev.backend[0] = '\0';
+			r = b->ops->lookup_pair(b->data, ctx, req, &a, &rev);
+		} else {
+			r = fn(b->data, ctx, req, &a);
+		}
 		if (r == -EWOULDBLOCK) {
 			idmap_trace_add(t, "  %-9s cannot answer without blocking\n", b->method);
 			req->reason = NULL;
@@ -457,6 +529,16 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			*ret = a;
 			if (ret_backend)
 				*ret_backend = b;
+			/* the id's name from the same search, when the chain would answer the
+			 * id with this backend too: as if looked up (kind, backend, TTL) */
+			if (pair && rev.kind == rkind && rev.id == a.id &&
+			    reverse_is_by(ctx, st, b, rkind, a.id)) {
+				rev.error = 0;
+				rev.flags = 0;
+				memcpy(rev.backend, b->method, sizeof(b->method));
+				rev.ttl = a.ttl;
+				*ret_reverse = rev;
+			}
 			return 0;
 		}
 		if (r != -ENOENT) {
@@ -520,9 +602,11 @@ static void nobody_answer(struct idmap_state *st, unsigned kind, int error,
  * key buffer or answer on the stack). */
 static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct idmap_state *st,
 				  enum nfskeys_idmap_kind kind, const char *key, unsigned flags,
-				  int r, struct nfskeys_idmap_answer *ret)
+				  int r, struct nfskeys_idmap_answer *ret,
+				  struct nfskeys_idmap_answer *ret_reverse)
 {
 	struct nfskeys_idmap_request req = { 0 };
+	struct nfskeys_idmap_answer rev = { .kind = 0 };
 	struct backend *by = NULL;
 	struct nfskeys_sid sid;
 	char buf[KEY_MAX];
@@ -534,14 +618,25 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 		return r; /* malformed keys never get nobody */
 	req.nowait = flags & NFSKEYS_IDMAP_LOOKUP_NOWAIT;
 	/* idmap_chain_run() writes ret only on success (no second copy of the answer here) */
-	r = idmap_chain_run(ctx, st, &req, ret, NULL, &by);
+	/* a reverse only where it can be used: the cache, or a caller that asked for it */
+	r = idmap_chain_run(ctx, st, &req, ret,
+			    ret_reverse || !(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE) ? &rev : NULL,
+			    NULL, &by);
 	if (!(flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)) {
 		/* a pure backend's answer is recomputed next time (lookup_pure_sid) */
 		if (r == 0 && !(kind_is_sid(kind) && by == st->pure_sid[kind_sid_index(kind)]))
 			idmap_cache_put(st->cache, kind, key, ret, 0, ret->ttl);
 		else if (r == -ENOENT)
 			idmap_cache_put(st->cache, kind, key, NULL, r, st->neg_ttl);
+		if (r == 0 && rev.kind) {
+			char rkey[16];
+
+			snprintf(rkey, sizeof(rkey), "%" PRIu32, rev.id);
+			idmap_cache_put(st->cache, rev.kind, rkey, &rev, 0, rev.ttl);
+		}
 	}
+	if (r == 0 && ret_reverse)
+		*ret_reverse = rev;
 	if (r == 0)
 		return 0;
 fail:
@@ -577,8 +672,11 @@ static int lookup_pure_sid(struct idmap_state *st, unsigned kind, const char *ke
 #define LOOKUP_FLAGS_KNOWN                                                                 \
 	(NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE | NFSKEYS_IDMAP_LOOKUP_NOWAIT)
 
+/* ret_reverse (may be NULL): on success, the id -> name answer that came with a name -> id
+ * one (lookup_pair), kind 0 when none did (a cache hit, another backend, ...). */
 static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
-		       unsigned flags, struct nfskeys_idmap_answer *ret)
+		       unsigned flags, struct nfskeys_idmap_answer *ret,
+		       struct nfskeys_idmap_answer *ret_reverse)
 {
 	struct idmap_state *st;
 	int r = 0;
@@ -598,23 +696,40 @@ static int lookup_impl(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, co
 		/* the hot path: a hit is copied straight into ret (and only then written);
 		 * a negative hit (r < 0) goes on to the nobody handling */
 		r = idmap_cache_get(st->cache, kind, key, ret);
-		if (r > 0)
+		if (r > 0) {
+			if (ret_reverse)
+				ret_reverse->kind = 0;
 			return 0;
+		}
 	}
-	return lookup_slow(ctx, st, kind, key, flags, r, ret);
+	r = lookup_slow(ctx, st, kind, key, flags, r, ret, ret_reverse);
+	/* a nobody answer (the chain failed) comes with no reverse */
+	if (r == 0 && ret_reverse && (ret->flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
+		ret_reverse->kind = 0;
+	return r;
 }
 
 _public_ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
 				       const char *key, unsigned flags,
 				       struct nfskeys_idmap_answer *ret)
 {
-	return lookup_impl(ctx, kind, key, flags, ret);
+	return lookup_impl(ctx, kind, key, flags, ret, NULL);
+}
+
+_public_ int nfskeys_idmap_lookup_pair(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				       const char *key, unsigned flags,
+				       struct nfskeys_idmap_answer *ret,
+				       struct nfskeys_idmap_answer *ret_reverse)
+{
+	if (!ret_reverse)
+		return -EINVAL;
+	return lookup_impl(ctx, kind, key, flags, ret, ret_reverse);
 }
 
 _public_ int nfskeys_idmap_lookup(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
 				  const char *key, struct nfskeys_idmap_answer *ret)
 {
-	return lookup_impl(ctx, kind, key, 0, ret);
+	return lookup_impl(ctx, kind, key, 0, ret, NULL);
 }
 
 static int lookup_answer(struct nfskeys_ctx *ctx, unsigned kind, const char *key,

@@ -24,8 +24,12 @@ int idmap_state_get(struct nfskeys_ctx *ctx, struct idmap_state **ret);
 int idmap_request_prepare(struct idmap_state *st, unsigned kind, const char *key, char *buf,
 			  size_t bufsize, struct nfskeys_sid *sid,
 			  struct nfskeys_idmap_request *req);
-/* Walk a chain.  On success ret is complete.  With trace, every backend's verdict is
+/* Walk a chain.  On success ret is complete.  ret_reverse (may be NULL; kind 0 unless
+ * filled): for a name -> id answer, the id -> name answer its backend took from the same
+ * search (lookup_pair), complete as a lookup of that id would give it, and only when no
+ * backend before it in the chain knows the id.  With trace, every backend's verdict is
  * appended to it. */
 int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
-		    struct trace *t, struct backend **ret_backend);
+		    struct nfskeys_idmap_answer *ret_reverse, struct trace *t,
+		    struct backend **ret_backend);

@@ -141,7 +141,7 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 		*ret_text = t.buf;
 		return 0;
 	}
-	r = idmap_chain_run(ctx, st, &req, &a, &t, NULL);
+	r = idmap_chain_run(ctx, st, &req, &a, NULL, &t, NULL);
 	if (r == 0) {
 		if (kind_is_id(kind) && a.name[0])
 			idmap_trace_add(&t, "result: %s (backend %s, ttl %us)\n", a.name, a.backend,

@@ -69,6 +69,16 @@ struct nfskeys_idmap_ops {
 	uint32_t nowait_kinds;
 	int (*lookup_nowait)(void *data, struct nfskeys_ctx *ctx,
 			     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
+	/* Optional (check size; NULL: the engine never asks for a pair).  For the name -> id
+	 * kinds (NAME_TO_UID, GROUP_TO_GID): as lookup, and on 0 also the id -> name answer
+	 * (*ret_reverse: id and name; kind set to UID_TO_NAME / GID_TO_GROUP) that lookup
+	 * would give for ret->id, taken from what the same search found, when the backend
+	 * can vouch that it is exactly that answer (e.g. the admin declared ids unique);
+	 * ret_reverse->kind 0 when it cannot.  The engine decides whether the chain lets
+	 * it be cached (idmap_chain_run); thread-safe. */
+	int (*lookup_pair)(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+			   struct nfskeys_idmap_answer *ret,
+			   struct nfskeys_idmap_answer *ret_reverse);
 };
 
 /* Each backend plugin defines this (plugin.h). */

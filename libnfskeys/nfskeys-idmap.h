@@ -105,6 +105,16 @@ int nfskeys_idmap_lookup(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
  * -EINVAL for an unknown flag. */
 int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
 			      const char *key, unsigned flags, struct nfskeys_idmap_answer *ret);
+/* As nfskeys_idmap_lookup_full(), and for a name -> id kind (NAME_TO_UID, GROUP_TO_GID)
+ * also the id -> name answer for ret->id when the backend that answered found it in the
+ * same search ([LDAP] Unique-Ids) and no backend before it in the chain knows that id:
+ * then ret_reverse is that answer (kind UID_TO_NAME / GID_TO_GROUP, as a lookup of the id
+ * would give it; without LOOKUP_NO_CACHE it is cached as well).  Otherwise (a cache hit,
+ * a nobody answer, another kind or backend) ret_reverse->kind is 0.  -EINVAL when
+ * ret_reverse is NULL; other errors as nfskeys_idmap_lookup_full(). */
+int nfskeys_idmap_lookup_pair(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+			      const char *key, unsigned flags, struct nfskeys_idmap_answer *ret,
+			      struct nfskeys_idmap_answer *ret_reverse);
 
 /* Typed shortcuts; ret_answer may be NULL.  Errors as nfskeys_idmap_lookup(). */
 int nfskeys_idmap_name_to_uid(struct nfskeys_ctx *ctx, const char *name, uid_t *ret_uid,

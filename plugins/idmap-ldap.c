@@ -9,7 +9,9 @@
  * clear) is common/ldap-tls.c, shared with nfskeys-attrd's fleet sync.  Names: the
  * NFSv4-name attribute always; the user/group name attribute for name@our-domain, and for
  * a bare name (no @domain) only with [Translation] No-Strip, as the nsswitch backend and
- * nfsidmap. */
+ * nfsidmap.  With [LDAP] Unique-Ids a name -> id search also gives the engine that id's
+ * name, formatted from the same entry as an id -> name search would (lookup_pair): one
+ * search per new owner instead of two. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
@@ -25,6 +27,7 @@ struct ldap_conf {
 	char *uri, *user_base, *group_base, *bind_dn, *bind_pw_file, *ca_file;
 	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
 	bool start_tls, allow_cleartext_bind;
+	bool unique_ids; /* the admin vouches: no two entries share a uidNumber/gidNumber */
 	int timeout, search_timeout, backoff_max;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
@@ -165,6 +168,15 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		d->c.start_tls = b;
 	if (nfskeys_conf_get_bool(ctx, "LDAP", "Allow-Cleartext-Bind", &b) == 0)
 		d->c.allow_cleartext_bind = b;
+	r = nfskeys_conf_get_bool(ctx, "LDAP", "Unique-Ids", &b);
+	if (r == 0) {
+		d->c.unique_ids = b;
+	} else if (r != -ENOENT) {
+		plog(ctx, LOG_ERR, "[LDAP] Unique-Ids = %s: expected yes or no",
+		     nfskeys_conf_get(ctx, "LDAP", "Unique-Ids"));
+		ldap_done(d);
+		return -EINVAL;
+	}
 	if ((r = conf_num(ctx, "Timeout", &d->c.timeout)) < 0 ||
 	    (r = conf_num(ctx, "Search-Timeout", &d->c.search_timeout)) < 0 ||
 	    (r = conf_num(ctx, "Backoff-Max", &d->c.backoff_max)) < 0 ||
@@ -388,8 +400,25 @@ static int value_u32(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
 	return 0;
 }
 
+/* The id -> name answer of entry e: its NFSv4 name when that has an @domain, else its
+ * user/group name in our domain.  One formatting for both paths, so that a reverse
+ * answer taken from a name search is byte for byte what the id search gives. */
+static int entry_name(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char *name_attr,
+		      const char *nfs_domain, struct nfskeys_idmap_answer *ret)
+{
+	char v[NFSKEYS_IDMAP_NAME_MAX];
+
+	if (first_value(ld, e, d->c.nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
+		return util_answer_name(ret, v, NULL);
+	if (first_value(ld, e, name_attr, v, sizeof(v)) == 0)
+		return util_answer_name(ret, v, nfs_domain);
+	return -EBADMSG;
+}
+
+/* One lookup on connection s.  rev (name -> id kinds, Unique-Ids only): also the id's
+ * name from the entry found, rev->kind 0 when there is none to give. */
 static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_idmap_request *req,
-		     struct nfskeys_idmap_answer *ret)
+		     struct nfskeys_idmap_answer *ret, struct nfskeys_idmap_answer *rev)
 {
 	const struct ldap_conf *c = &d->c;
 	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
@@ -473,6 +502,14 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	case NFSKEYS_IDMAP_NAME_TO_UID:
 	case NFSKEYS_IDMAP_GROUP_TO_GID:
 		r = value_u32(s->ld, e, group ? c->gidnum_attr : c->uidnum_attr, &ret->id);
+		/* the id is this entry's alone (Unique-Ids): a search by it finds this entry
+		 * (same objectClass, same base), so its name is the id -> name answer */
+		if (r == 0 && rev && c->unique_ids) {
+			rev->id = ret->id;
+			if (entry_name(d, s->ld, e, name_attr, req->nfs_domain, rev) == 0)
+				rev->kind = group ? NFSKEYS_IDMAP_GID_TO_GROUP :
+						    NFSKEYS_IDMAP_UID_TO_NAME;
+		}
 		break;
 	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS: {
 		char uname[NFSKEYS_IDMAP_NAME_MAX];
@@ -512,18 +549,10 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		}
 		break;
 	}
-	default: {
-		char v[NFSKEYS_IDMAP_NAME_MAX];
-
+	default:
 		ret->id = req->id;
-		if (first_value(s->ld, e, c->nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
-			r = util_answer_name(ret, v, NULL);
-		else if (first_value(s->ld, e, name_attr, v, sizeof(v)) == 0)
-			r = util_answer_name(ret, v, req->nfs_domain);
-		else
-			r = -EBADMSG;
+		r = entry_name(d, s->ld, e, name_attr, req->nfs_domain, ret);
 		break;
-	}
 	}
 	ldap_msgfree(msg);
 	if (r == -ENOENT || r == -EBADMSG)
@@ -532,10 +561,9 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	return r;
 }
 
-static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
-		       struct nfskeys_idmap_answer *ret)
+static int lookup_with(struct ldap_data *d, struct nfskeys_idmap_request *req,
+		       struct nfskeys_idmap_answer *ret, struct nfskeys_idmap_answer *rev)
 {
-	struct ldap_data *d = data;
 	struct ldap_slot *s = NULL;
 	int r;
 
@@ -553,7 +581,7 @@ static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap
 	pthread_mutex_unlock(&d->lock);
 
 	s->last_error[0] = '\0';
-	r = lookup_on(d, s, req, ret);
+	r = lookup_on(d, s, req, ret, rev);
 	if (r == -EHOSTDOWN && !req->reason[0])
 		util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s (retrying after a backoff)",
 			    s->last_error[0] ? s->last_error : "server unreachable");
@@ -565,12 +593,27 @@ static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap
 	return r;
 }
 
+static int ldap_lookup(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
+		       struct nfskeys_idmap_answer *ret)
+{
+	return lookup_with(data, req, ret, NULL);
+}
+
+static int ldap_lookup_pair(void *data, struct nfskeys_ctx *ctx,
+			    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
+			    struct nfskeys_idmap_answer *ret_reverse)
+{
+	ret_reverse->kind = 0;
+	return lookup_with(data, req, ret, ret_reverse);
+}
+
 static const struct nfskeys_idmap_ops ops = {
 	.size = sizeof(ops),
 	.init = ldap_init_backend,
 	.done = ldap_done,
 	.lookup = ldap_lookup,
 	.kinds = IDMAP_NAME_KINDS | IDMAP_ID_KINDS | IDMAP_PRINCIPAL_KINDS,
+	.lookup_pair = ldap_lookup_pair,
 };
 
 static const struct nfskeys_plugin plugin = {

@@ -3,6 +3,11 @@
 #                            inetorgperson schemas; back_mdb); returns 1 when slapd cannot
 #                            run here.  Sets SLAPD_URI SLAPD_PORT SLAPD_SUFFIX SLAPD_ROOTDN
 #                            SLAPD_ROOTPW_FILE SLAPD_DIR.  Stopped automatically at exit.
+#                            With SLAPD_LOG_STATS=1 set before, slapd runs with
+#                            `-d stats` (in front, in the background) and logs every
+#                            operation to $SLAPD_DIR/stats.log: see t_slapd_searches.
+#   t_slapd_searches REGEX   how many searches (SRCH lines of the stats log) so far
+#                            had a filter matching REGEX (grep -E, on filter="...")
 #   t_slapd_load FILE.ldif   add entries as the rootdn
 #   t_slapd_stop             stop it (data kept); t_slapd_restart starts it again on the
 #                            same port with the same data.  t_slapd_kill stops it with
@@ -59,8 +64,16 @@ t_slapd_start() {
 }
 
 t_slapd_restart() {
-	"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" -h "$SLAPD_URI${SLAPD_LDAPS_URI:+ $SLAPD_LDAPS_URI}" \
-		>"$SLAPD_DIR/slapd.log" 2>&1 || return 1
+	if [ -n "${SLAPD_LOG_STATS:-}" ]; then
+		"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" -d stats \
+			-h "$SLAPD_URI${SLAPD_LDAPS_URI:+ $SLAPD_LDAPS_URI}" \
+			>>"$SLAPD_DIR/stats.log" 2>&1 &
+		t_wait_for "test -s '$SLAPD_DIR/slapd.pid'" 10 || return 1
+	else
+		"$SLAPD_BIN" -f "$SLAPD_DIR/slapd.conf" \
+			-h "$SLAPD_URI${SLAPD_LDAPS_URI:+ $SLAPD_LDAPS_URI}" \
+			>"$SLAPD_DIR/slapd.log" 2>&1 || return 1
+	fi
 	t_wait_for "ldapsearch -x -LLL -H '$SLAPD_URI' -s base -b '' namingContexts" 10
 }
 
@@ -78,6 +91,10 @@ t_slapd_kill() {
 	kill -KILL "$pid" 2>/dev/null
 	t_wait_for "! kill -0 $pid" 10
 	rm -f "$SLAPD_DIR/slapd.pid"
+}
+
+t_slapd_searches() {
+	grep -E ' SRCH base=' "$SLAPD_DIR/stats.log" | grep -E -c "filter=\"[^\"]*($1)"
 }
 
 t_slapd_load() {

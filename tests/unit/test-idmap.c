@@ -306,6 +306,42 @@ static void test_chain(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* nfskeys_idmap_lookup_pair: the answer of lookup_full, and a reverse only from a backend
+ * with lookup_pair (ldap, tests/integration/idmap-ldap-pair.sh): never from static or
+ * nsswitch, a cache hit or a nobody answer; kind 0 is written over whatever was there. */
+static void test_lookup_pair(void **state)
+{
+	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\n"
+					   "[Translation]\nMethod = static, nsswitch\n"
+					   "[Static]\nalice@example.org = 5001\n");
+	struct nfskeys_idmap_answer a, rev;
+
+	assert_int_equal(nfskeys_idmap_lookup_pair(ctx, NFSKEYS_IDMAP_NAME_TO_UID,
+						   "alice@example.org", 0, &a, NULL),
+			 -EINVAL);
+	rev.kind = 99;
+	assert_int_equal(nfskeys_idmap_lookup_pair(ctx, NFSKEYS_IDMAP_NAME_TO_UID,
+						   "alice@example.org", 0, &a, &rev),
+			 0);
+	assert_int_equal(a.id, 5001);
+	assert_string_equal(a.backend, "static");
+	assert_int_equal(rev.kind, 0);
+	rev.kind = 99; /* now a cache hit */
+	assert_int_equal(nfskeys_idmap_lookup_pair(ctx, NFSKEYS_IDMAP_NAME_TO_UID,
+						   "alice@example.org", 0, &a, &rev),
+			 0);
+	assert_true(a.flags & NFSKEYS_IDMAP_ANSWER_CACHED);
+	assert_int_equal(rev.kind, 0);
+	rev.kind = 99; /* nobody */
+	assert_int_equal(nfskeys_idmap_lookup_pair(ctx, NFSKEYS_IDMAP_NAME_TO_UID,
+						   "nosuch-pair@example.org",
+						   NFSKEYS_IDMAP_LOOKUP_NOBODY, &a, &rev),
+			 0);
+	assert_true(a.flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
+	assert_int_equal(rev.kind, 0);
+	nfskeys_ctx_unref(ctx);
+}
+
 static void test_principal(void **state)
 {
 	struct nfskeys_ctx *ctx = ctx_with("[General]\nDomain = example.org\nLocal-Realms = EXAMPLE.ORG,OTHER.ORG\n"
@@ -595,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_payloads),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test_setup_teardown(test_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_pair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_principal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_ttl_not_cached, setup, teardown),
