@@ -257,8 +257,9 @@ static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool re
 	*d->queue_tail = j;
 	d->queue_tail = &j->next;
 	d->queued++;
-	pthread_cond_signal(&d->cond);
 	pthread_mutex_unlock(&d->lock);
+	/* after the unlock: a worker woken under the lock would only block on it again */
+	pthread_cond_signal(&d->cond);
 	*ret_fetch = f;
 	return 0;
 }

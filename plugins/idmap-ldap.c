@@ -252,6 +252,19 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 }
 
 /* Make sure s->ld is a bound connection (s is ours: the lock is not held). */
+/* libldap reads a reply's BER header and then its body, two reads a message and a poll
+ * between the entry and the result: a read-ahead layer above TCP (below TLS) takes what
+ * the socket holds in one read, and a result already read needs no poll.  Best effort:
+ * without it the connection only costs more system calls. */
+static void sockbuf_readahead(LDAP *ld)
+{
+	Sockbuf *sb = NULL;
+
+	if (ldap_get_option(ld, LDAP_OPT_SOCKBUF, &sb) == LDAP_OPT_SUCCESS && sb)
+		(void)ber_sockbuf_add_io(sb, &ber_sockbuf_io_readahead, LBER_SBIOD_LEVEL_PROVIDER,
+					 NULL);
+}
+
 static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 {
 	struct timeval tv = { .tv_sec = d->c.timeout };
@@ -307,6 +320,7 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 		if (r != LDAP_SUCCESS)
 			return fail_down(d, s, r, "anonymous bind");
 	}
+	sockbuf_readahead(s->ld);
 	pthread_mutex_lock(&d->lock);
 	d->backoff = 0;
 	d->retry_at = 0;
