@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "libnfskeys-private.h"
+#include "nfskeys.h"
 #include "plugin.h"
 #include "test-util.h"
 
@@ -85,10 +86,33 @@ static void test_list(void **state)
 	assert_int_equal(plugin_list(NFSKEYS_PLUGIN_CRED, &names, &n), -ENOENT);
 }
 
+/* A backend built before lookup_pair (ops table ending at lookup_nowait) loads and
+ * answers; nfskeys_idmap_lookup_pair gives its plain answer and no reverse, and never
+ * calls the hook past the table's size (testplug-idmap-old.c aborts there). */
+static void test_old_ops(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_idmap_answer a, rev;
+
+	setenv("NFSKEYS_PLUGIN_DIR", TEST_PLUGIN_DIR, 1);
+	assert_int_equal(tu_dir_setup("plugin"), 0);
+	ctx = tu_ctx_conf("[General]\nDomain = example.org\n[Translation]\nMethod = oldops\n");
+	rev.kind = 99;
+	assert_int_equal(nfskeys_idmap_lookup_pair(ctx, NFSKEYS_IDMAP_NAME_TO_UID,
+						   "old@example.org", 0, &a, &rev),
+			 0);
+	assert_int_equal(a.id, 4242);
+	assert_string_equal(a.backend, "oldops");
+	assert_int_equal(rev.kind, 0);
+	nfskeys_ctx_unref(ctx);
+	tu_dir_teardown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_old_ops),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_list),
 	};
