@@ -42,6 +42,9 @@ t_slapd_start() {
 			echo "include $SLAPD_SCHEMA_DIR/$s.schema"
 		done
 		echo "pidfile $SLAPD_DIR/slapd.pid"
+		# as Debian's package configures it (/usr/share/slapd/slapd.init.ldif): no
+		# syslog lines per operation (-d stats, SLAPD_LOG_STATS, still logs to stderr)
+		echo "loglevel none"
 		echo "modulepath $SLAPD_MODULE_DIR"
 		echo "moduleload back_mdb"
 		echo "database mdb"
