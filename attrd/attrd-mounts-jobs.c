@@ -386,10 +386,11 @@ void mounts_jobs_start(struct attrd_mounts *m)
 	_cleanup_free_ const char **start = calloc(m->n + 1, sizeof(*start));
 	_cleanup_free_ const char **running = calloc(m->n_jobs + 1, sizeof(*running));
 	_cleanup_free_ bool *need = calloc(m->n + 1, sizeof(*need));
+	_cleanup_free_ uint64_t *seen = calloc(m->n + 1, sizeof(*seen));
 	size_t k = 0, r_n = 0;
 	bool waiting = false;
 
-	if (!server || !start || !running || !need) {
+	if (!server || !start || !running || !need || !seen) {
 		log_err(m->ctx, "sub-mounts: out of memory; retrying at the next change");
 		return;
 	}
@@ -398,8 +399,9 @@ void mounts_jobs_start(struct attrd_mounts *m)
 	for (size_t i = 0; i < m->n; i++) {
 		server[i] = m->v[i].server;
 		need[i] = !m->v[i].busy && m->v[i].seen < m->gen;
+		seen[i] = m->v[i].seen;
 	}
-	k = mounts_plan(server, need, m->n, running, r_n, MOUNTS_MAX_WORKERS, start, &waiting);
+	k = mounts_plan(server, need, seen, m->n, running, r_n, MOUNTS_MAX_WORKERS, start, &waiting);
 	/* start[] points into the entries, which job_start() leaves in place */
 	for (size_t i = 0; i < k; i++) {
 		int r = job_start(m, start[i]);

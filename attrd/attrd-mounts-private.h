@@ -103,7 +103,7 @@ static inline const char *mounts_server_name(const char *server)
 	return server ? server : "";
 }
 int mounts_server_of(const char *fs_options, const char *source, char **ret);
-size_t mounts_plan(const char *const *server, const bool *need, size_t n,
+size_t mounts_plan(const char *const *server, const bool *need, const uint64_t *seen, size_t n,
 		   const char *const *running, size_t n_running, size_t max_workers,
 		   const char **ret_start, bool *ret_waiting);
 

@@ -79,29 +79,38 @@ static bool listed(const char *const *v, size_t n, const char *s)
 	return false;
 }
 
-/* The servers to start a worker for now, in table order: each server with an entry that
- * needs work (need[i]), never one whose worker still runs (its change waits for it), and
- * no more than max_workers running in all.  ret_start holds up to n names (pointers into
- * server[], NULL meaning ""); *ret_waiting says whether a server was left waiting for a
- * free worker.  Returns how many to start.  Work: n times at most 2 * max_workers. */
-size_t mounts_plan(const char *const *server, const bool *need, size_t n,
+/* The servers to start a worker for now: each server with an entry that needs work
+ * (need[i]), never one whose worker still runs (its change waits for it), and no more than
+ * max_workers running in all.  Oldest first: the server whose waiting entry a job last
+ * covered longest ago (seen[i], the smallest generation; table order among equals), so a
+ * server with more work coming cannot keep the ninth waiting for ever; seen NULL: table
+ * order.  ret_start holds up to n names (pointers into server[], NULL meaning "");
+ * *ret_waiting says whether a server was left waiting for a free worker.  Returns how
+ * many to start.  Work: n times at most 2 * max_workers + 1. */
+size_t mounts_plan(const char *const *server, const bool *need, const uint64_t *seen, size_t n,
 		   const char *const *running, size_t n_running, size_t max_workers,
 		   const char **ret_start, bool *ret_waiting)
 {
 	size_t k = 0;
-	bool waiting = false;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *s = mounts_server_name(server[i]);
+	*ret_waiting = false;
+	for (;;) {
+		size_t pick = n;
 
-		if (!need[i] || listed(running, n_running, s) || listed(ret_start, k, s))
-			continue;
-		if (n_running + k >= max_workers) {
-			waiting = true;
-			continue;
+		for (size_t i = 0; i < n; i++) {
+			const char *s = mounts_server_name(server[i]);
+
+			if (!need[i] || listed(running, n_running, s) || listed(ret_start, k, s))
+				continue;
+			if (pick == n || (seen && seen[i] < seen[pick]))
+				pick = i;
 		}
-		ret_start[k++] = s;
+		if (pick == n)
+			return k;
+		if (n_running + k >= max_workers) {
+			*ret_waiting = true;
+			return k;
+		}
+		ret_start[k++] = mounts_server_name(server[pick]);
 	}
-	*ret_waiting = waiting;
-	return k;
 }

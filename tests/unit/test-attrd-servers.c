@@ -67,12 +67,12 @@ static void test_server_refused(void **state)
 }
 
 /* plan over a table given as servers and needs; the started servers joined by ' ' */
-static char *plan(const char *const *server, const bool *need, size_t n, const char *const *running,
-		  size_t n_running, size_t max, bool *waiting)
+static char *plan_seen(const char *const *server, const bool *need, const uint64_t *seen, size_t n,
+		       const char *const *running, size_t n_running, size_t max, bool *waiting)
 {
 	const char *start[64];
 	static char out[512];
-	size_t k = mounts_plan(server, need, n, running, n_running, max, start, waiting);
+	size_t k = mounts_plan(server, need, seen, n, running, n_running, max, start, waiting);
 
 	out[0] = '\0';
 	for (size_t i = 0; i < k; i++) {
@@ -81,6 +81,12 @@ static char *plan(const char *const *server, const bool *need, size_t n, const c
 		strcat(out, start[i][0] ? start[i] : "(none)");
 	}
 	return out;
+}
+
+static char *plan(const char *const *server, const bool *need, size_t n, const char *const *running,
+		  size_t n_running, size_t max, bool *waiting)
+{
+	return plan_seen(server, need, NULL, n, running, n_running, max, waiting);
 }
 
 static void test_plan_one_job_per_server(void **state)
@@ -152,6 +158,50 @@ static void test_plan_bounded(void **state)
 	assert_int_equal(MOUNTS_MAX_WORKERS, 8);
 }
 
+/* More servers with work than workers: the one that waited longest goes first, so a
+ * server whose policies keep changing cannot keep the ninth waiting for ever. */
+static void test_plan_oldest_first(void **state)
+{
+	char names[10][8];
+	const char *srv[10];
+	uint64_t seen[10];
+	bool need[10];
+	bool waiting = false;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		snprintf(names[i], sizeof(names[i]), "s%d", i);
+		srv[i] = names[i];
+		need[i] = true;
+		seen[i] = 7; /* all covered by the same earlier job round */
+	}
+	seen[9] = 2; /* s9 has waited since generation 2 */
+	seen[8] = 5;
+	/* one worker free: s9, not s0 */
+	const char *seven[] = { "x1", "x2", "x3", "x4", "x5", "x6", "x7" };
+
+	assert_string_equal(plan_seen(srv, need, seen, 10, seven, 7, MOUNTS_MAX_WORKERS, &waiting),
+			    "s9");
+	assert_true(waiting);
+	/* eight free: the two oldest, then table order among equals */
+	assert_string_equal(plan_seen(srv, need, seen, 10, NULL, 0, MOUNTS_MAX_WORKERS, &waiting),
+			    "s9 s8 s0 s1 s2 s3 s4 s5");
+	assert_true(waiting);
+	/* a server's oldest entry counts: s0's second entry waited since 1 */
+	const char *srv2[] = { "s0", "s1", "s0" };
+	uint64_t seen2[] = { 7, 3, 1 };
+	bool need2[] = { true, true, true };
+
+	assert_string_equal(plan_seen(srv2, need2, seen2, 3, seven, 7, MOUNTS_MAX_WORKERS, &waiting),
+			    "s0");
+	assert_true(waiting);
+	/* an entry that needs nothing does not make its server old */
+	bool need3[] = { true, true, false };
+
+	assert_string_equal(plan_seen(srv2, need3, seen2, 3, seven, 7, MOUNTS_MAX_WORKERS, &waiting),
+			    "s1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_plan_one_job_per_server),
 		cmocka_unit_test(test_plan_running_not_restarted),
 		cmocka_unit_test(test_plan_bounded),
+		cmocka_unit_test(test_plan_oldest_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
