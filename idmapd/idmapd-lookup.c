@@ -392,8 +392,12 @@ static void job_done(struct evloop *loop, void *userdata)
 			stats_hist_add(&b->latency, j->rev_latency_ns);
 		}
 		d->st.rev_prefetched++;
-		(void)fresh_answer(d, reverse_kind(j->kind), key, j->rev_r, &j->rev_ans, false, now,
-				   true, &buf);
+		e = fresh_answer(d, reverse_kind(j->kind), key, j->rev_r, &j->rev_ans, false, now,
+				 true, &buf);
+		/* nobody asked it yet: the record says how it came, for explain's reader */
+		if (e)
+			recent_note(d, e, j->reverse_cocached ? RP_NAME_SEARCH : RP_PREFETCH, NULL,
+				    j->rev_r, LR_MISS);
 	}
 	e = fetch_entry(d, f, &buf);
 	if (failed && e && (f->refresh || stale_ok(d, e, now))) {

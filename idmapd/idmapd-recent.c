@@ -15,6 +15,8 @@ static const char *const recent_path_names[_RP_MAX] = {
 	[RP_NFSD_NAMETOID] = "nfsd-nametoid",
 	[RP_PIPE] = "client-pipe",
 	[RP_NFSD_PRIME] = "nfsd-prime",
+	[RP_NAME_SEARCH] = "name-search",
+	[RP_PREFETCH] = "prefetch",
 };
 
 enum recent_path recent_path_of(const struct kquery *kq)

@@ -91,7 +91,11 @@ struct recent {
 	char key[RECENT_KEY_MAX];
 	char name[NFSKEYS_IDMAP_NAME_MAX];
 };
-enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, RP_NFSD_PRIME, _RP_MAX };
+/* RP_NAME_SEARCH, RP_PREFETCH: an id's name fetched with a name's lookup for the idtoname
+ * request that follows it (Prime-Reverse): from the name's own search ([LDAP] Unique-Ids),
+ * or looked up right after it */
+enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, RP_NFSD_PRIME,
+		   RP_NAME_SEARCH, RP_PREFETCH, _RP_MAX };
 
 struct job;
 struct reload_job;

@@ -41,7 +41,9 @@ const struct cli_sub idmapd_subs[] = {
 	{ "recent", NULL, "[--json] [KIND KEY]",
 	  "the last answers the daemon gave and which path\n"
 	  "asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
-	  "client-pipe, nfsd-prime); newest first (root only)",
+	  "client-pipe, nfsd-prime; name-search and prefetch\n"
+	  "for an id's name fetched with a name); newest\n"
+	  "first (root only)",
 	  idmapd_recent },
 	{ "stats", NULL, "[--json|--prometheus]",
 	  "counters and latency histograms (same as\n"

@@ -28,7 +28,7 @@ S=$SLAPD_SUFFIX
 	printf 'dn: cn=eng,ou=groups,%s\nobjectClass: posixGroup\ncn: eng\ngidNumber: 20001\n\n' "$S"
 } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
-plan 29
+plan 31
 
 # conf FILE METHOD UNIQUE [LINE...]: a configuration on this slapd
 conf() {
@@ -151,6 +151,9 @@ run_daemon() {
 	"$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats --prometheus >"$T_TMP/stats$2" 2>&1
 	"$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats >"$T_TMP/stats$2.txt" 2>&1
 	"$NFSKEYS" -c "$IDMAPD_CONF" idmapd stats --json >"$T_TMP/stats$2.json" 2>&1
+	# explain searches by id itself (in-process): the daemon's own searches counted first
+	IDS=$(id_searches "$i0")
+	"$NFSKEYS" -c "$IDMAPD_CONF" idmap explain 10005 >"$T_TMP/explain$2" 2>&1
 	t_idmapd_stop
 }
 st() { awk -v m="nfskeys_idmapd_$2" '$1 == m { print $2 }' "$T_TMP/stats$1"; }
@@ -162,18 +165,22 @@ i0=$(id_searches 0)
 run_daemon yes 1
 check_eq "idmapd, Unique-Ids = yes: user5 and eng primed into idtoname" \
 	"'* user 10005 EXP user5@ldap.test\n' '* group 20001 EXP eng@ldap.test\n'" "$(primed 1)"
-check_eq "... no search by id" 0 "$(id_searches "$i0")"
+check_eq "... no search by id" 0 "$IDS"
 check_eq "... reverse_cocached_total 2 of reverse_prefetched_total 2" "2 2" \
 	"$(st 1 reverse_cocached_total) $(st 1 reverse_prefetched_total)"
 check_eq "... the ldap backend asked twice (the names found), not 4 times" 2 \
 	"$(st 1 'backend_requests_total{backend="ldap"}')"
+check_contains "explain of uid 10005 says its answer came from user5's own search" \
+	"name-search   uid-to-name 10005 -> user5@ldap.test" "$(cat "$T_TMP/explain1")"
 i0=$(id_searches 0)
 run_daemon no 2
 check_eq "idmapd, Unique-Ids = no: the same lines primed" "$(primed 1)" "$(primed 2)"
-check_eq "... two searches by id, as before" 2 "$(id_searches "$i0")"
+check_eq "... two searches by id, as before" 2 "$IDS"
 check_eq "... reverse_cocached_total 0, reverse_prefetched_total 2" "0 2" \
 	"$(st 2 reverse_cocached_total) $(st 2 reverse_prefetched_total)"
 check_eq "... the ldap backend asked 4 times" 4 "$(st 2 'backend_requests_total{backend="ldap"}')"
+check_contains "... and explain says uid 10005 was looked up right after user5" \
+	"prefetch      uid-to-name 10005 -> user5@ldap.test" "$(cat "$T_TMP/explain2")"
 check_eq "stats as text show the counter" 2 \
 	"$(awk '$1 == "reverse_cocached_total" { print $2 }' "$T_TMP/stats1.txt")"
 check_contains "... and --json" \

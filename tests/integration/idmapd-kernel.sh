@@ -138,8 +138,8 @@ import json; d = json.load(open('$T_TMP/recent.json'))
 print(' '.join(sorted('%s=%s' % (e['path'], e['answer']) for e in d if e['key'] == '$1' and e['kind'] == '$2')))" 2>&1; }
 check_eq "recent: alice@example.test asked on knfsd's channel, the pipe and the socket" \
 	"client-pipe=2001 nfsd-nametoid=2001 socket=2001" "$(rj alice@example.test name-to-uid)"
-check_eq "recent: uid 2001 asked on nfsd-idtoname, the second client's pipe, and primed" \
-	"client-pipe=alice@example.test nfsd-idtoname=alice@example.test nfsd-prime=alice@example.test" \
+check_eq "recent: uid 2001 asked on nfsd-idtoname, the second client's pipe, primed, and prefetched with alice" \
+	"client-pipe=alice@example.test nfsd-idtoname=alice@example.test nfsd-prime=alice@example.test prefetch=alice@example.test" \
 	"$(rj 2001 uid-to-name)"
 check_eq "recent: a negative answer is recorded as such" "nfsd-nametoid=" \
 	"$(rj nosuch@example.test name-to-uid | tr ' ' '\n' | grep nfsd)"
