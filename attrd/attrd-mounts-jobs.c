@@ -315,6 +315,7 @@ static void job_done(struct evloop *loop, void *userdata)
 	job_free(j);
 	mounts_state_save(m);
 	mounts_refresh(m);
+	mounts_retry_arm(m);
 }
 
 static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)

@@ -66,6 +66,9 @@ struct attrd_mounts {
 	uint64_t gen;		/* bumped by every outside change (attrd_mounts_apply()) */
 	struct mjob *jobs;	/* the jobs in workers, one per server at most */
 	size_t n_jobs;
+	struct evtimer *retry;	/* armed while a wanted sub-mount has failed */
+	unsigned retries;	/* in a row without every failure cleared: the backoff */
+	int64_t retry_first;	/* [Mounts] Retry-Interval, usec */
 };
 
 /* At most this many workers at once (one per server with work): a user who mounts many
@@ -106,6 +109,9 @@ int mounts_server_of(const char *fs_options, const char *source, char **ret);
 size_t mounts_plan(const char *const *server, const bool *need, const uint64_t *seen, size_t n,
 		   const char *const *running, size_t n_running, size_t max_workers,
 		   const char **ret_start, bool *ret_waiting);
+
+/* attrd-mounts.c: a failed sub-mount is tried again on a timer (after each job) */
+void mounts_retry_arm(struct attrd_mounts *m);
 
 /* attrd-mounts-jobs.c */
 void mounts_jobs_start(struct attrd_mounts *m);

@@ -26,6 +26,7 @@
 
 #include "attrd-mounts.h"
 #include "attrd-mounts-private.h"
+#include "conf-get.h"
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
@@ -309,6 +310,60 @@ out:
 	mnt_unref_table(tb);
 }
 
+/* A sub-mount that failed (a server that refused or did not answer, a Kerberos ticket not
+ * there yet, ...) is tried again on a timer too, not only at the next change: after
+ * [Mounts] Retry-Interval, doubling while failures remain, up to 32 times that.  Its log
+ * line comes only when the reason changes (set_state).  Entries refused by our own checks
+ * (blocked) wait for a change: trying them again gives the same answer. */
+#define RETRY_MAX_SHIFT 5
+
+static bool retry_wanted(const struct mentry *e)
+{
+	return e->wanted && e->state == MS_FAILED && !e->blocked;
+}
+
+static void on_retry(struct evloop *loop, struct evtimer *t, void *userdata)
+{
+	struct attrd_mounts *m = userdata;
+	size_t n = 0;
+
+	(void)loop;
+	evloop_timer_free(t);
+	m->retry = NULL;
+	m->retries++;
+	for (size_t i = 0; i < m->n; i++) {
+		if (retry_wanted(&m->v[i]) && !m->v[i].busy) {
+			m->v[i].seen = 0; /* older than any generation: its server's job takes it */
+			n++;
+		}
+	}
+	if (n)
+		log_notice(m->ctx, "sub-mounts: trying %zu failed one%s again", n, n == 1 ? "" : "s");
+	mounts_refresh(m);
+	mounts_retry_arm(m);
+}
+
+void mounts_retry_arm(struct attrd_mounts *m)
+{
+	bool failed = false;
+	int64_t delay;
+
+	for (size_t i = 0; i < m->n && !failed; i++)
+		failed = retry_wanted(&m->v[i]);
+	if (!failed || !m->enabled) {
+		evloop_timer_free(m->retry);
+		m->retry = NULL;
+		m->retries = 0;
+		return;
+	}
+	if (m->retry)
+		return;
+	delay = (m->retry_first ? m->retry_first : 30 * USEC_PER_SEC)
+		<< (m->retries < RETRY_MAX_SHIFT ? m->retries : RETRY_MAX_SHIFT);
+	if (evloop_add_timer(m->loop, evloop_now(m->loop) + delay, on_retry, m, &m->retry) < 0)
+		m->retry = NULL; /* out of memory: the next change tries them */
+}
+
 /* A change from outside (policy, mount table, configuration): every server's entries are
  * checked again, those whose worker still runs once it is back. */
 void attrd_mounts_apply(struct attrd_mounts *m)
@@ -420,10 +475,16 @@ static void check_mount_rights(struct nfskeys_ctx *ctx)
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 			    struct nfskeys_attr_store *store, bool enabled)
 {
+	int64_t v;
+
 	if (!m)
 		return;
 	m->ctx = ctx;
 	m->store = store;
+	/* refused at load (nfskeys-attrd.c) when it does not parse */
+	m->retry_first = conf_get_typed(ctx, "Mounts", "Retry-Interval", &v, NULL, 0) == 0 ?
+				 v * USEC_PER_SEC :
+				 30 * USEC_PER_SEC;
 	if (enabled != m->enabled)
 		log_notice(ctx, "[Mounts] Apply-Mounts = %s: %s", enabled ? "yes" : "no",
 			   enabled ? "directory policy gets its own sub-mounts on NFS and "
@@ -450,6 +511,7 @@ void attrd_mounts_free(struct attrd_mounts *m)
 	if (!m)
 		return;
 	monitor_stop(m);
+	evloop_timer_free(m->retry);
 	mounts_jobs_orphan(m);
 	for (size_t i = 0; i < m->n; i++)
 		mounts_entry_done(&m->v[i]);

@@ -143,6 +143,10 @@ static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size
 		if (r < 0)
 			goto fail;
 		c->apply_mounts = v;
+		/* checked here, read by attrd_mounts_configure() */
+		r = conf_get_typed(c->ctx, "Mounts", "Retry-Interval", &v, msg, msg_size);
+		if (r < 0)
+			goto fail;
 	}
 	store_path = d->store_override ? d->store_override : attr_default_store_path(c->ctx);
 	/* Opened anew on every reload, even at the same path: the index is rebuilt from what

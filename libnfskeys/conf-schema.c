@@ -210,6 +210,8 @@ static const struct conf_key_def schema[] = {
 	/* nfskeys-attrd(8): sub-mounts for policy on live mounts (issue 23 item 1) */
 	{ "Mounts", "Apply-Mounts", TEXT(CONF_BOOL), NULL, "no",
 	  "give subtrees with their own mount options their own sub-mounts" },
+	{ "Mounts", "Retry-Interval", DUR_S(1, 3600), NULL, "30",
+	  "first retry of a failed sub-mount (then doubling, to 32 times)" },
 
 	/* writeback area */
 	{ "Writeback", "Policy", ENUM("kara2011|wu2011|wu2012|nfskeys"), "nfskeys",
