@@ -251,7 +251,6 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 	return -EHOSTDOWN;
 }
 
-/* Make sure s->ld is a bound connection (s is ours: the lock is not held). */
 /* libldap reads a reply's BER header and then its body, two reads a message and a poll
  * between the entry and the result: a read-ahead layer above TCP (below TLS) takes what
  * the socket holds in one read, and a result already read needs no poll.  Best effort:
@@ -265,6 +264,7 @@ static void sockbuf_readahead(LDAP *ld)
 					 NULL);
 }
 
+/* Make sure s->ld is a bound connection (s is ours: the lock is not held). */
 static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 {
 	struct timeval tv = { .tv_sec = d->c.timeout };
