@@ -307,7 +307,7 @@ static int wb_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	}
 	if (json)
 		printf("]\n");
-	else if (all && n == 0)
+	else if (optind >= argc && n == 0)
 		printf("No NFS or CIFS mounts.\n");
 	for (size_t i = 0; all && i < n; i++)
 		free(all[i]);
