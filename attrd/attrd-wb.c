@@ -22,6 +22,7 @@
 
 #define WB_MIN (1ull << 20)
 #define WB_MAX (1ull << 40)
+#define WB_DEFAULT (256ull << 20) /* [Writeback] Dirty-Limit's default */
 /* the adaptive limit's period, as `nfskeys wb run`'s default --interval */
 #define TICK_USEC (100 * USEC_PER_MSEC)
 /* how often a fixed limit is checked against a moved global dirty threshold (6.1 turns
@@ -40,6 +41,7 @@ struct wbent {
 
 struct attrd_wb {
 	struct nfskeys_ctx *ctx;
+	struct nfskeys_attr_store *store;
 	struct evloop *loop;
 	struct libmnt_monitor *mon;
 	struct evio *io;
@@ -72,14 +74,23 @@ static uint64_t policy_at(struct attrd_wb *w, struct libmnt_fs *fs, bool *ret_ad
 	if (attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs), mnt_fs_get_root(fs),
 			       mnt_fs_get_devno(fs), mnt_fs_get_target(fs), "", &id) < 0)
 		return 0;
-	if (nfskeys_attr_policy_new(&p) < 0 || nfskeys_attr_effective(w->ctx, id, 0, p) < 0)
+	/* the daemon's own store (its index), as the sub-mounts read it */
+	if (nfskeys_attr_policy_new(&p) < 0 ||
+	    attr_index_resolve(attr_store_index(w->store), nfskeys_attr_id_get_domain(id),
+			       nfskeys_attr_id_get_path(id), 0, p) < 0)
 		goto out;
 	/* enum index: sync, async, throttled */
 	throttled = nfskeys_attr_policy_get(p, "writeback", &e) == 0 && e.number == 2;
-	if (nfskeys_attr_policy_get(p, "dirty_limit", &e) == 0)
+	if (nfskeys_attr_policy_get(p, "dirty_limit", &e) == 0) {
 		limit = e.number;
-	else if (throttled && nfskeys_attr_wb_apply(w->ctx, id, NULL, NULL, &limit) < 0)
-		limit = 0; /* a bad [Writeback] Dirty-Limit: logged, nothing applied */
+	} else if (throttled) {
+		int64_t v = 0;
+		int r = nfskeys_conf_get_size(w->ctx, "Writeback", "Dirty-Limit", (int64_t)WB_MIN,
+					      (int64_t)WB_MAX, &v);
+
+		/* (a bad value was refused when the configuration was loaded) */
+		limit = r >= 0 ? (uint64_t)v : WB_DEFAULT;
+	}
 	if (limit)
 		limit = MIN(MAX(limit, WB_MIN), WB_MAX);
 	/* the adaptive limit follows mountstats, which has NFS mounts only */
@@ -267,7 +278,7 @@ void attrd_wb_apply(struct attrd_wb *w)
 	struct libmnt_fs *fs;
 	size_t k = 0;
 
-	if (!w || !w->ctx)
+	if (!w || !w->ctx || !w->store)
 		return;
 	for (size_t i = 0; i < w->n; i++)
 		w->v[i].seen = false;
@@ -349,11 +360,13 @@ int attrd_wb_new(struct evloop *loop, struct attrd_wb **ret)
 	return 0;
 }
 
-void attrd_wb_configure(struct attrd_wb *w, struct nfskeys_ctx *ctx, bool enabled)
+void attrd_wb_configure(struct attrd_wb *w, struct nfskeys_ctx *ctx,
+			struct nfskeys_attr_store *store, bool enabled)
 {
 	if (!w)
 		return;
 	w->ctx = ctx;
+	w->store = store;
 	w->enabled = enabled;
 	if (enabled) {
 		int r = monitor_start(w);

@@ -10,13 +10,16 @@
 
 struct attrd_wb;
 struct evloop;
+struct nfskeys_attr_store;
 struct nfskeys_ctx;
 
 int attrd_wb_new(struct evloop *loop, struct attrd_wb **ret);
 /* Restores every bdi it set, then frees; NULL-safe. */
 void attrd_wb_free(struct attrd_wb *w);
-/* Use this context from now on; enabled follows [Mounts] Apply-Mounts.  Disabled: every
- * bdi it set gets the kernel's values back.  Then brings the bdis in step. */
-void attrd_wb_configure(struct attrd_wb *w, struct nfskeys_ctx *ctx, bool enabled);
+/* Use this context and store from now on; enabled follows [Mounts] Apply-Mounts.
+ * Disabled: every bdi it set gets the kernel's values back.  Then brings the bdis in
+ * step. */
+void attrd_wb_configure(struct attrd_wb *w, struct nfskeys_ctx *ctx,
+			struct nfskeys_attr_store *store, bool enabled);
 /* Bring the bdis in step with the policy and the mount table (after a policy change). */
 void attrd_wb_apply(struct attrd_wb *w);

@@ -183,7 +183,7 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 		attrd_ldap_configure(d->ldap, d->ctx);
 	/* the new store and context (the old ones are freed by the caller) */
 	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
-	attrd_wb_configure(d->wb, d->ctx, d->apply_mounts);
+	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	*c = old;
 }
 
@@ -289,7 +289,7 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
 	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
-	attrd_wb_configure(d->wb, d->ctx, d->apply_mounts);
+	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
@@ -429,7 +429,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
-	attrd_wb_configure(d.wb, d.ctx, d.apply_mounts);
+	attrd_wb_configure(d.wb, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,
 			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
