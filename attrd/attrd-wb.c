@@ -6,12 +6,16 @@
  * stopped answering must not hang the daemon), through the same libnfskeys calls as
  * `nfskeys wb apply` and `nfskeys wb run`. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libmount.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "attrd-wb.h"
 #include "evloop.h"
@@ -49,6 +53,9 @@ struct attrd_wb {
 	struct nfskeys_wb_sampler *sampler;
 	struct wbent *v;
 	size_t n;
+	char *owned_path;	/* RUNDIR/attrd-wb: the bdis set, for a start after a crash */
+	dev_t *orphans;		/* read from it at start: put back unless a policy wants them */
+	size_t n_orphans;
 	bool enabled;
 	uint64_t thresh;
 	int64_t last_refresh;
@@ -182,6 +189,92 @@ static void sampler_rebuild(struct attrd_wb *w)
 	}
 }
 
+/* The bdis this daemon has set ("MAJ:MIN" lines, written anew after each change): one
+ * killed before it could put the kernel's values back finds them at its next start.  The
+ * kernel's values themselves are in the library's saved state (nfskeys_wb_mount_apply()). */
+static void owned_save(struct attrd_wb *w)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	size_t n = 0;
+	int fd;
+
+	if (!w->owned_path)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		n += w->v[i].written != 0;
+	if (!n) {
+		unlink(w->owned_path);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", w->owned_path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		log_warning(w->ctx, "writeback: %s: %s; a crash would leave the limits set", tmp,
+			    strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].written)
+			fprintf(f, "%u:%u\n", major(w->v[i].dev), minor(w->v[i].dev));
+	if (fclose(f) != 0 || rename(tmp, w->owned_path) < 0)
+		unlink(tmp);
+}
+
+static void owned_load(struct attrd_wb *w)
+{
+	FILE *f = w->owned_path ? fopen(w->owned_path, "re") : NULL;
+	unsigned maj, min;
+
+	if (!f)
+		return;
+	while (fscanf(f, "%u:%u\n", &maj, &min) == 2) {
+		dev_t *nv = reallocarray(w->orphans, w->n_orphans + 1, sizeof(*nv));
+
+		if (!nv)
+			break;
+		w->orphans = nv;
+		w->orphans[w->n_orphans++] = makedev(maj, min);
+	}
+	fclose(f);
+}
+
+/* The bdis an earlier run set that no policy wants now: the kernel's values back (once). */
+static void orphans_restore(struct attrd_wb *w, struct libmnt_table *tb)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+
+	for (size_t i = 0; it && i < w->n_orphans; i++) {
+		struct nfskeys_wb_mount *m = NULL;
+
+		if (entry_find(w, w->orphans[i]))
+			continue; /* wanted: its saved state keeps the kernel's first values */
+		mnt_reset_iter(it, MNT_ITER_FORWARD);
+		fs = NULL;
+		while (mnt_table_next_fs(tb, it, &fs) == 0)
+			if (mnt_fs_get_devno(fs) == w->orphans[i] &&
+			    network_fstype(mnt_fs_get_fstype(fs)))
+				break;
+		if (!fs || mnt_fs_get_devno(fs) != w->orphans[i] ||
+		    wbk_mount_from_table(w->ctx, mnt_fs_get_id(fs), mnt_fs_get_target(fs),
+					 w->orphans[i], mnt_fs_get_fstype(fs), &m) < 0)
+			continue; /* unmounted meanwhile: the limit went with the bdi */
+		if (nfskeys_wb_mount_restore(m) >= 0)
+			log_notice(w->ctx, "writeback: bdi %s (%s): set by an earlier run, no policy "
+					   "now: the kernel's values put back",
+				   nfskeys_wb_mount_get_bdi(m), nfskeys_wb_mount_get_path(m));
+		nfskeys_wb_mount_free(m);
+	}
+	mnt_free_iter(it);
+	free(w->orphans);
+	w->orphans = NULL;
+	w->n_orphans = 0;
+}
+
 static void on_timer(struct evloop *loop, struct evtimer *t, void *userdata);
 
 static void timer_arm(struct attrd_wb *w)
@@ -293,6 +386,8 @@ void attrd_wb_apply(struct attrd_wb *w)
 		while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
 			if (network_fstype(mnt_fs_get_fstype(fs)))
 				want_mount(w, fs);
+		if (tb && w->n_orphans)
+			orphans_restore(w, tb);
 		mnt_free_iter(it);
 		mnt_unref_table(tb);
 	}
@@ -312,6 +407,7 @@ void attrd_wb_apply(struct attrd_wb *w)
 		w->v[k++] = *e;
 	}
 	w->n = k;
+	owned_save(w);
 	sampler_rebuild(w);
 	timer_arm(w);
 }
@@ -349,13 +445,18 @@ static void monitor_stop(struct attrd_wb *w)
 	w->mon = NULL;
 }
 
-int attrd_wb_new(struct evloop *loop, struct attrd_wb **ret)
+int attrd_wb_new(struct evloop *loop, const char *runtime_dir, struct attrd_wb **ret)
 {
 	struct attrd_wb *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
 	w->loop = loop;
+	if (runtime_dir && asprintf(&w->owned_path, "%s/attrd-wb", runtime_dir) < 0) {
+		free(w);
+		return -ENOMEM;
+	}
+	owned_load(w);
 	*ret = w;
 	return 0;
 }
@@ -390,6 +491,10 @@ void attrd_wb_free(struct attrd_wb *w)
 	nfskeys_wb_sampler_free(w->sampler);
 	for (size_t i = 0; i < w->n; i++)
 		entry_done(w, &w->v[i], "nfskeys-attrd stops");
+	w->n = 0;
+	owned_save(w);
+	free(w->owned_path);
+	free(w->orphans);
 	free(w->v);
 	free(w);
 }

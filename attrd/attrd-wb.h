@@ -13,7 +13,9 @@ struct evloop;
 struct nfskeys_attr_store;
 struct nfskeys_ctx;
 
-int attrd_wb_new(struct evloop *loop, struct attrd_wb **ret);
+/* runtime_dir: where the list of the bdis it set is kept (attrd-wb), so that a daemon
+ * killed before it could put the kernel's values back does so at its next start. */
+int attrd_wb_new(struct evloop *loop, const char *runtime_dir, struct attrd_wb **ret);
 /* Restores every bdi it set, then frees; NULL-safe. */
 void attrd_wb_free(struct attrd_wb *w);
 /* Use this context and store from now on; enabled follows [Mounts] Apply-Mounts.

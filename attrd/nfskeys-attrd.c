@@ -424,7 +424,7 @@ int main(int argc, char *argv[])
 		daemon_log(LOG_WARNING, "cannot create %s: %m", d.runtime_dir);
 	if (asprintf(&mounts_state, "%s/attrd-mounts", d.runtime_dir) < 0 ||
 	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0 ||
-	    attrd_wb_new(d.loop, &d.wb) < 0) {
+	    attrd_wb_new(d.loop, d.runtime_dir, &d.wb) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
