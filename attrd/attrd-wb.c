@@ -37,7 +37,7 @@ struct wbent {
 	dev_t dev;
 	struct nfskeys_wb_mount *m;
 	struct nfskeys_wb_dev *wdev; /* the adaptive limit's estimator (writeback=throttled) */
-	uint64_t want;		     /* the policy's limit (the ceiling when adaptive), 0: none */
+	uint64_t want;		     /* the policy's limit (adaptive: its ceiling), 0: none */
 	bool adaptive, sampled;	     /* asked for; in the sampler now */
 	uint64_t written;	     /* the limit last written to the bdi, 0: none */
 	bool seen;
@@ -53,8 +53,8 @@ struct attrd_wb {
 	struct nfskeys_wb_sampler *sampler;
 	struct wbent *v;
 	size_t n;
-	char *owned_path;	/* RUNDIR/attrd-wb: the bdis set, for a start after a crash */
-	dev_t *orphans;		/* read from it at start: put back unless a policy wants them */
+	char *owned_path; /* RUNDIR/attrd-wb: the bdis set, for a start after a crash */
+	dev_t *orphans;	  /* read from it at start: put back unless a policy wants them */
 	size_t n_orphans;
 	bool enabled;
 	uint64_t thresh;
@@ -122,8 +122,9 @@ static void entry_done(struct attrd_wb *w, struct wbent *e, const char *why)
 		int r = nfskeys_wb_mount_restore(e->m);
 
 		if (why)
-			log_notice(w->ctx, "writeback: bdi %s (%s): %s: %s", nfskeys_wb_mount_get_bdi(e->m),
-				   nfskeys_wb_mount_get_path(e->m), why,
+			log_notice(w->ctx, "writeback: bdi %s (%s): %s: %s",
+				   nfskeys_wb_mount_get_bdi(e->m), nfskeys_wb_mount_get_path(e->m),
+				   why,
 				   r >= 0 ? "the kernel's values put back" :
 					    "nothing to put back (the bdi went with its mount)");
 	}
@@ -138,9 +139,11 @@ static void write_limit(struct attrd_wb *w, struct wbent *e, uint64_t limit, boo
 
 	if (r < 0) {
 		if (say)
-			log_err(w->ctx, "writeback: bdi %s (%s): cannot set the dirty limit %" PRIu64
-					": %s", nfskeys_wb_mount_get_bdi(e->m),
-				nfskeys_wb_mount_get_path(e->m), limit, strerror(-r));
+			log_err(w->ctx,
+				"writeback: bdi %s (%s): cannot set the dirty limit %" PRIu64
+				": %s",
+				nfskeys_wb_mount_get_bdi(e->m), nfskeys_wb_mount_get_path(e->m),
+				limit, strerror(-r));
 		return;
 	}
 	if (say)
@@ -264,8 +267,9 @@ static void orphans_restore(struct attrd_wb *w, struct libmnt_table *tb)
 					 w->orphans[i], mnt_fs_get_fstype(fs), &m) < 0)
 			continue; /* unmounted meanwhile: the limit went with the bdi */
 		if (nfskeys_wb_mount_restore(m) >= 0)
-			log_notice(w->ctx, "writeback: bdi %s (%s): set by an earlier run, no policy "
-					   "now: the kernel's values put back",
+			log_notice(w->ctx,
+				   "writeback: bdi %s (%s): set by an earlier run, no policy "
+				   "now: the kernel's values put back",
 				   nfskeys_wb_mount_get_bdi(m), nfskeys_wb_mount_get_path(m));
 		nfskeys_wb_mount_free(m);
 	}
@@ -395,9 +399,10 @@ void attrd_wb_apply(struct attrd_wb *w)
 		struct wbent *e = &w->v[i];
 
 		if (!e->seen || !e->want) {
-			entry_done(w, e, !w->enabled ? "[Mounts] Apply-Mounts = no" :
-					 !e->seen    ? "unmounted" :
-						       "no dirty_limit or writeback=throttled policy");
+			entry_done(w, e,
+				   !w->enabled ? "[Mounts] Apply-Mounts = no" :
+				   !e->seen    ? "unmounted" :
+						 "no dirty_limit or writeback=throttled policy");
 			continue;
 		}
 		/* a fixed limit, or the ceiling the adaptive one starts from */
@@ -473,8 +478,10 @@ void attrd_wb_configure(struct attrd_wb *w, struct nfskeys_ctx *ctx,
 		int r = monitor_start(w);
 
 		if (r < 0)
-			log_err(ctx, "writeback: cannot watch the mount table: %s; dirty limits "
-				     "follow policy changes only", strerror(-r));
+			log_err(ctx,
+				"writeback: cannot watch the mount table: %s; dirty limits "
+				"follow policy changes only",
+				strerror(-r));
 	} else {
 		monitor_stop(w);
 	}
