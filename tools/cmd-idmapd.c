@@ -3,7 +3,10 @@
  * flush and reload are for root (the daemon checks the caller with SO_PEERCRED). */
 #include <getopt.h>
 
+#include <limits.h>
+
 #include "idmapd-client.h"
+#include "ini.h"
 #include "nfskeys-tool.h"
 #include "stats.h"
 #include "units.h"
@@ -68,10 +71,63 @@ static void idmapd_usage(FILE *f)
 		"2 usage error, 3 configuration error.  See nfskeys-idmapd(8).\n");
 }
 
+/* What of a configuration file that did not load still names the daemon's socket: the
+ * lines before its first error, and of its drop-ins none (they may be what broke). */
+struct socket_scan {
+	char socket[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+};
+
+static int scan_value(void *userdata, const char *file, unsigned line, const char *section,
+		      const char *key, const char *value)
+{
+	struct socket_scan *sc = userdata;
+
+	if (strcaseeq(section, "Idmapd") && strcaseeq(key, "Socket"))
+		snprintf(sc->socket, sizeof(sc->socket), "%s", value);
+	else if (strcaseeq(section, "General") && strcaseeq(key, "Runtime-Dir"))
+		snprintf(sc->runtime_dir, sizeof(sc->runtime_dir), "%s", value);
+	return 0;
+}
+
+/* The socket when the configuration did not load, as idmapd_socket_path() would have
+ * found it; says on stderr which it is and where it came from. */
+static const char *fallback_socket_path(void)
+{
+	static char buf[PATH_MAX + 16];
+	struct socket_scan sc = {};
+	const char *file = tool_config_path, *from;
+	char err[512];
+	int r;
+
+	if (!file) {
+		file = secure_getenv("NFSKEYS_CONF");
+		if (!file || !*file)
+			file = SYSCONFDIR "/nfskeys/nfskeys.conf";
+	}
+	r = ini_parse_file(file, NULL, scan_value, &sc, err, sizeof(err));
+	if (sc.socket[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s", sc.socket);
+		from = "[Idmapd] Socket in";
+	} else if (sc.runtime_dir[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s/idmapd.sock", sc.runtime_dir);
+		from = "[General] Runtime-Dir in";
+	} else {
+		snprintf(buf, sizeof(buf), "%s", IDMAPD_SOCKET_DEFAULT);
+		from = r < 0 && r != -EINVAL ? "the default:" : "the default, none in";
+	}
+	fprintf(stderr, "%s: idmapd: going on without the configuration: socket %s (%s %s%s%s)\n",
+		program_invocation_short_name, buf, from, file, r < 0 && r != -EINVAL ? ": " : "",
+		r < 0 && r != -EINVAL ? strerror(-r) : "");
+	return buf;
+}
+
 static int connect_daemon(struct nfskeys_ctx *ctx, const char *socket, int timeout_ms,
 			  struct rpc_client **ret, const char **ret_path)
 {
-	const char *path = idmapd_socket_path(ctx, socket);
+	const char *path = socket || ctx || !tool_config_failed ?
+				   idmapd_socket_path(ctx, socket) :
+				   fallback_socket_path();
 	int r = idmapd_client_new(path, timeout_ms, ret);
 
 	*ret_path = path;

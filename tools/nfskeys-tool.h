@@ -57,7 +57,12 @@ void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
-/* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
+/* nfskeys -c FILE (NULL: $NFSKEYS_CONF or the default), and whether it failed to load:
+ * then the idmapd commands run with no context (they need only the daemon's socket). */
+extern const char *tool_config_path;
+extern bool tool_config_failed;
+
+/* Print "PROGRAM: " + message to stderr (cli_verror_self); returns EXIT_FAIL. */
 int tool_error(const char *fmt, ...) _printf_(1, 2);
 /* A time (seconds since the epoch) as "%Y-%m-%d %H:%M:%S" local time, "never" when <= 0. */
 void tool_format_time(int64_t t, char *buf, size_t size);
