@@ -10,6 +10,7 @@
 #include <keyutils.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "cmd-idmap-private.h"
 #include "idmapd-client.h"
@@ -525,10 +526,14 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	enum nfskeys_idmap_kind k;
 	_cleanup_free_ char *text = NULL;
 	struct nfskeys_idmap_answer a;
-	int r;
+	int r, config;
 
-	if (argc != 1)
-		return tool_error("idmap explain: give exactly one name, id or SID");
+	if (argc != 1) {
+		tool_error("idmap explain: give exactly one name, id or SID");
+		return EXIT_USAGE;
+	}
+	/* a backend that is not installed: said once here, explained below, exit 3 */
+	config = nfskeys_idmap_check_config(c->ctx);
 	if (c->principal)
 		k = NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
 	else if (c->sid || ((argv[0][0] == 'S' || argv[0][0] == 's') && argv[0][1] == '-'))
@@ -547,6 +552,8 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
 	 * mapping, a malformed key); see nfskeys-idmap(1). */
 	r = nfskeys_idmap_lookup_full(c->ctx, k, argv[0], 0, &a);
+	if (config < 0)
+		return EXIT_CONFIG;
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -566,6 +573,35 @@ static int idmap_import_conf(void *state, int argc, char *argv[])
 static int idmap_enable_upcalls(void *state, int argc, char *argv[])
 {
 	return cmd_idmap_enable_upcalls(argc - 1, argv + 1);
+}
+
+struct captured_log {
+	char *buf;
+	size_t size;
+};
+
+static void capture_log(void *userdata, int priority, const char *file, int line,
+			const char *fn, const char *format, va_list args)
+{
+	struct captured_log *c = userdata;
+
+	if (priority <= LOG_ERR && !c->buf[0])
+		vsnprintf(c->buf, c->size, format, args);
+}
+
+int tool_idmap_config_problem(struct nfskeys_ctx *ctx, char *buf, size_t size)
+{
+	struct captured_log c = { buf, size };
+	int r;
+
+	buf[0] = '\0';
+	nfskeys_ctx_set_log_fn(ctx, capture_log, &c);
+	r = nfskeys_idmap_check_config(ctx);
+	nfskeys_ctx_set_log_fn(ctx, NULL, NULL);
+	if (r < 0 && !buf[0])
+		snprintf(buf, size, "the ID-mapping configuration is not usable: %s",
+			 strerror(-r));
+	return r;
 }
 
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
@@ -590,5 +626,12 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return EXIT_OK;
 		}
 	}
+	/* A backend named in [Translation] Method that is not installed is a configuration
+	 * error, as the daemon says when it refuses the file: once, before any answer.
+	 * explain checks it itself (it goes on to explain, then exits 3); stats,
+	 * import-conf and enable-upcalls do not use the chain. */
+	if (sub->fn != idmap_explain && sub->fn != idmap_stats && sub->fn != idmap_import_conf &&
+	    sub->fn != idmap_enable_upcalls && nfskeys_idmap_check_config(ctx) < 0)
+		return EXIT_CONFIG;
 	return sub->fn(&c, argc - 1, argv + 1);
 }

@@ -54,6 +54,10 @@ int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
  * lines on standard output, whatever the daemon's state). */
 void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
+/* cmd-idmap.c: nfskeys_idmap_check_config() with its message in buf instead of the log
+ * (for doctor); 0 when the chain's backends are all installed, else -errno.  Leaves ctx
+ * on the default log sink. */
+int tool_idmap_config_problem(struct nfskeys_ctx *ctx, char *buf, size_t size);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
