@@ -26,32 +26,41 @@ static bool kind_gives_name(enum nfskeys_idmap_kind k)
 	       k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID;
 }
 
+/* One answer as a JSON object (no newline): lookup --json, query, explain --json. */
+static void print_answer_json(const char *key, const struct nfskeys_idmap_answer *a)
+{
+	enum nfskeys_idmap_kind k = (enum nfskeys_idmap_kind)a->kind;
+
+	printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
+	print_json_str(key);
+	if (kind_gives_name(k)) {
+		printf(",\"name\":");
+		print_json_str(a->name);
+	}
+	if (!kind_gives_name(k) || k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID)
+		printf(",\"id\":%" PRIu32, a->id);
+	if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
+		printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
+		for (uint32_t i = 0; i < a->n_groups; i++)
+			printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
+		printf("]");
+	}
+	printf(",\"backend\":");
+	print_json_str(a->backend);
+	printf(",\"ttl\":%" PRIu32 ",\"nobody\":%s", a->ttl,
+	       (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? "true" : "false");
+	if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
+		printf(",\"reason\":\"%s\"", strerror(-a->error));
+	printf("}");
+}
+
 static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, bool json)
 {
 	enum nfskeys_idmap_kind k = (enum nfskeys_idmap_kind)a->kind;
 
 	if (json) {
-		printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
-		print_json_str(key);
-		if (kind_gives_name(k)) {
-			printf(",\"name\":");
-			print_json_str(a->name);
-		}
-		if (!kind_gives_name(k) || k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID)
-			printf(",\"id\":%" PRIu32, a->id);
-		if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
-			printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
-			for (uint32_t i = 0; i < a->n_groups; i++)
-				printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
-			printf("]");
-		}
-		printf(",\"backend\":");
-		print_json_str(a->backend);
-		printf(",\"ttl\":%" PRIu32 ",\"nobody\":%s", a->ttl,
-		       (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? "true" : "false");
-		if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
-			printf(",\"reason\":\"%s\"", strerror(-a->error));
-		printf("}\n");
+		print_answer_json(key, a);
+		putchar('\n');
 		return;
 	}
 	printf("%s -> ", key);
@@ -161,6 +170,20 @@ static int daemon_resolve(struct lookup_run *lr, const char *const *keys, size_t
 	return 0;
 }
 
+/* Why an id key was refused: a number out of the ids' range is one, not a non-number;
+ * 4294967295 is (uid_t)-1, which chown(2) reads as "no change" and no user has. */
+static const char *id_problem(const char *key)
+{
+	const char *p = key;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == key || *p)
+		return "not a numeric id";
+	return "out of range (an id is 0 to 4294967294; 4294967295 is (uid_t)-1, never an "
+	       "owner)";
+}
+
 /* Resolve and print keys[0..n) in their order; EXIT_OK or EXIT_FAIL (a key failed). */
 static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n)
 {
@@ -188,7 +211,7 @@ static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n
 				   r == -EINVAL ? (k == NFSKEYS_IDMAP_SID_TO_UID ||
 							   k == NFSKEYS_IDMAP_SID_TO_GID ?
 						   "not a SID such as S-1-5-21-1-2-3-1000" :
-					   kind_gives_name(k) ? "not a numeric id" :
+					   kind_gives_name(k) ? id_problem(keys[i]) :
 								"malformed name") :
 						  strerror(-r));
 			rc = EXIT_FAIL;
@@ -251,8 +274,10 @@ static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_id
 				 .json = json, .flags = flags, .local = local };
 	int rc = EXIT_OK;
 
-	if (argc <= 0)
-		return tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+	if (argc <= 0) {
+		tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+		return EXIT_USAGE;
+	}
 	/* --no-cache asks the engine itself, as before */
 	if (flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)
 		lr.local = true;
@@ -515,7 +540,19 @@ static int idmap_domain(void *state, int argc, char *argv[])
 
 	if (r < 0)
 		return tool_error("idmap domain: %s", strerror(-r));
-	printf("%s (from %s)\n", domain, source);
+	if (argc > 0) {
+		tool_error("idmap domain: unexpected argument '%s'", argv[0]);
+		return EXIT_USAGE;
+	}
+	if (c->json) {
+		printf("{\"domain\":");
+		print_json_str(domain);
+		printf(",\"source\":");
+		print_json_str(source);
+		printf("}\n");
+	} else {
+		printf("%s (from %s)\n", domain, source);
+	}
 	return EXIT_OK;
 }
 
@@ -547,11 +584,30 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	r = nfskeys_idmap_explain(c->ctx, k, argv[0], &text);
 	if (r < 0)
 		return tool_error("idmap explain: %s", strerror(-r));
-	fputs(text, stdout);
-	explain_recent(c->ctx, k, argv[0]);
 	/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
 	 * mapping, a malformed key); see nfskeys-idmap(1). */
 	r = nfskeys_idmap_lookup_full(c->ctx, k, argv[0], 0, &a);
+	if (c->json) {
+		/* {"kind","key","mapped","answer" (as lookup --json, or null),"error",
+		 *  "explanation" (the text),"recent" (the daemon's records, or null)} */
+		printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
+		print_json_str(argv[0]);
+		printf(",\"mapped\":%s,\"answer\":", r < 0 ? "false" : "true");
+		if (r < 0) {
+			printf("null,\"error\":");
+			print_json_str(strerror(-r));
+		} else {
+			print_answer_json(argv[0], &a);
+		}
+		printf(",\"explanation\":");
+		print_json_str(text);
+		printf(",\"recent\":");
+		explain_recent_json(c->ctx, k, argv[0]);
+		printf("}\n");
+	} else {
+		fputs(text, stdout);
+		explain_recent(c->ctx, k, argv[0]);
+	}
 	if (config < 0)
 		return EXIT_CONFIG;
 	return r < 0 ? EXIT_FAIL : EXIT_OK;

@@ -27,7 +27,7 @@ static int idmapd_stats(void *state, int argc, char *argv[]);
 const struct cli_sub idmapd_subs[] = {
 	{ "ping", NULL, NULL, "is the daemon there (version, pid, config generation)",
 	  idmapd_ping },
-	{ "lookup", NULL, "KIND KEY",
+	{ "lookup", NULL, "[--json] KIND KEY",
 	  "map through the daemon's cache; KIND is name-to-uid,\n"
 	  "group-to-gid, uid-to-name, gid-to-group,\n"
 	  "principal-to-ids, sid-to-uid, sid-to-gid, uid-to-sid,\n"
@@ -178,6 +178,43 @@ static int parse_kind(const char *s, enum nfskeys_idmap_kind *ret)
 	return 0;
 }
 
+/* lookup --json: {"kind","key", then "name", "sid" or "id" (and "gid" for a principal),
+ * "ttl","backend","cached","stale","nobody"} */
+static int print_lookup_json(enum nfskeys_idmap_kind kind, const char *key,
+			     const struct nfskeys_idmap_answer *a, unsigned aflags)
+{
+	char sid[MAX(NFSKEYS_SID_STRING_MAX, NFSKEYS_IDMAP_NAME_MAX)];
+
+	printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(kind));
+	print_json_str(key);
+	switch (kind) {
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		printf(",\"name\":");
+		print_json_str(a->name);
+		break;
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		if (nfskeys_sid_to_string(&a->sid, sid, sizeof(sid)) < 0)
+			snprintf(sid, sizeof(sid), "%s", a->name);
+		printf(",\"sid\":");
+		print_json_str(sid);
+		break;
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		printf(",\"id\":%u,\"gid\":%u", a->id, a->gid);
+		break;
+	default:
+		printf(",\"id\":%u", a->id);
+	}
+	printf(",\"ttl\":%u,\"backend\":", a->ttl);
+	print_json_str(a->backend);
+	printf(",\"cached\":%s,\"stale\":%s,\"nobody\":%s}\n",
+	       aflags & IDMAPD_ANSWER_CACHED ? "true" : "false",
+	       aflags & IDMAPD_ANSWER_STALE ? "true" : "false",
+	       aflags & IDMAPD_ANSWER_NOBODY ? "true" : "false");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
 static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
 {
 	struct nfskeys_idmap_answer a;
@@ -185,12 +222,18 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	unsigned flags = 0, aflags = 0;
 	const char *kind_s = NULL, *key = NULL;
 	char sid[MAX(NFSKEYS_SID_STRING_MAX, NFSKEYS_IDMAP_NAME_MAX)];
+	bool json = false;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
 		if (streq(argv[i], "--nobody") || streq(argv[i], "-n"))
 			flags |= IDMAPD_LOOKUP_NOBODY;
-		else if (!kind_s)
+		else if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			json = true;
+		else if (argv[i][0] == '-' && argv[i][1] && !kind_s) {
+			tool_error("lookup: unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else if (!kind_s)
 			kind_s = argv[i];
 		else if (!key)
 			key = argv[i];
@@ -211,6 +254,8 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 			return tool_error("lookup %s %s: no mapping", kind_s, key);
 		return daemon_error("lookup", path, r);
 	}
+	if (json)
+		return print_lookup_json(kind, key, &a, aflags);
 	switch (kind) {
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 	case NFSKEYS_IDMAP_GID_TO_GROUP:
@@ -264,14 +309,17 @@ static void print_recent(const idmapd_recent_res *res, bool json, const char *in
 		printf("%s ", kind ? kind : "?");
 		print_text_safe(e->key);
 		printf(" -> ");
-		if (e->status < 0)
+		/* the daemon's -ENOENT is a verdict, not a missing file */
+		if (e->status == -ENOENT)
+			printf("no mapping");
+		else if (e->status < 0)
 			printf("%s", strerror(-e->status));
 		else
 			print_text_safe(e->answer);
 		printf(" (%s)\n", e->result);
 	}
 	if (json)
-		printf("]\n");
+		printf("]");
 }
 
 static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
@@ -307,6 +355,8 @@ static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 		printf("no recent answers%s\n", key ? " for this key" : "");
 	else
 		print_recent(&res, json, "");
+	if (json)
+		putchar('\n');
 	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
 	return EXIT_OK;
 }
@@ -338,6 +388,27 @@ void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const
 	}
 	if (r == 0)
 		xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+}
+
+void explain_recent_json(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key)
+{
+	idmapd_recent_res res = {};
+	struct rpc_client *c = NULL;
+	const char *path;
+	int r = connect_daemon(ctx, NULL, 2000, &c, &path);
+
+	if (r == 0)
+		r = idmapd_client_recent(c, kind, key, &res);
+	rpc_client_free(c);
+	if (r < 0) {
+		printf("null,\"recent_error\":");
+		print_json_str(r == -ENOENT || r == -ECONNREFUSED ? "nfskeys-idmapd is not running" :
+			       r == -EPERM || r == -EACCES	 ? "root only" :
+								   strerror(-r));
+		return;
+	}
+	print_recent(&res, true, "");
+	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
 }
 
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[])

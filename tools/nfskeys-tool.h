@@ -58,6 +58,9 @@ void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const
  * (for doctor); 0 when the chain's backends are all installed, else -errno.  Leaves ctx
  * on the default log sink. */
 int tool_idmap_config_problem(struct nfskeys_ctx *ctx, char *buf, size_t size);
+/* The same records as a JSON array, or null and "recent_error" (a member's value and
+ * the members after it, inside the caller's object). */
+void explain_recent_json(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
