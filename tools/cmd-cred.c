@@ -186,6 +186,7 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
 	snprintf(shortopts, sizeof(shortopts), "%sh", syn->shortopts);
 	optind = 0;
+	argv[1] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc - 1, argv + 1, shortopts, longopts, NULL)) >= 0) {
 		size_t i;
 
@@ -432,7 +433,7 @@ static void afs_usage(FILE *f)
 	cli_sub_usage(f, afs_subs, 36);
 	fprintf(f, "\n"
 		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
-		   "  -p, --print         write the token payload in hex instead of adding it\n");
+		   "      --print         write the token payload in hex instead of adding it\n");
 	usage_common_options(f, 22, true);
 }
 
@@ -509,7 +510,8 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"k:p", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
+		/* --print has no -p: -p is --principal in every other command */
+		"k:", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
 		"afs", afs_subs
 	};
 	struct cred_args a = {};

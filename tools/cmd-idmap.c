@@ -445,6 +445,7 @@ static int idmap_parse_options(struct idmap_call *c, int argc, char *argv[], int
 	int o;
 
 	optind = 0;
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((o = getopt_long(argc, argv, "gpnjrsLh", opts, NULL)) >= 0) {
 		switch (o) {
 		case 'g':

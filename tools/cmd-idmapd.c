@@ -58,14 +58,14 @@ const struct cli_sub idmapd_subs[] = {
 static void idmapd_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: nfskeys idmapd [--socket PATH] [--timeout DURATION] COMMAND [ARGS...]\n"
+		"Usage: nfskeys idmapd [--socket PATH] [--timeout SECONDS] COMMAND [ARGS...]\n"
 		"\n"
 		"Commands:\n");
 	cli_sub_usage(f, idmapd_subs, 28);
 	fprintf(f,
 		"\n"
-		"--timeout: how long to wait for an answer, a duration (2s, 500ms; a bare number\n"
-		"is milliseconds; default 5s, reload 120s).\n"
+		"--timeout: how long to wait for an answer, in seconds (as every nfskeys\n"
+		"--timeout), or a duration with its unit (500ms, 2m); default 5, reload 120.\n"
 		"\n"
 		"Exit status: 0 success, 1 failure (daemon not running, no mapping, refused),\n"
 		"2 usage error, 3 configuration error.  See nfskeys-idmapd(8).\n");
@@ -526,13 +526,20 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if ((streq(argv[i], "--socket") || streq(argv[i], "-s")) && i + 1 < argc) {
 			socket = argv[++i];
 		} else if ((streq(argv[i], "--timeout") || streq(argv[i], "-t")) && i + 1 < argc) {
+			const char *t = argv[++i];
 			uint64_t v;
+			int pr;
 
-			/* the one duration syntax: "2s", "500ms"; a bare number is milliseconds */
-			if (units_parse_duration(argv[++i], 1, &v, NULL) < 0 || v == 0 || v > 600000) {
-				tool_error("idmapd: bad timeout '%s' (a duration up to 10m: 2s, "
-					   "500ms; a bare number is milliseconds)",
-					   argv[i]);
+			/* --timeout is seconds in every nfskeys program (as nfsidmap -t): a bare
+			 * number is seconds, a unit (500ms, 2m) says otherwise */
+			pr = units_parse_duration(t, 1, &v, NULL);
+			if (pr == 0 && t[strspn(t, "0123456789")] == '\0')
+				pr = units_parse_duration(t, 1, &v, NULL) == 0 && v <= 600 ?
+					     (v *= 1000, 0) : -ERANGE;
+			if (pr < 0 || v == 0 || v > 600000) {
+				tool_error("idmapd: bad timeout '%s' (seconds, up to 600; or a "
+					   "duration with its unit: 500ms, 2m)",
+					   t);
 				return EXIT_USAGE;
 			}
 			timeout = (int)v;
