@@ -117,6 +117,7 @@ int main(int argc, char *argv[])
 
 	/* exec'd by the lean nfskeys-upcall, whose name it answers to */
 	cli_set_program_name("nfskeys-upcall");
+	argv[0] = program_invocation_short_name; /* getopt's messages too */
 	r = upcall_args_parse(argc, argv, &a);
 	switch (r) {
 	case 0:

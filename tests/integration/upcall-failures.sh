@@ -11,7 +11,7 @@
 
 HELPER="$top_builddir/tools/nfskeys-upcall"
 t_route_upcalls /bin/false || skip_all "needs root, keyctl and a writable /etc/request-key.d"
-plan 33
+plan 34
 
 good_conf() { # FILE [SOCKET]
 	cat >"$1" <<CONF
@@ -79,6 +79,10 @@ check_eq "key that cannot be described: exit 4 (cannot reject either)" 4 "$?"
 check_eq "... and says so on stderr as nfskeys-upcall" \
 	"nfskeys-upcall: cannot describe key 2147483000: Required key not available" \
 	"$(head -1 "$T_TMP/byhand.err")"
+out=$(NFSKEYS_PLUGIN_DIR="$NFSKEYS_PLUGIN_DIR" LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" \
+	"$HELPER" --bogus 1 uid:x@y 2>&1 | head -1)
+check_eq "an unknown option is named by nfskeys-upcall, not the helper it execs" \
+	"nfskeys-upcall: unrecognized option '--bogus'" "$out"
 
 # --- the description passed is not the key's: rejected before anything is resolved
 route mismatch uid:someone-else@example.test -c "$T_TMP/good.conf"
