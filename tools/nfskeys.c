@@ -149,8 +149,7 @@ int main(int argc, char *argv[])
 			r = nfskeys_ctx_new_partial(config, NULL, NULL, &ctx, &skipped);
 		else
 			r = nfskeys_ctx_new(config, &ctx);
-		if (r < 0 && r != -ENOMEM && streq(cmd->name, "idmapd") &&
-		    !wants_help(argc - optind, argv + optind)) {
+		if (r < 0 && r != -ENOMEM && streq(cmd->name, "idmapd")) {
 			/* the daemon runs on the configuration it loaded: talking to it needs
 			 * only its socket (cmd-idmapd.c finds it in what of the file parses) */
 			tool_config_path = config;
