@@ -337,8 +337,9 @@ int daemon_listen(const char *runtime_dir, const char *socket_path, mode_t mode,
 	}
 	pid = unix_listener_pid(socket_path);
 	if (pid <= 0) {
-		daemon_log(LOG_ERR, "cannot listen on %s: %s (by a process whose pid is not visible "
-			   "here)", socket_path, strerror(-r));
+		daemon_log(LOG_ERR,
+			   "cannot listen on %s: %s (by a process whose pid is not visible here)",
+			   socket_path, strerror(-r));
 		return r;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);

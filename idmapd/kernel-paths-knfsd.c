@@ -85,8 +85,7 @@ static void channel_throttle(struct kchannel *c)
  * cannot fill the log. */
 #define ODD_WARN_INTERVAL_USEC (60 * USEC_PER_SEC)
 
-static void channel_warn_odd(struct kchannel *c, bool answered, const char *why,
-			     const char *line)
+static void channel_warn_odd(struct kchannel *c, bool answered, const char *why, const char *line)
 {
 	struct kpaths *kp = c->kp;
 	int64_t now = mono_usec();
@@ -111,8 +110,7 @@ static void channel_write(struct kchannel *c, enum kpath_src src, const char *li
 /* A whole request the daemon will not look up: the negative entry at once, with its fields
  * echoed as the kernel keyed it, so the nfsd thread waiting on it (and the client's
  * retries) end now instead of waiting for an answer that never comes. */
-static void channel_refuse(struct kchannel *c, enum kpath_src src,
-			   const struct knfsd_request *req)
+static void channel_refuse(struct kchannel *c, enum kpath_src src, const struct knfsd_request *req)
 {
 	struct kpaths *kp = c->kp;
 	char line[KNFSD_LINE_MAX];
