@@ -21,6 +21,7 @@
 #include "log-escape.h"
 #include "evloop.h"
 #include "time-util.h"
+#include "unix-socket.h"
 
 #define OPT_PID_FILE 0x100
 #define OPT_HELP_CONFIG 0x101
@@ -314,6 +315,44 @@ int daemon_socket_dir(const char *runtime_dir, const char *socket_path)
 	}
 	daemon_log(LOG_NOTICE, "created the runtime directory %s (mode 0755)", dir);
 	return 0;
+}
+
+int daemon_listen(const char *runtime_dir, const char *socket_path, mode_t mode, int backlog,
+		  int *ret_fd)
+{
+	char comm[64] = "", path[64];
+	pid_t pid;
+	FILE *f;
+	int r;
+
+	r = daemon_socket_dir(runtime_dir, socket_path);
+	if (r < 0)
+		return r;
+	r = unix_listen(socket_path, mode, backlog, ret_fd);
+	if (r == 0)
+		return 0;
+	if (r != -EADDRINUSE) {
+		daemon_log(LOG_ERR, "cannot listen on %s: %s", socket_path, strerror(-r));
+		return r;
+	}
+	pid = unix_listener_pid(socket_path);
+	if (pid <= 0) {
+		daemon_log(LOG_ERR,
+			   "cannot listen on %s: %s (by a process whose pid is not visible here)",
+			   socket_path, strerror(-r));
+		return r;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	/* (daemon_log escapes the whole line: comm is the process's own choice) */
+	daemon_log(LOG_ERR, "cannot listen on %s: %s by %s%spid %d (stop it first)", socket_path,
+		   strerror(-r), comm, *comm ? ", " : "", (int)pid);
+	return r;
 }
 
 static void write_pid_file(struct daemon_shell *sh, const char *runtime_dir)

@@ -72,6 +72,13 @@ int daemon_detach(struct daemon_shell *sh);
  * names it.  0 or a negative errno (logged). */
 int daemon_socket_dir(const char *runtime_dir, const char *socket_path);
 
+/* Listen on socket_path (after daemon_socket_dir()) with unix_listen(); every failure is
+ * logged naming the path, and a socket another process still listens on names that
+ * process and its pid, so the admin knows which one to stop.  0 or a negative errno
+ * (-EADDRINUSE: in use). */
+int daemon_listen(const char *runtime_dir, const char *socket_path, mode_t mode, int backlog,
+		  int *ret_fd);
+
 /* Listening: write the pid file, tell systemd READY=1 (with status), tell the parent,
  * and once detached log to syslog, stdio on /dev/null, cwd /. */
 void daemon_ready(struct daemon_shell *sh, const char *runtime_dir, const char *status);

@@ -118,6 +118,18 @@ int unix_peer_cred(int fd, struct ucred *ret_cred)
 	return 0;
 }
 
+pid_t unix_listener_pid(const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct ucred uc;
+
+	/* the listener's credentials, as listen() recorded them, reach a connected client
+	 * before (and without) any accept() */
+	if (unix_connect(path, mono_usec() + USEC_PER_SEC, &fd) < 0 || unix_peer_cred(fd, &uc) < 0)
+		return 0;
+	return uc.pid > 0 ? uc.pid : 0;
+}
+
 ssize_t unix_send_fd(int sock, const void *buf, size_t len, int pass_fd)
 {
 	union {

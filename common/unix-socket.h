@@ -26,6 +26,11 @@ int unix_connect(const char *path, int64_t deadline, int *ret_fd);
 /* The credentials of the process that connected the socket (SO_PEERCRED). */
 int unix_peer_cred(int fd, struct ucred *ret_cred);
 
+/* The pid of the process listening on path (SO_PEERCRED of a connection to it), or 0
+ * when nobody answers within a second or its pid is not visible here (another pid
+ * namespace). */
+pid_t unix_listener_pid(const char *path);
+
 /* sendmsg() of buf with, when pass_fd >= 0, that descriptor attached (SCM_RIGHTS).
  * Never raises SIGPIPE.  Returns the bytes sent (possibly short) or -errno. */
 ssize_t unix_send_fd(int sock, const void *buf, size_t len, int pass_fd);

@@ -350,7 +350,12 @@ static bool lookup_inline(struct daemon *d, uint32_t kind, const char *key, unsi
 				      &ans);
 	if (r == -EWOULDBLOCK || is_backend_failure(r, &ans))
 		return false;
-	b = backend_slot(d, ans.backend[0] ? ans.backend : "none");
+	/* a failed lookup writes nothing to ans (a malformed key fails before any backend):
+	 * it counts under "none", and the cached and sent answer is all zeros, as from a
+	 * worker */
+	if (r < 0)
+		memset(&ans, 0, sizeof(ans));
+	b = backend_slot(d, r == 0 && ans.backend[0] ? ans.backend : "none");
 	b->requests++;
 	stats_hist_add(&b->latency, mono_nsec() - t0);
 	d->st.inlined++;

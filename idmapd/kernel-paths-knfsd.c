@@ -80,6 +80,52 @@ static void channel_throttle(struct kchannel *c)
 		(void)evloop_io_set_events(c->io, c->inflight < CHANNEL_INFLIGHT_MAX ? EPOLLIN : 0);
 }
 
+/* Odd requests are a client's doing (any owner string an NFS client sends reaches us):
+ * one warning a minute per channel, with the count of those not logged, so that a client
+ * cannot fill the log. */
+#define ODD_WARN_INTERVAL_USEC (60 * USEC_PER_SEC)
+
+static void channel_warn_odd(struct kchannel *c, bool answered, const char *why, const char *line)
+{
+	struct kpaths *kp = c->kp;
+	int64_t now = mono_usec();
+	char safe[KNFSD_LINE_MAX], more[64] = "";
+
+	if (c->warned_usec && now - c->warned_usec < ODD_WARN_INTERVAL_USEC) {
+		c->unwarned++;
+		return;
+	}
+	if (c->unwarned)
+		snprintf(more, sizeof(more), " (and %" PRIu64 " more since the last warning)",
+			 c->unwarned);
+	kp->log(LOG_WARNING, "%s: %s (%s): %s%s", c->path,
+		answered ? "refused request, answered negative" : "malformed request, no answer",
+		why, logsafe(line, safe, sizeof(safe)), more);
+	c->warned_usec = now;
+	c->unwarned = 0;
+}
+
+static void channel_write(struct kchannel *c, enum kpath_src src, const char *line, int len);
+
+/* A whole request the daemon will not look up: the negative entry at once, with its fields
+ * echoed as the kernel keyed it, so the nfsd thread waiting on it (and the client's
+ * retries) end now instead of waiting for an answer that never comes. */
+static void channel_refuse(struct kchannel *c, enum kpath_src src, const struct knfsd_request *req)
+{
+	struct kpaths *kp = c->kp;
+	char line[KNFSD_LINE_MAX];
+	int len;
+
+	len = knfsd_format_reply(req, (int64_t)time(NULL) + kp->cfg.negative_ttl, true, NULL, 0,
+				 line, sizeof(line));
+	if (len < 0) {
+		kp->st[src].write_errors++;
+		return;
+	}
+	kp->st[src].negative++;
+	channel_write(c, src, line, len);
+}
+
 static void channel_read(struct evloop *loop, struct evio *io, int fd, uint32_t events,
 			 void *userdata)
 {
@@ -89,12 +135,13 @@ static void channel_read(struct evloop *loop, struct evio *io, int fd, uint32_t 
 
 	/* a few requests per wake-up, so one busy channel cannot starve the socket callers */
 	for (int n = 0; n < 32 && c->inflight < CHANNEL_INFLIGHT_MAX; n++) {
-		char line[8192], safe[KNFSD_LINE_MAX];
+		char line[8192];
 		struct knfsd_request req;
 		struct kquery *q;
 		const char *why;
 		char key[16];
 		ssize_t len = read(fd, line, sizeof(line) - 1);
+		int r;
 
 		if (len < 0) {
 			if (errno != EAGAIN && errno != EINTR)
@@ -104,11 +151,13 @@ static void channel_read(struct evloop *loop, struct evio *io, int fd, uint32_t 
 		if (len == 0)
 			break;
 		line[len] = '\0';
-		if (knfsd_parse_request(c->which, line, (size_t)len, &req, &why) < 0) {
+		r = knfsd_parse_request(c->which, line, (size_t)len, &req, &why);
+		if (r != 0) {
 			kp->st[src].requests++;
 			kp->st[src].malformed++;
-			kp->log(LOG_WARNING, "%s: malformed request (%s): %s", c->path, why,
-				logsafe(line, safe, sizeof(safe)));
+			channel_warn_odd(c, r == KNFSD_REQUEST_REFUSED, why, line);
+			if (r == KNFSD_REQUEST_REFUSED)
+				channel_refuse(c, src, &req);
 			continue;
 		}
 		q = kpaths_query_new(kp, src);

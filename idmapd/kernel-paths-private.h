@@ -16,6 +16,8 @@ struct kchannel {
 	int fd;
 	struct evio *io;
 	unsigned inflight;
+	int64_t warned_usec;  /* the last odd-request warning logged (monotonic), 0: never */
+	uint64_t unwarned;    /* odd requests since, not logged */
 	char path[KPATH_DIR_MAX + 32];
 };
 

@@ -3,6 +3,7 @@
  * pipe can be written by any root process, so nothing here assumes a well-formed input. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,14 +11,30 @@
 
 _Static_assert(sizeof(struct idmap_msg) == IDMAP_MSG_SIZE, "struct idmap_msg is 140 bytes");
 
-/* Take the next space-separated field of line[*pos..len) into buf, undoing the kernel's
- * \ooo escapes (qword_add escapes '\\', ' ', '\n' and '\t'; qword_get accepts any \ooo
- * with a first digit 0-3).  A NUL, raw control byte or bad escape is refused: the fields
- * are C strings on both sides. */
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Take the next space-separated field of line[*pos..len) into buf, decoded exactly as the
+ * kernel's qword_get decodes the reply we write back: \ooo (first digit 0-3) is one byte,
+ * any other backslash is itself, a field opening with \x is hex.  The kernel's qword_add
+ * escapes only '\\', ' ', '\n' and '\t', so other control bytes arrive raw.  A byte
+ * the daemon will not look up (a control byte, a backslash qword_add would have escaped, a
+ * hex field) sets *odd to the reason, the field is still taken: the request is answered
+ * (negative) with the field echoed.  -EINVAL only when no answer can match the kernel's
+ * entry: a missing field, a NUL (the kernel's fields are C strings) or one too long. */
 static int field_take(const char *line, size_t len, size_t *pos, char *buf, size_t size,
-		      const char **ret_why)
+		      const char **odd, const char **ret_why)
 {
 	size_t i = *pos, n = 0;
+	bool hex = false;
 
 	while (i < len && line[i] == ' ')
 		i++;
@@ -25,24 +42,39 @@ static int field_take(const char *line, size_t len, size_t *pos, char *buf, size
 		*ret_why = "missing field";
 		return -EINVAL;
 	}
+	if (i + 1 < len && line[i] == '\\' && line[i + 1] == 'x') {
+		hex = true;
+		i += 2;
+		if (!*odd)
+			*odd = "hex-encoded field";
+	}
 	for (; i < len && line[i] != ' ' && line[i] != '\n'; i++) {
 		unsigned char c = (unsigned char)line[i];
 
-		if (c == '\\') {
-			if (i + 3 >= len || line[i + 1] < '0' || line[i + 1] > '3' ||
-			    line[i + 2] < '0' || line[i + 2] > '7' || line[i + 3] < '0' ||
-			    line[i + 3] > '7') {
-				*ret_why = "bad escape (not \\ooo)";
+		if (hex) {
+			int h = hex_digit(line[i]), l = i + 1 < len ? hex_digit(line[i + 1]) : -1;
+
+			if (h < 0 || l < 0) {
+				*ret_why = "bad hex field";
 				return -EINVAL;
 			}
+			c = (unsigned char)(h << 4 | l);
+			i++;
+		} else if (c == '\\' && i + 3 < len && line[i + 1] >= '0' && line[i + 1] <= '3' &&
+			   line[i + 2] >= '0' && line[i + 2] <= '7' && line[i + 3] >= '0' &&
+			   line[i + 3] <= '7') {
 			c = (unsigned char)(((line[i + 1] - '0') << 6) | ((line[i + 2] - '0') << 3) |
 					    (line[i + 3] - '0'));
 			i += 3;
+		} else if (c == '\\' && !*odd) {
+			*odd = "bad escape (not \\ooo)";
 		}
-		if (c == '\0' || c < 0x20 || c == 0x7f) {
-			*ret_why = "control byte in field";
+		if (c == '\0') {
+			*ret_why = "NUL in field";
 			return -EINVAL;
 		}
+		if ((c < 0x20 || c == 0x7f) && !*odd)
+			*odd = "control byte in field";
 		if (n + 1 >= size) {
 			*ret_why = "field too long";
 			return -EINVAL;
@@ -77,6 +109,7 @@ int knfsd_parse_request(enum knfsd_channel channel, const char *line, size_t len
 {
 	struct knfsd_request r = { .channel = channel };
 	char type[8], last[KNFSD_FIELD_MAX];
+	const char *odd = NULL;
 	size_t pos = 0;
 	int e;
 
@@ -89,22 +122,24 @@ int knfsd_parse_request(enum knfsd_channel channel, const char *line, size_t len
 		*ret_why = "more than one line";
 		return -EINVAL;
 	}
-	e = field_take(line, len, &pos, r.authname, sizeof(r.authname), ret_why);
+	e = field_take(line, len, &pos, r.authname, sizeof(r.authname), &odd, ret_why);
 	if (e)
 		return e;
-	e = field_take(line, len, &pos, type, sizeof(type), ret_why);
+	e = field_take(line, len, &pos, type, sizeof(type), &odd, ret_why);
 	if (e) {
 		if (!strcmp(*ret_why, "field too long"))
 			*ret_why = "type is neither user nor group";
 		return e;
 	}
+	/* the kernel writes only these two; any other word would be read back as "group",
+	 * a key nobody asked for */
 	if (!strcmp(type, "group"))
 		r.group = true;
 	else if (strcmp(type, "user")) {
 		*ret_why = "type is neither user nor group";
 		return -EINVAL;
 	}
-	e = field_take(line, len, &pos, last, sizeof(last), ret_why);
+	e = field_take(line, len, &pos, last, sizeof(last), &odd, ret_why);
 	if (e)
 		return e;
 	while (pos < len && line[pos] == ' ')
@@ -122,6 +157,10 @@ int knfsd_parse_request(enum knfsd_channel channel, const char *line, size_t len
 		memcpy(r.name, last, sizeof(r.name));
 	}
 	*ret = r;
+	if (odd) {
+		*ret_why = odd;
+		return KNFSD_REQUEST_REFUSED;
+	}
 	return 0;
 }
 

@@ -27,8 +27,16 @@ struct knfsd_request {
 	uint32_t id;                    /* idtoname */
 };
 
+/* knfsd_parse_request(): a whole request whose fields the daemon will not look up. */
+#define KNFSD_REQUEST_REFUSED 1
+
 /* Parse one request line ("<authname> <user|group> <id|name>\n", fields escaped as
- * qword_add does).  0; -EINVAL with *ret_why (static text) naming what is wrong. */
+ * qword_add does, decoded as qword_get decodes our reply).  0: look it up.
+ * KNFSD_REQUEST_REFUSED: *ret holds the request and *ret_why (static text) names the odd
+ * field (a control byte, a stray backslash, a hex field); answer it negative at once, so
+ * that no nfsd thread waits on it.  -EINVAL with *ret_why: no reply can match the kernel's
+ * entry (not a whole line, a field missing, extra, too long or with a NUL, a type other
+ * than user or group, an id that is not a decimal 32-bit number). */
 int knfsd_parse_request(enum knfsd_channel channel, const char *line, size_t len,
 			struct knfsd_request *ret, const char **ret_why);
 

@@ -109,12 +109,7 @@ int main(int argc, char *argv[])
 		daemon_log(LOG_ERR, "%s", err);
 		return DAEMON_EXIT_CONFIG;
 	}
-	r = daemon_socket_dir(d.set.runtime_dir, d.set.socket);
-	if (r == 0) {
-		r = unix_listen(d.set.socket, 0666, 128, &lfd);
-		if (r < 0)
-			daemon_log(LOG_ERR, "cannot listen on %s: %s", d.set.socket, strerror(-r));
-	}
+	r = daemon_listen(d.set.runtime_dir, d.set.socket, 0666, 128, &lfd);
 	if (r < 0) {
 		nfskeys_ctx_unref(d.ctx);
 		return DAEMON_EXIT_SOCKET;

@@ -3,13 +3,14 @@
 # and a message naming the cause (the same for both daemons: 3 configuration, 4 socket):
 # a malformed configuration, an
 # unloadable backend, a socket path under a file, a socket directory on a read-only
-# filesystem, a socket already in use (the first daemon keeps serving); nfskeys-idmapd in
+# filesystem, a socket already in use (the first daemon keeps serving, nfskeys-idmapd names
+# its pid); nfskeys-idmapd in
 # the background reports ready only once it answers, and a bad configuration fails the
 # start itself.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
-plan 30
+plan 31
 
 # start_fails NAME RC CAUSE CMD...: CMD exits RC within 20 s, saying CAUSE
 start_fails() {
@@ -51,6 +52,8 @@ fi
 t_idmapd_start || { not_ok "first idmapd starts"; exit 1; }
 start_fails "idmapd, socket in use" 4 "cannot listen on $IDMAPD_SOCK: Address already in use" \
 	"$IDMAPD" -f -c "$IDMAPD_CONF"
+check_contains "... naming the daemon that listens there by its pid ($IDMAPD_PID)" \
+	"pid $IDMAPD_PID (stop it first)" "$(cat "$T_TMP/out")"
 check_contains "... the first daemon still answers" "2001	" \
 	"$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd lookup name-to-uid alice@example.test)"
 t_idmapd_stop; rc=$?

@@ -5,7 +5,7 @@
 # the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 51
+plan 54
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -19,11 +19,11 @@ chan idtoname * user 2001\n
 chan nametoid * user alice@example.test\n
 # 3: a group, with a GSS authname echoed back
 chan nametoid gss/krb5 group staff@example.test\n
-# 4-5: unknown name and id: negative entries (BADOWNER / the number)
+# 4-5: unknown: negative; 6-7: a tab (\011), a stray backslash: negative at once; 8: no answer
 chan nametoid * user nosuch@example.test\n
 chan idtoname * group 3999999\n
-# 6-7: malformed (bad escape, bad type): no answer, and the daemon goes on
-chanraw nametoid * user a\\x41\n
+chan nametoid * user a\\011b@example.test\n
+chan nametoid * user a\\x41\n
 chanraw idtoname * owner 1\n
 chan idtoname * user 10007\n
 # 9: an authname with a space comes back escaped as it was sent
@@ -90,11 +90,19 @@ check_eq "Prime-Reverse: nothing written for a negative answer, nor for idtoname
 check "negative entry expires after [Kernel] Negative-TTL (45 s)" exp_ok 7 4 45
 check_eq "unknown gid: negative entry (nfsd then sends the number)" "'* group 3999999 EXP\n'" \
 	"$(strip_exp 8 4)"
-check_eq "malformed escape: no answer" "noreply" "$(line 10)"
+check_eq "a tab in an owner (\\011): answered negative, the name echoed as the kernel sent it" \
+	"'* user a\\\\011b@example.test EXP\n'" "$(strip_exp 9 4)"
+check "... with the Negative-TTL (45 s)" exp_ok 9 4 45
+check_eq "a stray backslash: negative, sent back as \\134 (qword_get reads it as itself)" \
+	"'* user a\\\\134x41 EXP\n'" "$(strip_exp 10 4)"
 check_eq "unknown type: no answer" "noreply" "$(line 11)"
 check_eq "daemon goes on after malformed lines" "'* user 10007 EXP user7@example.test\n'" "$(strip_exp 12 4)"
 log=$(cat "$T_TMP/idmapd.log")
-check_contains "malformed line logged with its reason" "malformed request (bad escape" "$log"
+check_contains "the refused line logged with its reason" \
+	"nametoid/channel: refused request, answered negative (control byte in field): *\\040user\\040a\\134011b@example.test\\012" \
+	"$log"
+check_eq "... once: the second refused request on the channel is not logged (rate limit)" 1 \
+	"$(grep -c 'nametoid/channel: refused' "$T_TMP/idmapd.log")"
 check_eq "authname with a space echoed escaped" "'a\\\\040b user user3@example.test EXP 10003\n'" \
 	"$(strip_exp 14 4)"
 check_eq "Prime-Reverse: the escaped authname primes the same key" \
@@ -126,7 +134,7 @@ for p in nfsd_idtoname nfsd_nametoid client_pipe; do
 done
 # what the script sent: requests/malformed/answers/negative per path
 check_eq "per-path stats count what the script sent" \
-	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:5/1/3/1 client_pipe:8/2/5/1" "$got"
+	" nfsd_idtoname:4/1/2/1 nfsd_nametoid:6/2/3/3 client_pipe:8/2/5/1" "$got"
 check_eq "and the idtoname entries primed (alice, staff, user3)" "3" "$(kst primed nfsd_idtoname)"
 check "daemon still answers its socket" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
 

@@ -5,7 +5,7 @@
 # on flush, stats in three formats, clean stop.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 34
+plan 37
 
 NK() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -151,6 +151,33 @@ if kr=$(keyctl newring "$ring" @u 2>/dev/null); then
 else
 	for i in 1 2 3 4 5 6; do skip "cannot create a keyring in @u"; done
 fi
+
+# Lookups that fail before any backend answers (a malformed SID, the id (uid_t)-1): each
+# is counted under backend "none", never under bytes the daemon did not write; stats stay
+# valid UTF-8 JSON.  (Under make check-valgrind the daemon's read of the unwritten answer
+# is reported too.)
+NK idmapd lookup sid-to-uid S-1-5-bad >"$T_TMP/bad1" 2>&1
+rc1=$?
+NK idmapd lookup uid-to-name 4294967295 >"$T_TMP/bad2" 2>&1
+rc2=$?
+check "a malformed SID and uid 4294967295 fail ($rc1, $rc2)" [ $rc1 -ne 0 ] && [ $rc2 -ne 0 ]
+NK idmapd stats --json >"$T_TMP/stats.json" 2>&1
+out=$(python3 -c '
+import json, re, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+bad = [m["labels"]["backend"] for m in d["metrics"]
+       if m["name"] == "backend_requests_total" and
+       not re.fullmatch(r"[a-z][a-z0-9_-]*", m["labels"]["backend"])]
+none = sum(m["value"] for m in d["metrics"]
+           if m["name"] == "backend_requests_total" and m["labels"]["backend"] == "none")
+print("ok" if not bad and none >= 2 else "bad backends: %r, none: %r" % (bad, none))' \
+	"$T_TMP/stats.json" 2>&1)
+check_eq "stats --json after them: valid UTF-8, backend labels all names, both under none" \
+	"ok" "$out"
+NK idmapd stats >"$T_TMP/stats.txt" 2>&1
+check "and the text stats count them under backend=\"none\", all printable ASCII" sh -c \
+	"grep -q 'backend=\"none\"' '$T_TMP/stats.txt' &&
+	[ \$(LC_ALL=C tr -d '\\11\\12\\40-\\176' <'$T_TMP/stats.txt' | wc -c) -eq 0 ]"
 
 # Stats formats.
 NK idmap stats --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(m["name"]=="lookups_total" for m in d["metrics"])' >"$T_TMP/o" 2>&1

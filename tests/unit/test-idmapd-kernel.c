@@ -74,11 +74,11 @@ static void test_parse_malformed(void **state)
 	expect_bad(KNFSD_IDTONAME, "* user 010\n", "decimal");
 	expect_bad(KNFSD_IDTONAME, "* user 4294967296\n", "decimal");
 	expect_bad(KNFSD_IDTONAME, "* user 1 2\n", "extra field");
-	expect_bad(KNFSD_NAMETOID, "* user a\\x41\n", "escape");
-	expect_bad(KNFSD_NAMETOID, "* user a\\4\n", "escape");
-	expect_bad(KNFSD_NAMETOID, "* user a\\000b\n", "control byte");
-	expect_bad(KNFSD_NAMETOID, "* user a\\012b\n", "control byte");
-	expect_bad(KNFSD_NAMETOID, "* user a\x01z\n", "control byte");
+	/* qword_get would read a NUL, and the kernel's entry cannot hold one: no reply can
+	 * match; nor can a hex field that does not decode */
+	expect_bad(KNFSD_NAMETOID, "* user a\\000b\n", "NUL");
+	expect_bad(KNFSD_NAMETOID, "* user \\x4\n", "hex");
+	expect_bad(KNFSD_NAMETOID, "* user \\x41zz\n", "hex");
 	memset(longname, 'x', sizeof(longname));
 	memcpy(longname, "* user ", 7);
 	longname[sizeof(longname) - 2] = '\n';
@@ -88,6 +88,64 @@ static void test_parse_malformed(void **state)
 	memset(longname, 'a', 128);
 	strcpy(longname + 128, " user x\n");
 	expect_bad(KNFSD_NAMETOID, longname, "too long");
+}
+
+/* A whole request with a field the daemon will not look up is answered negative at once,
+ * its fields going back so that the kernel's qword_get reads the very bytes of its key: a
+ * byte qword_add escaped, a control byte it sent raw, a backslash it would have escaped
+ * (qword_get keeps it as itself), a \x hex field. */
+static void expect_refused(enum knfsd_channel ch, const char *line, const char *why_part,
+			   const char *reply)
+{
+	struct knfsd_request r;
+	const char *why = NULL;
+	char buf[KNFSD_LINE_MAX];
+	int n;
+
+	n = knfsd_parse_request(ch, line, strlen(line), &r, &why);
+	if (n != KNFSD_REQUEST_REFUSED)
+		fail_msg("'%s': %d (%s), not refused", line, n, why ? why : "");
+	assert_non_null(why);
+	if (!strstr(why, why_part))
+		fail_msg("'%s': reason '%s' does not name '%s'", line, why, why_part);
+	assert_int_equal(knfsd_format_reply(&r, 1767225600, true, NULL, 0, buf, sizeof(buf)),
+			 (int)strlen(reply));
+	assert_string_equal(buf, reply);
+}
+
+static void test_refused_answered(void **state)
+{
+	/* the kernel's own escapes of a tab and a newline in an owner string */
+	expect_refused(KNFSD_NAMETOID, "* user a\\011b@dom\n", "control byte",
+		       "* user a\\011b@dom 1767225600\n");
+	expect_refused(KNFSD_NAMETOID, "192.0.2.0/24 group a\\012b\n", "control byte",
+		       "192.0.2.0/24 group a\\012b 1767225600\n");
+	/* qword_add sends other control bytes raw; they go back escaped */
+	expect_refused(KNFSD_NAMETOID, "* user a\x01z\x7f\n", "control byte",
+		       "* user a\\001z\\177 1767225600\n");
+	expect_refused(KNFSD_NAMETOID, "* user \r@dom\n", "control byte",
+		       "* user \\015@dom 1767225600\n");
+	/* a backslash not starting \ooo is itself to qword_get: it goes back as \134 */
+	expect_refused(KNFSD_NAMETOID, "* user a\\x41\n", "escape",
+		       "* user a\\134x41 1767225600\n");
+	expect_refused(KNFSD_NAMETOID, "* user a\\4\n", "escape", "* user a\\1344 1767225600\n");
+	expect_refused(KNFSD_NAMETOID, "* user a\\\n", "escape", "* user a\\134 1767225600\n");
+	/* a field opening with \x is hex to qword_get */
+	expect_refused(KNFSD_NAMETOID, "* group \\x4142\n", "hex", "* group AB 1767225600\n");
+	/* the authname is part of the key, on both channels */
+	expect_refused(KNFSD_IDTONAME, "a\\011b user 7\n", "control byte",
+		       "a\\011b user 7 1767225600\n");
+	expect_refused(KNFSD_NAMETOID, "a\x1b" "b user x@dom\n", "control byte",
+		       "a\\033b user x@dom 1767225600\n");
+	/* high bytes are no reason to refuse: looked up as they are */
+	{
+		struct knfsd_request r;
+		const char *why;
+
+		assert_int_equal(knfsd_parse_request(KNFSD_NAMETOID, LINE("* user \xc3\xa9@d\n"),
+						     &r, &why), 0);
+		assert_string_equal(r.name, "\xc3\xa9@d");
+	}
 }
 
 static void test_format_replies(void **state)
@@ -230,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_parse_idtoname),
 		cmocka_unit_test(test_parse_nametoid_escapes),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_refused_answered),
 		cmocka_unit_test(test_format_replies),
 		cmocka_unit_test(test_format_escapes_and_limits),
 		cmocka_unit_test(test_pipe_parse),
