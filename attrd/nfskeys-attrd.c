@@ -17,7 +17,6 @@
 #include "attrd-wb.h"
 #include "rpc-args.h"
 #include "time-util.h"
-#include "unix-socket.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
 
@@ -391,12 +390,7 @@ int main(int argc, char *argv[])
 		r = -ENOMEM;
 		goto out;
 	}
-	r = daemon_socket_dir(d.runtime_dir, d.socket_path);
-	if (r == 0) {
-		r = unix_listen(d.socket_path, 0666, 128, &lfd);
-		if (r < 0)
-			daemon_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));
-	}
+	r = daemon_listen(d.runtime_dir, d.socket_path, 0666, 128, &lfd);
 	if (r < 0) {
 		ret = DAEMON_EXIT_SOCKET;
 		goto out;

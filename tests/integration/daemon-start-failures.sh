@@ -3,14 +3,14 @@
 # and a message naming the cause (the same for both daemons: 3 configuration, 4 socket):
 # a malformed configuration, an
 # unloadable backend, a socket path under a file, a socket directory on a read-only
-# filesystem, a socket already in use (the first daemon keeps serving, nfskeys-idmapd names
+# filesystem, a socket already in use (the first daemon keeps serving, and the error names
 # its pid); nfskeys-idmapd in
 # the background reports ready only once it answers, and a bad configuration fails the
 # start itself.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
-plan 31
+plan 32
 
 # start_fails NAME RC CAUSE CMD...: CMD exits RC within 20 s, saying CAUSE
 start_fails() {
@@ -91,6 +91,8 @@ fi
 t_attrd_start || { not_ok "first attrd starts"; exit 1; }
 start_fails "attrd, socket in use" 4 "cannot listen on $T_TMP/attrd.sock: Address already in use" \
 	"$ATTRD" -c "$ATTRD_CONF"
+check_contains "... naming the daemon that listens there by its pid ($ATTRD_PID)" \
+	"pid $ATTRD_PID (stop it first)" "$(cat "$T_TMP/out")"
 check "... the first daemon still answers" t_attrd_alive
 t_attrd_stop; rc=$?
 check_eq "... and stops cleanly" 0 "$rc"
