@@ -187,17 +187,19 @@ static bool in_admin_group(uid_t uid, void *userdata)
 static bool policy_dir(struct mset *m, const struct mentry *e, int fd, char *msg, size_t msg_size)
 {
 	_cleanup_free_ char *h = NULL;
-	struct statx st;
+	struct statx st = {};
 	uid_t who = 0;
 	int r;
 
-	/* from the server: an owner changed there is not in a long attribute cache yet */
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_INO | STATX_UID | STATX_TYPE,
-		  &st) < 0) {
-		snprintf(msg, msg_size, "cannot stat %s: %m", e->target);
-		return false;
+	if (e->handles) {
+		h = fd_handle_text(fd);
+		/* no handle from its mount: the file id, as cached (it never changes; asking
+		 * the server about a directory removed there only says ESTALE) */
+		if (!h && statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st) < 0) {
+			snprintf(msg, msg_size, "cannot stat %s: %m", e->target);
+			return false;
+		}
 	}
-	h = e->handles ? fd_handle_text(fd) : NULL;
 	r = mounts_handle_matches(e->handles, h, !e->cifs, st.stx_ino);
 	if (r == 0) {
 		snprintf(msg, msg_size, "not mounting over %s: it is not the directory its policy "
@@ -211,6 +213,13 @@ static bool policy_dir(struct mset *m, const struct mentry *e, int fd, char *msg
 			 "on: %s", e->target, strerror(-r));
 		return false;
 	}
+	if (!e->setters)
+		return true;
+	/* from the server: an owner changed there is not in a long attribute cache yet */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_UID, &st) < 0) {
+		snprintf(msg, msg_size, "cannot stat %s: %m", e->target);
+		return false;
+	}
 	r = mounts_setters_check(e->setters, st.stx_uid, in_admin_group, m, &who);
 	if (r != 0) {
 		if (r > 0)
@@ -222,20 +231,6 @@ static bool policy_dir(struct mset *m, const struct mentry *e, int fd, char *msg
 		return false;
 	}
 	return true;
-}
-
-/* Keep the per-mount attributes of our top mount (open as fd) those of its parent: a
- * parent remounted later (say with nosymfollow) passes them on. */
-static void keep_attrs(struct mset *m, const struct mentry *e, int fd)
-{
-	const unsigned long all = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-				  MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NOSYMFOLLOW | MOUNT_ATTR__ATIME |
-				  MOUNT_ATTR_NODIRATIME;
-	struct mount_attr a = { .attr_set = e->mnt_attr,
-				.attr_clr = (all & ~e->mnt_attr) | MOUNT_ATTR__ATIME };
-
-	if (mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-		log_info(m->ctx, "cannot give %s its parent's mount attributes: %m", e->target);
 }
 
 /* The server's file system id of the NFS superblock on device maj:min, as the client
@@ -488,7 +483,6 @@ void mounts_ensure(struct mset *m, struct mentry *e)
 		return;
 	}
 	if (ids_has(e, top) && e->applied && streq(e->applied, e->options)) {
-		keep_attrs(m, e, fd);
 		set_state(m, e, MS_APPLIED, NULL);
 		close(fd);
 		return;
