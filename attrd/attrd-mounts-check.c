@@ -27,10 +27,14 @@ unsigned long mounts_attr_from_options(const char *vfs_opts, const char *super_o
 	static const struct {
 		const char *name;
 		unsigned long attr;
-	} map[] = { { "ro", MOUNT_ATTR_RDONLY },	   { "nosuid", MOUNT_ATTR_NOSUID },
-		    { "nodev", MOUNT_ATTR_NODEV },	   { "noexec", MOUNT_ATTR_NOEXEC },
-		    { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW }, { "noatime", MOUNT_ATTR_NOATIME },
-		    { "nodiratime", MOUNT_ATTR_NODIRATIME }, { "strictatime", MOUNT_ATTR_STRICTATIME } };
+	} map[] = { { "ro", MOUNT_ATTR_RDONLY },
+		    { "nosuid", MOUNT_ATTR_NOSUID },
+		    { "nodev", MOUNT_ATTR_NODEV },
+		    { "noexec", MOUNT_ATTR_NOEXEC },
+		    { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW },
+		    { "noatime", MOUNT_ATTR_NOATIME },
+		    { "nodiratime", MOUNT_ATTR_NODIRATIME },
+		    { "strictatime", MOUNT_ATTR_STRICTATIME } };
 	unsigned long a = MOUNT_ATTR_RELATIME;
 
 	*ret_refused = NULL;

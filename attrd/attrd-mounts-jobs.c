@@ -167,8 +167,9 @@ static void report_progress(struct mjob *j, const struct mentry *e, struct mbefo
 	if (!p)
 		goto out;
 	p->m = j->m;
-	p->d = (struct mentry){ .n_ids = e->n_ids, .state = e->state, .since = e->since,
-				.orphan = e->orphan };
+	p->d = (struct mentry){
+		.n_ids = e->n_ids, .state = e->state, .since = e->since, .orphan = e->orphan
+	};
 	p->d.target = dup_or_null(e->target, &ok);
 	p->d.options = dup_or_null(e->options, &ok);
 	p->d.applied = dup_or_null(e->applied, &ok);
@@ -205,11 +206,11 @@ static void *worker_main(void *arg)
 		if (!s->v[i].wanted && s->v[i].n_ids) {
 			job_at(j, s->v[i].target);
 			before_take(&b, &s->v[i]);
-			mounts_remove_mounts(s, &s->v[i], s->v[i].orphan ?
-								  "its directory was renamed: "
-								  "the mount moved away from "
-								  "where its policy is" :
-								  "its policy no longer asks for it");
+			mounts_remove_mounts(s, &s->v[i],
+					     s->v[i].orphan ? "its directory was renamed: "
+							      "the mount moved away from "
+							      "where its policy is" :
+							      "its policy no longer asks for it");
 			report_progress(j, &s->v[i], &b);
 		}
 	}
@@ -415,7 +416,8 @@ void mounts_jobs_start(struct attrd_mounts *m)
 		need[i] = !m->v[i].busy && m->v[i].seen < m->gen;
 		seen[i] = m->v[i].seen;
 	}
-	k = mounts_plan(server, need, seen, m->n, running, r_n, MOUNTS_MAX_WORKERS, start, &waiting);
+	k = mounts_plan(server, need, seen, m->n, running, r_n, MOUNTS_MAX_WORKERS, start,
+			&waiting);
 	/* start[] points into the entries, which job_start() leaves in place */
 	for (size_t i = 0; i < k; i++) {
 		int r = job_start(m, start[i]);

@@ -135,7 +135,8 @@ static bool could_be_ours(const struct mentry *e, struct libmnt_fs *fs)
 	if (!streq(mnt_fs_get_target(fs), e->target))
 		return e->source && src && streq(src, e->source) &&
 		       (mounts_cifs_fstype(t) ||
-			(startswith(t, "nfs") && mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0));
+			(startswith(t, "nfs") &&
+			 mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0));
 	return (startswith(t, "nfs") && mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0) ||
 	       mounts_cifs_could_be_ours(fs);
 }
@@ -159,7 +160,8 @@ static void adopt_moved(struct attrd_mounts *m, struct libmnt_table *tb, const c
 	o->wanted = false;
 	o->state = MS_PENDING;
 	if (!o->server)
-		(void)mounts_server_of(mnt_fs_get_fs_options(fs), mnt_fs_get_source(fs), &o->server);
+		(void)mounts_server_of(mnt_fs_get_fs_options(fs), mnt_fs_get_source(fs),
+				       &o->server);
 	mounts_set_str(&o->source, mnt_fs_get_source(fs));
 	if (asprintf(&err, "moved here from %s (its directory was renamed): to be unmounted",
 		     from) >= 0) {
@@ -211,8 +213,8 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 			e->ids[keep++] = e->ids[j];
 			/* adopted: its server (for its job) is the one it talks to */
 			if (!e->server)
-				(void)mounts_server_of(mnt_fs_get_fs_options(fs), mnt_fs_get_source(fs),
-						       &e->server);
+				(void)mounts_server_of(mnt_fs_get_fs_options(fs),
+						       mnt_fs_get_source(fs), &e->server);
 		}
 		if (keep < e->n_ids && keep == 0)
 			mounts_set_str(&e->applied, NULL);

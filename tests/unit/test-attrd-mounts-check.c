@@ -64,8 +64,8 @@ static void test_unsafe_options(void **state)
 
 /* A handle as the 6.1 NFS client gives it: file id high, low, S_IFDIR, then the server's
  * handle (the words nfs_encode_fh() writes, little-endian). */
-#define H_DIR "7:00000000" "2a000000" "00400000" "1c000000" "01000600"
-#define H_OTHER "7:00000000" "2b000000" "00400000" "1c000000" "01000600"
+#define H_DIR "7:000000002a000000004000001c00000001000600"
+#define H_OTHER "7:000000002b000000004000001c00000001000600"
 
 static void test_handles(void **state)
 {
@@ -74,7 +74,7 @@ static void test_handles(void **state)
 	(void)state;
 	assert_int_equal(mounts_handle_fileid(H_DIR, &id), 0);
 	assert_int_equal(id, 42);
-	assert_int_equal(mounts_handle_fileid("7:0000000001000000" "00800000" "00", &id),
+	assert_int_equal(mounts_handle_fileid("7:00000000010000000080000000", &id),
 			 -EINVAL); /* a regular file's */
 	assert_int_equal(mounts_handle_fileid("7:00", &id), -EINVAL);
 	assert_int_equal(mounts_handle_fileid("garbage", &id), -EINVAL);
