@@ -69,7 +69,10 @@ static int entries_copy(const struct mentry *v, size_t n, const char *server, st
 				      .state = e->state,
 				      .since = e->since,
 				      .wanted = e->wanted,
-				      .cifs = e->cifs };
+				      .cifs = e->cifs,
+				      .orphan = e->orphan };
+		d->handles = dup_or_null(e->handles, &ok);
+		d->setters = dup_or_null(e->setters, &ok);
 		d->blocked = dup_or_null(e->blocked, &ok);
 		d->target = dup_or_null(e->target, &ok);
 		d->source = dup_or_null(e->source, &ok);
@@ -164,7 +167,9 @@ static void report_progress(struct mjob *j, const struct mentry *e, struct mbefo
 	if (!p)
 		goto out;
 	p->m = j->m;
-	p->d = (struct mentry){ .n_ids = e->n_ids, .state = e->state, .since = e->since };
+	p->d = (struct mentry){
+		.n_ids = e->n_ids, .state = e->state, .since = e->since, .orphan = e->orphan
+	};
 	p->d.target = dup_or_null(e->target, &ok);
 	p->d.options = dup_or_null(e->options, &ok);
 	p->d.applied = dup_or_null(e->applied, &ok);
@@ -201,7 +206,11 @@ static void *worker_main(void *arg)
 		if (!s->v[i].wanted && s->v[i].n_ids) {
 			job_at(j, s->v[i].target);
 			before_take(&b, &s->v[i]);
-			mounts_remove_mounts(s, &s->v[i], "its policy no longer asks for it");
+			mounts_remove_mounts(s, &s->v[i],
+					     s->v[i].orphan ? "its directory was renamed: "
+							      "the mount moved away from "
+							      "where its policy is" :
+							      "its policy no longer asks for it");
 			report_progress(j, &s->v[i], &b);
 		}
 	}
@@ -255,11 +264,13 @@ static void merge_kernel_side(struct mentry *e, struct mentry *d)
 /* The worker's result for entry d goes back into the loop's table. */
 static void merge_entry(struct attrd_mounts *m, struct mentry *d, uint64_t gen)
 {
-	struct mentry *e = mounts_entry_find(m, d->target);
+	struct mentry *e = d->orphan ? mounts_orphan_find(m, d->target) :
+				       mounts_entry_find(m, d->target);
 
 	/* busy entries are never dropped from the table; only memory can fail here */
 	if (!e && !(e = mounts_entry_add(m, d->target)))
 		return;
+	e->orphan = d->orphan;
 	merge_kernel_side(e, d);
 	if (!e->parent_mp && d->parent_mp) {
 		e->parent_mp = TAKE_PTR(d->parent_mp);
@@ -275,7 +286,8 @@ static void merge_entry(struct attrd_mounts *m, struct mentry *d, uint64_t gen)
 static void job_progress(struct evloop *loop, void *userdata)
 {
 	struct mprogress *p = userdata;
-	struct mentry *e = mounts_entry_find(p->m, p->d.target);
+	struct mentry *e = p->d.orphan ? mounts_orphan_find(p->m, p->d.target) :
+					 mounts_entry_find(p->m, p->d.target);
 
 	(void)loop;
 	/* posts run in order: the job's own return, which comes after, clears busy */
@@ -350,6 +362,8 @@ static int job_start(struct attrd_mounts *m, const char *server)
 	j->gen = m->gen;
 	j->started = evloop_now(m->loop);
 	j->s.ctx = nfskeys_ctx_ref(m->ctx);
+	j->s.admin_gid = m->admin_gid;
+	j->s.have_admin = m->have_admin;
 	j->server = strdup(server);
 	r = j->server ? entries_copy(m->v, m->n, server, &j->s.v, &j->s.n) : -ENOMEM;
 	if (r < 0) {
@@ -402,7 +416,8 @@ void mounts_jobs_start(struct attrd_mounts *m)
 		need[i] = !m->v[i].busy && m->v[i].seen < m->gen;
 		seen[i] = m->v[i].seen;
 	}
-	k = mounts_plan(server, need, seen, m->n, running, r_n, MOUNTS_MAX_WORKERS, start, &waiting);
+	k = mounts_plan(server, need, seen, m->n, running, r_n, MOUNTS_MAX_WORKERS, start,
+			&waiting);
 	/* start[] points into the entries, which job_start() leaves in place */
 	for (size_t i = 0; i < k; i++) {
 		int r = job_start(m, start[i]);

@@ -2,7 +2,9 @@
  * opened without symlinks beneath the parent mount, mounts made detached and checked
  * before they are attached, remounted in place or stacked, and detached again. */
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -128,6 +130,107 @@ static int same_handle(int a, int b)
 	return ha.fh.handle_type == hb.fh.handle_type &&
 	       ha.fh.handle_bytes == hb.fh.handle_bytes &&
 	       memcmp(ha.fh.f_handle, hb.fh.f_handle, ha.fh.handle_bytes) == 0;
+}
+
+/* name_to_handle_at() of fd as "TYPE:HEX", as the store records it; NULL where the
+ * mount gives none (NFSv4.0 on 6.1, CIFS) or for want of memory. */
+static char *fd_handle_text(int fd)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	char *s, *p;
+	int mnt;
+
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0 ||
+	    h.fh.handle_bytes > MAX_HANDLE_SZ)
+		return NULL;
+	s = malloc(16 + 2 * h.fh.handle_bytes);
+	if (!s)
+		return NULL;
+	p = s + sprintf(s, "%d:", h.fh.handle_type);
+	for (unsigned i = 0; i < h.fh.handle_bytes; i++)
+		p += sprintf(p, "%02x", h.fh.f_handle[i]);
+	return s;
+}
+
+/* Is uid in [Attrd] Admin-Group (primary or supplementary, from NSS: in the worker)? */
+static bool in_admin_group(uid_t uid, void *userdata)
+{
+	const struct mset *m = userdata;
+	struct passwd pw, *res = NULL;
+	gid_t groups[256];
+	int n = (int)ARRAY_SIZE(groups);
+	char buf[16384];
+
+	if (!m->have_admin || getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+		return false;
+	if (pw.pw_gid == m->admin_gid)
+		return true;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == m->admin_gid)
+			return true;
+	return false;
+}
+
+/* Is the directory open as fd (at e's target) the one e's policy was set on?  The policy
+ * follows a directory, not its name: one removed or renamed (from a mount namespace of
+ * its own, where it is no mount point) and another made in its place by someone else
+ * must not get the first one's options mounted over it, which would also keep its new
+ * owner from renaming or removing it (EBUSY).  By the file handle the store recorded
+ * (on NFSv4.0, where the target's mount gives none, the file id in it), and a policy set
+ * by a user other than root or an admin holds only while that user owns the directory. */
+static bool policy_dir(struct mset *m, const struct mentry *e, int fd, char *msg, size_t msg_size)
+{
+	_cleanup_free_ char *h = NULL;
+	struct statx st = {};
+	uid_t who = 0;
+	int r;
+
+	if (e->handles) {
+		h = fd_handle_text(fd);
+		/* no handle from its mount: the file id, as cached (it never changes; asking
+		 * the server about a directory removed there only says ESTALE) */
+		if (!h && statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st) < 0) {
+			snprintf(msg, msg_size, "cannot stat %s: %m", e->target);
+			return false;
+		}
+	}
+	r = mounts_handle_matches(e->handles, h, !e->cifs, st.stx_ino);
+	if (r == 0) {
+		snprintf(msg, msg_size, "not mounting over %s: it is not the directory its policy "
+			 "was set on (%s; removed or renamed, and another made in its place?); "
+			 "set the policy again on this one", e->target,
+			 h ? "another file handle" : "another file id");
+		return false;
+	}
+	if (r < 0 && r != -ENODATA) {
+		snprintf(msg, msg_size, "cannot compare %s with the directory its policy was set "
+			 "on: %s", e->target, strerror(-r));
+		return false;
+	}
+	if (!e->setters)
+		return true;
+	/* from the server: an owner changed there is not in a long attribute cache yet */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_UID, &st) < 0) {
+		snprintf(msg, msg_size, "cannot stat %s: %m", e->target);
+		return false;
+	}
+	r = mounts_setters_check(e->setters, st.stx_uid, in_admin_group, m, &who);
+	if (r != 0) {
+		if (r > 0)
+			snprintf(msg, msg_size, "not mounting over %s: its policy was set by uid %u, "
+				 "who does not own it (uid %u does)", e->target, (unsigned)who,
+				 (unsigned)st.stx_uid);
+		else
+			snprintf(msg, msg_size, "cannot tell who set the policy of %s", e->target);
+		return false;
+	}
+	return true;
 }
 
 /* The server's file system id of the NFS superblock on device maj:min, as the client
@@ -366,6 +469,16 @@ void mounts_ensure(struct mset *m, struct mentry *e)
 
 	fd = open_target(m, e, &top, msg, sizeof(msg));
 	if (fd < 0) {
+		set_state(m, e, MS_FAILED, msg);
+		return;
+	}
+	/* checked on the descriptor the mount is attached on: no other directory can take
+	 * its place in between */
+	if (!policy_dir(m, e, fd, msg, sizeof(msg))) {
+		close(fd);
+		if (e->n_ids && mounts_remove_mounts(m, e, "its directory is not the one its "
+							   "policy was set on") < 0)
+			return;
 		set_state(m, e, MS_FAILED, msg);
 		return;
 	}

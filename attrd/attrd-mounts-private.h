@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 struct evio;
 struct evloop;
@@ -42,11 +43,17 @@ struct mentry {
 	bool busy;	/* in a running job's copy: the job's result replaces the kernel side */
 	bool cifs;	/* a CIFS subtree: no nosharecache, no remount, checked by file id */
 	char *blocked;	/* why no sub-mount can be made here (CIFS), NULL when one can */
+	/* which directory the policy was set on (its rows, attr_store_dir_rows()): */
+	char *handles;	/* the file handles recorded, space-separated; NULL: none */
+	char *setters;	/* the uids other than root who set it, space-separated; NULL: none */
+	bool orphan;	/* a mount of ours whose directory was moved here: only removed */
 };
 
 /* A table of entries and the context to log through: the loop's own, or a worker's copy. */
 struct mset {
 	struct nfskeys_ctx *ctx;
+	gid_t admin_gid;	/* [Attrd] Admin-Group, when have_admin */
+	bool have_admin;
 	struct mentry *v;
 	size_t n;
 };
@@ -69,6 +76,8 @@ struct attrd_mounts {
 	struct evtimer *retry;	/* armed while a wanted sub-mount has failed */
 	unsigned retries;	/* in a row without every failure cleared: the backoff */
 	int64_t retry_first;	/* [Mounts] Retry-Interval, usec */
+	gid_t admin_gid;	/* [Attrd] Admin-Group, when have_admin */
+	bool have_admin;
 };
 
 /* At most this many workers at once (one per server with work): a user who mounts many
@@ -96,7 +105,9 @@ struct mjob {
 /* attrd-mounts.c */
 void mounts_set_str(char **p, const char *v);
 void mounts_entry_done(struct mentry *e);
+/* The entry of target (never an orphan); mounts_orphan_find(): the orphan at target. */
 struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target);
+struct mentry *mounts_orphan_find(struct attrd_mounts *m, const char *target);
 struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target);
 void mounts_refresh(struct attrd_mounts *m);
 
@@ -155,6 +166,29 @@ bool mounts_cifs_same_dir(const struct mentry *e, int mfd, int at, char *msg, si
 /* Could fs be a sub-mount made here: a CIFS mount of a directory (not a share's root)
  * whose name is the name of the directory it is mounted on. */
 bool mounts_cifs_could_be_ours(struct libmnt_fs *fs);
+
+/* attrd-mounts-check.c (no kernel, no store: tests/unit/test-attrd-mounts-check.c) */
+/* The MOUNT_ATTR_* a sub-mount takes from its parent: the per-mount flags of mountinfo's
+ * vfs_opts (ro, nosuid, nodev, noexec, nosymfollow, atime) and a read-only superblock
+ * (super_opts).  *ret_refused names an attribute that cannot be carried over (an
+ * idmapped parent), NULL when every one can. */
+unsigned long mounts_attr_from_options(const char *vfs_opts, const char *super_opts,
+				       const char **ret_refused);
+/* raw: a mountinfo options field as the kernel prints it (octal escapes kept).  1 and the
+ * option unescaped (malloc()ed) when a value holds an escaped comma: unescaped, it would
+ * split into options of its own; 0 when none does; -ENOMEM. */
+int mounts_options_unsafe(const char *raw, char **ret_option);
+/* The file id recorded in a Linux NFS client file handle ("TYPE:HEX"), -EINVAL when the
+ * handle is not one of a directory. */
+int mounts_handle_fileid(const char *handle, uint64_t *ret);
+/* Is the directory whose handle is got (NULL where its mount gives none; then, on NFS,
+ * its file id ino) one of the space-separated handles?  1 yes, 0 no, -ENODATA when no
+ * handle was recorded. */
+int mounts_handle_matches(const char *handles, const char *got, bool nfs, uint64_t ino);
+/* 1 and *ret_uid when one of the space-separated setters is neither owner nor (is_admin,
+ * may be NULL) an admin; 0 when all are; -EINVAL for a malformed list. */
+int mounts_setters_check(const char *setters, uid_t owner, bool (*is_admin)(uid_t, void *),
+			 void *userdata, uid_t *ret_uid);
 
 /* attrd-mounts-state.c */
 void mounts_state_save(struct attrd_mounts *m);

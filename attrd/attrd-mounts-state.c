@@ -124,10 +124,65 @@ static void adopt_parent(struct attrd_mounts *m, struct libmnt_table *tb, struct
 	e->parent_id = (unsigned)mnt_fs_get_id(fs);
 }
 
+/* Could fs be a mount of ours, made for e (at its target, or moved from there)? */
+static bool could_be_ours(const struct mentry *e, struct libmnt_fs *fs)
+{
+	const char *t = mnt_fs_get_fstype(fs), *src = mnt_fs_get_source(fs);
+
+	if (!t || !mnt_fs_get_target(fs))
+		return false;
+	/* moved: the source still names the directory the mount was made of */
+	if (!streq(mnt_fs_get_target(fs), e->target))
+		return e->source && src && streq(src, e->source) &&
+		       (mounts_cifs_fstype(t) ||
+			(startswith(t, "nfs") &&
+			 mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0));
+	return (startswith(t, "nfs") && mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0) ||
+	       mounts_cifs_could_be_ours(fs);
+}
+
+/* A mount of ours whose directory was renamed (from another mount namespace, where it was
+ * no mount point, so the kernel let it go): the mount went along to the new name.  It
+ * no longer sits where its policy is, must not count as a parent, and its options were
+ * never meant for that place: an orphan entry there holds it until a worker removes it. */
+static void adopt_moved(struct attrd_mounts *m, struct libmnt_table *tb, const char *from,
+			struct libmnt_fs *fs)
+{
+	const char *to = mnt_fs_get_target(fs);
+	struct mentry *o = mounts_orphan_find(m, to);
+	char *err = NULL;
+
+	if (!o)
+		o = mounts_entry_add(m, to);
+	if (!o || mounts_ids_push(o, (unsigned)mnt_fs_get_id(fs)) < 0)
+		return;
+	o->orphan = true;
+	o->wanted = false;
+	o->state = MS_PENDING;
+	if (!o->server)
+		(void)mounts_server_of(mnt_fs_get_fs_options(fs), mnt_fs_get_source(fs),
+				       &o->server);
+	mounts_set_str(&o->source, mnt_fs_get_source(fs));
+	if (asprintf(&err, "moved here from %s (its directory was renamed): to be unmounted",
+		     from) >= 0) {
+		free(o->error);
+		o->error = err;
+	}
+	if (!o->parent_mp)
+		adopt_parent(m, tb, o);
+}
+
 /* Forget mount ids the table no longer has at the entry's target (unmounted by someone,
- * or gone with their parent).  Entries a running job holds are the job's to update. */
+ * or gone with their parent); one that moved elsewhere goes to an orphan entry there, to
+ * be unmounted.  Entries a running job holds are the job's to update. */
 void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 {
+	struct moved {
+		char *from;
+		struct libmnt_fs *fs;
+	} *mv = NULL;
+	size_t n_mv = 0;
+
 	for (size_t i = 0; i < m->n; i++) {
 		struct mentry *e = &m->v[i];
 		size_t keep = 0;
@@ -141,17 +196,25 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 			 * recorded place: a stale file (a persistent Runtime-Dir across a reboot
 			 * recycles mount ids) must not make someone else's mount ours, to be
 			 * unmounted */
-			if (fs && mnt_fs_get_target(fs) && streq(mnt_fs_get_target(fs), e->target) &&
-			    mnt_fs_get_fstype(fs) &&
-			    ((startswith(mnt_fs_get_fstype(fs), "nfs") &&
-			      mnt_fs_get_option(fs, "nosharecache", NULL, NULL) == 0) ||
-			     mounts_cifs_could_be_ours(fs))) {
-				e->ids[keep++] = e->ids[j];
-				/* adopted: its server (for its job) is the one it talks to */
-				if (!e->server)
-					(void)mounts_server_of(mnt_fs_get_fs_options(fs),
-							       mnt_fs_get_source(fs), &e->server);
+			if (!fs || !could_be_ours(e, fs))
+				continue;
+			if (!streq(mnt_fs_get_target(fs), e->target)) {
+				struct moved *n = realloc(mv, (n_mv + 1) * sizeof(*n));
+
+				if (n) {
+					mv = n;
+					mv[n_mv].from = strdup(e->target);
+					mv[n_mv].fs = fs;
+					if (mv[n_mv].from)
+						n_mv++;
+				}
+				continue;
 			}
+			e->ids[keep++] = e->ids[j];
+			/* adopted: its server (for its job) is the one it talks to */
+			if (!e->server)
+				(void)mounts_server_of(mnt_fs_get_fs_options(fs),
+						       mnt_fs_get_source(fs), &e->server);
 		}
 		if (keep < e->n_ids && keep == 0)
 			mounts_set_str(&e->applied, NULL);
@@ -159,4 +222,10 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 		if (keep && !e->parent_mp)
 			adopt_parent(m, tb, e);
 	}
+	/* after the walk: adding entries moves the table */
+	for (size_t i = 0; i < n_mv; i++) {
+		adopt_moved(m, tb, mv[i].from, mv[i].fs);
+		free(mv[i].from);
+	}
+	free(mv);
 }

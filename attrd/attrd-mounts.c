@@ -15,6 +15,7 @@
 /* Here: what is wanted, apply and the life cycle; the workers are in attrd-mounts-jobs.c,
  * the server of a mount and the choice of jobs in attrd-mounts-servers.c, the kernel side
  * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
+#include <grp.h>
 #include <libmount.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -47,6 +48,8 @@ void mounts_entry_done(struct mentry *e)
 	free(e->ids);
 	free(e->error);
 	free(e->blocked);
+	free(e->handles);
+	free(e->setters);
 }
 
 void mounts_set_str(char **p, const char *v)
@@ -62,7 +65,15 @@ void mounts_set_str(char **p, const char *v)
 struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target)
 {
 	for (size_t i = 0; i < m->n; i++)
-		if (streq(m->v[i].target, target))
+		if (!m->v[i].orphan && streq(m->v[i].target, target))
+			return &m->v[i];
+	return NULL;
+}
+
+struct mentry *mounts_orphan_find(struct attrd_mounts *m, const char *target)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].orphan && streq(m->v[i].target, target))
 			return &m->v[i];
 	return NULL;
 }
@@ -94,25 +105,61 @@ static char *base_options(const char *super)
 	return mount_options_without(super, drop);
 }
 
-static unsigned long mount_attrs(struct libmnt_fs *fs)
+/* The parent's superblock options exactly as the kernel printed them in mountinfo (its
+ * octal escapes kept: libmount's copy is unescaped, and a value's comma then reads as a
+ * separator); NULL when the mount is not found or for want of memory. */
+static char *raw_super_options(unsigned id)
 {
-	static const struct {
-		const char *name;
-		unsigned long attr;
-	} map[] = { { "ro", MOUNT_ATTR_RDONLY },	{ "nosuid", MOUNT_ATTR_NOSUID },
-		    { "nodev", MOUNT_ATTR_NODEV },	{ "noexec", MOUNT_ATTR_NOEXEC },
-		    { "noatime", MOUNT_ATTR_NOATIME }, { "nodiratime", MOUNT_ATTR_NODIRATIME },
-		    { "strictatime", MOUNT_ATTR_STRICTATIME } };
-	unsigned long a = MOUNT_ATTR_RELATIME;
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
-		if (mnt_fs_get_option(fs, map[i].name, NULL, NULL) == 0) {
-			if (map[i].attr & MOUNT_ATTR__ATIME)
-				a &= ~MOUNT_ATTR__ATIME;
-			a |= map[i].attr;
-		}
+	while (f && getline(&line, &size, f) > 0) {
+		char *sep, *save = NULL, *fld;
+
+		if (strtoul(line, NULL, 10) != id || !(sep = strstr(line, " - ")))
+			continue;
+		/* " - FSTYPE SOURCE SUPER_OPTIONS" */
+		fld = strtok_r(sep + 3, " \n", &save);
+		for (int k = 0; fld && k < 2; k++)
+			fld = strtok_r(NULL, " \n", &save);
+		return fld ? strdup(fld) : NULL;
 	}
-	return a;
+	return NULL;
+}
+
+/* Why no sub-mount of parent fs can be made for reasons of its own options (a value the
+ * options string cannot carry, an attribute that cannot be carried over); NULL when one
+ * can.  *ret_attr: the MOUNT_ATTR_* it takes from the parent. */
+static char *parent_refused(struct attrd_mounts *m, struct libmnt_fs *fs, unsigned long *ret_attr)
+{
+	_cleanup_free_ char *raw = raw_super_options((unsigned)mnt_fs_get_id(fs)), *bad = NULL;
+	const char *attr = NULL;
+	char *why = NULL;
+
+	*ret_attr = mounts_attr_from_options(mnt_fs_get_vfs_options(fs), mnt_fs_get_fs_options(fs),
+					     &attr);
+	if (attr) {
+		if (asprintf(&why, "not applied: the parent mount %s is %s, which a sub-mount "
+				   "cannot be given (its mapping cannot be read back)",
+			     mnt_fs_get_target(fs), attr) < 0)
+			return NULL;
+		return why;
+	}
+	if (!raw) {
+		if (asprintf(&why, "not applied: the options of the parent mount %s cannot be "
+				   "read from /proc/self/mountinfo", mnt_fs_get_target(fs)) < 0)
+			return NULL;
+		return why;
+	}
+	(void)m;
+	if (mounts_options_unsafe(raw, &bad) > 0) {
+		if (asprintf(&why, "not applied: the parent mount %s has the option '%s', whose "
+				   "value holds a comma (it would split into options of its own)",
+			     mnt_fs_get_target(fs), bad) < 0)
+			return NULL;
+	}
+	return why;
 }
 
 static char *options_at(struct attrd_mounts *m, const char *fstype, const char *domain,
@@ -147,6 +194,43 @@ static int collect(void *userdata, const struct nfskeys_attr_id *id,
 	return v[l->n++] ? 0 : -ENOMEM;
 }
 
+/* Which directory the policy of (domain, dir) was set on: the handles its rows recorded
+ * and who set them (root and LDAP rows are the administrator's: no owner to re-check). */
+struct dirrows {
+	char *handles, *setters;
+	int error;
+};
+
+static void words_add(char **list, const char *w, struct dirrows *d)
+{
+	size_t n = strlen(w);
+	char *l = NULL;
+
+	for (const char *p = *list; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+		if (strncmp(p, w, n) == 0 && (p[n] == ' ' || !p[n]))
+			return;
+	if (asprintf(&l, "%s%s%s", *list ? *list : "", *list ? " " : "", w) < 0) {
+		d->error = -ENOMEM;
+		return;
+	}
+	free(*list);
+	*list = l;
+}
+
+static int dir_row(void *userdata, uid_t by, bool ldap, const char *handle)
+{
+	struct dirrows *d = userdata;
+	char uid[16];
+
+	if (handle && *handle && !strchr(handle, ' '))
+		words_add(&d->handles, handle, d);
+	if (!ldap && by != 0) {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)by);
+		words_add(&d->setters, uid, d);
+	}
+	return d->error;
+}
+
 /* The sub-mounts one parent mount calls for. */
 static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 {
@@ -154,8 +238,9 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	const char *mp = mnt_fs_get_target(fs), *colon = NULL;
 	struct nfskeys_attr_id *pid = NULL;
 	struct dirlist l = {};
-	_cleanup_free_ char *base = NULL, *why = NULL, *server = NULL;
+	_cleanup_free_ char *base = NULL, *why = NULL, *server = NULL, *refused = NULL;
 	bool cifs = mounts_cifs_fstype(fstype);
+	unsigned long attr = 0;
 	size_t plen;
 
 	if (!source || !mp || (!cifs && !(colon = strstr(source, ":/"))))
@@ -170,6 +255,12 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 	if (cifs ? mounts_cifs_base(mnt_fs_get_fs_options(fs), &base, &why) < 0 :
 		   !(base = base_options(mnt_fs_get_fs_options(fs))))
 		goto out;
+	/* its own options: values that cannot be passed on, attributes that cannot be kept */
+	refused = parent_refused(m, fs, &attr);
+	if (refused) {
+		free(why);
+		why = TAKE_PTR(refused);
+	}
 	/* none (no address, no host): the entries share one job of an unnamed server */
 	(void)mounts_server_of(mnt_fs_get_fs_options(fs), source, &server);
 	plen = strlen(nfskeys_attr_id_get_path(pid));
@@ -177,6 +268,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 		plen = 0;
 	for (size_t i = 0; i < l.n; i++) {
 		const char *dom = nfskeys_attr_id_get_domain(pid), *dir = l.v[i];
+		struct dirrows rows = {};
 		_cleanup_free_ char *mine = NULL, *up = NULL, *updir = NULL, *target = NULL,
 				    *src = NULL, *rmine = NULL, *rup = NULL, *rwhy = NULL;
 		char *slash;
@@ -208,11 +300,27 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 				    dir) < 0 :
 			   asprintf(&src, "%.*s:%s", (int)(colon - source), source, dir) < 0)
 			break;
+		/* which directory it was set on, checked at the target before each mount */
+		if (attr_store_dir_rows(m->store, dom, dir, dir_row, &rows) < 0 || rows.error) {
+			free(rows.handles);
+			free(rows.setters);
+			continue;
+		}
 		e = mounts_entry_find(m, target);
 		if (!e)
 			e = mounts_entry_add(m, target);
-		if (!e)
+		if (!e) {
+			free(rows.handles);
+			free(rows.setters);
 			break;
+		}
+		if (!streq(e->handles ? e->handles : "", rows.handles ? rows.handles : "") ||
+		    !streq(e->setters ? e->setters : "", rows.setters ? rows.setters : ""))
+			e->state = MS_PENDING;
+		free(e->handles);
+		e->handles = rows.handles;
+		free(e->setters);
+		e->setters = rows.setters;
 		e->wanted = true;
 		e->cifs = cifs;
 		mounts_set_str(&e->blocked, rwhy ? rwhy : why);
@@ -225,7 +333,7 @@ static void want_for_parent(struct attrd_mounts *m, struct libmnt_fs *fs)
 		mounts_set_str(&e->parent_mp, mp);
 		mounts_set_str(&e->server, server);
 		e->parent_id = (unsigned)mnt_fs_get_id(fs);
-		e->mnt_attr = mount_attrs(fs);
+		e->mnt_attr = attr;
 	}
 out:
 	for (size_t i = 0; i < l.n; i++)
@@ -475,12 +583,27 @@ static void check_mount_rights(struct nfskeys_ctx *ctx)
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
 			    struct nfskeys_attr_store *store, bool enabled)
 {
+	const char *g;
 	int64_t v;
 
 	if (!m)
 		return;
 	m->ctx = ctx;
 	m->store = store;
+	/* an admin's policy on someone else's directory passes the owner re-check; the group
+	 * was checked to exist at load (nfskeys-attrd.c) */
+	m->have_admin = false;
+	g = nfskeys_conf_get(ctx, "Attrd", "Admin-Group");
+	if (g && *g) {
+		struct group *gr = getgrnam(g);
+		char *end;
+		unsigned long num = strtoul(g, &end, 10);
+
+		if (gr || (*end == '\0' && end != g)) {
+			m->admin_gid = gr ? gr->gr_gid : (gid_t)num;
+			m->have_admin = true;
+		}
+	}
 	/* refused at load (nfskeys-attrd.c) when it does not parse */
 	m->retry_first = conf_get_typed(ctx, "Mounts", "Retry-Interval", &v, NULL, 0) == 0 ?
 				 v * USEC_PER_SEC :

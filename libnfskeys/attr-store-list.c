@@ -108,3 +108,35 @@ out:
 	nfskeys_attr_policy_free(policy);
 	return r;
 }
+
+int attr_store_dir_rows(struct nfskeys_attr_store *st, const char *domain, const char *path,
+			int (*fn)(void *userdata, uid_t by, bool ldap, const char *handle),
+			void *userdata)
+{
+	static const char sql[] = "SELECT DISTINCT set_by, origin, handle FROM attrs"
+				  " WHERE domain = ?1 AND path = ?2";
+	sqlite3_stmt *s = NULL;
+	int r = 0, rc;
+
+	if (!st || !domain || !path || !fn)
+		return -EINVAL;
+	if (!st->db || st->version == 0)
+		return 0;
+	if (st->version < 3)
+		return -EPROTONOSUPPORT;
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return attr_store_sql_err(st, rc, sql);
+	sqlite3_bind_text(s, 1, domain, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		r = fn(userdata, (uid_t)sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1) != 0,
+		       (const char *)sqlite3_column_text(s, 2));
+		if (r < 0)
+			break;
+	}
+	if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = attr_store_sql_err(st, rc, "dir rows");
+	sqlite3_finalize(s);
+	return r < 0 ? r : 0;
+}

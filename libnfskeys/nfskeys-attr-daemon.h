@@ -86,6 +86,13 @@ int attr_store_list(struct nfskeys_attr_store *store, const char *domain, const 
 		    int (*fn)(void *userdata, const struct nfskeys_attr_id *id,
 			      const struct nfskeys_attr_policy *policy),
 		    void *userdata);
+/* Call fn with each distinct (setter, origin, file handle) of the rows stored on (domain,
+ * path) itself: who set the directory's policy and which directory it was (handle "TYPE:HEX"
+ * as attr_store_set_checked() keyed it, NULL where none was recorded).  nfskeys-attrd's
+ * sub-mounts use it to mount only over the directory the policy was set on. */
+int attr_store_dir_rows(struct nfskeys_attr_store *store, const char *domain, const char *path,
+			int (*fn)(void *userdata, uid_t by, bool ldap, const char *handle),
+			void *userdata);
 /* Replace all LDAP-sourced rows by the given set in one transaction (fleet sync). */
 struct attr_sync_row {
 	const char *domain, *path, *key, *value;
