@@ -157,4 +157,4 @@ done
 check_eq "nfskeys --help names idmap query, domain, stats, enable-upcalls and afs clearall" "" "$missing"
 check_contains "nfsattr --help names smb3 for -t" "smb3" "$("$NFSATTR" --help)"
 check_eq "every man page footer shows the same version" 1 \
-	"$(sed -n '1s/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p' "$top_srcdir"/man/*.[158] | sort -u | wc -l)"
+	"$(sed -n 's/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p' "$top_builddir"/man/*.[158] | sort -u | wc -l)"
