@@ -89,6 +89,11 @@ static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 
 	if (r < 0)
 		return lib_error("list", fs, r);
+	/* an empty list says so, as 'nfskeys keys' does: no output reads like a failure */
+	if (n == 0)
+		printf("No %s in the %s keyring.\n",
+		       streq(fs, "afs") ? "AFS tokens" : "CIFS credentials",
+		       flags & NFSKEYS_CRED_USER_KEYRING ? "user" : "session");
 	for (size_t i = 0; i < n; i++) {
 		char exp[64];
 		tool_format_time(v[i].expiry, exp, sizeof(exp));
