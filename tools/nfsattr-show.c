@@ -56,8 +56,12 @@ static int resolve_target(struct nfskeys_ctx *ctx, const char *arg, struct nfske
 {
 	int r;
 
+	/* "//SERVER/SHARE" is a CIFS share before it is a path (the kernel would read it
+	 * as "/SERVER/SHARE"; a local directory is named with one slash) */
 	if (strstr(arg, "://"))
 		r = parse_identity(arg, ret);
+	else if ((startswith(arg, "//") && arg[2] != '/') || startswith(arg, "\\\\"))
+		r = nfskeys_attr_id_from_spec(arg, ret);
 	else if (arg[0] == '/' || arg[0] == '.' || access(arg, F_OK) == 0)
 		r = nfskeys_attr_id_from_path(ctx, arg, ret);
 	else
@@ -304,6 +308,13 @@ int nfsattr_cmd_mount_options(struct opts *o, int argc, char **argv)
 
 	if (argc != 1) {
 		fprintf(stderr, "nfsattr: mount-options takes one TARGET\n");
+		return EXIT_USAGE;
+	}
+	/* the options of another type would be silently none at all */
+	if (o->fstype && !streq(o->fstype, "nfs") && !streq(o->fstype, "nfs4") &&
+	    !streq(o->fstype, "cifs") && !streq(o->fstype, "smb3")) {
+		fprintf(stderr, "nfsattr: -t %s: unknown filesystem type (nfs, nfs4, cifs or smb3)\n",
+			o->fstype);
 		return EXIT_USAGE;
 	}
 	if (resolve_target(o->ctx, argv[0], &id) < 0)

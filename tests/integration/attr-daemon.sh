@@ -14,7 +14,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/d
 fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (bind mounts, running as other users)"
 
-plan 57
+plan 67
 
 MOUNT="$top_builddir/tools/nfskeys-mount"
 chmod 755 "$T_TMP"
@@ -144,6 +144,33 @@ check_eq "nfskeys-mount --dry-run, explicit options win" \
 	"$("$MOUNT" -c "$CONF" -n -t nfs4 -o nofsc,vers=4.2 srv:/export/sub /mnt/x)"
 "$MOUNT" -c "$CONF" -n -o password=x //srv/share /mnt/x >"$T_TMP/out" 2>&1; rc=$?
 check_eq "nfskeys-mount refuses a password in argv" 2 "$rc"
+
+# --- a CIFS share named as nfsattr(1) documents it (//SERVER/SHARE/SUB, not a local path)
+printf '{"policies":[{"domain":"cifs://srv/share","path":"/dir","attributes":{"actimeo":"30"}}]}' >"$T_TMP/cifs.json"
+check "import a CIFS policy" na import "$T_TMP/cifs.json"
+check_eq "show //SRV/share/dir/sub: inherited from the share's dir (server in any case)" \
+	"30 from cifs://srv/share/dir" "$(eff //SRV/share/dir/sub actimeo)"
+check_eq "mount-options //srv/share/dir" "actimeo=30" "$(na mount-options //srv/share/dir 2>&1)"
+check_eq "mount-options -t smb3 //srv/share/dir" "actimeo=30" \
+	"$(na mount-options -t smb3 //srv/share/dir 2>&1)"
+# an unknown -t is a usage error naming it, not an empty line
+na mount-options -t bogus srv:/export/sub >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
+check_eq "mount-options -t bogus: exit 2, nothing on stdout" "2|" "$rc|$(cat "$T_TMP/out")"
+check_contains "... naming the type and the known ones" \
+	"nfsattr: -t bogus: unknown filesystem type (nfs, nfs4, cifs or smb3)" "$(cat "$T_TMP/err")"
+# an import row split where lookups never look (the export in the domain, the share in the
+# path) is refused with the reason, and nothing of the file is stored
+n_before=$(na list | wc -l)
+printf '{"policies":[{"domain":"nfs://srv","path":"/ok","attributes":{"actimeo":"5"}},{"domain":"nfs://srv/export","path":"/sub","attributes":{"actimeo":"5"}}]}' >"$T_TMP/never.json"
+out=$(na import "$T_TMP/never.json" 2>&1); rc=$?
+check_eq "import of nfs://srv/export + /sub: exit 1" 1 "$rc"
+check_contains "... says it can never match and where the export goes" \
+	"policies[1]: domain 'nfs://srv/export', path '/sub' can never match: an NFS domain is nfs://SERVER alone; the export belongs in \"path\"" "$out"
+printf '{"policies":[{"domain":"cifs://srv","path":"/share/dir","attributes":{"actimeo":"5"}}]}' >"$T_TMP/never.json"
+check_contains "import of cifs://srv + /share/dir: refused with the reason" \
+	"a CIFS domain is cifs://SERVER/SHARE; what is below the share belongs in \"path\"" \
+	"$(na import "$T_TMP/never.json" 2>&1)"
+check_eq "... and nothing of either file was stored" "$n_before" "$(na list | wc -l)"
 
 # --- malformed protocol input: the daemon answers or drops the client, and stays up
 python3 - "$SOCK" >"$T_TMP/proto.out" 2>&1 <<'EOF'
