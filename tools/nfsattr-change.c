@@ -39,11 +39,11 @@ static int daemon_error(struct opts *o, int r, const char *msg)
 		fprintf(stderr,
 			"nfsattr: nfskeys-attrd is not running (no listener on %s); root can write "
 			"the store without it with --direct\n",
-			attrd_socket_path(o->ctx, o->socket));
+			nfsattr_shown(attrd_socket_path(o->ctx, o->socket)));
 		return EXIT_NODAEMON;
 	}
 	if (r == -EPERM || r == -EACCES || r == -EDQUOT) {
-		fprintf(stderr, "nfsattr: refused: %s\n", msg[0] ? msg : strerror(-r));
+		fprintf(stderr, "nfsattr: refused: %s\n", nfsattr_shown(msg[0] ? msg : strerror(-r)));
 		return EXIT_REFUSED;
 	}
 	return nfsattr_fail("%s", msg[0] ? msg : strerror(-r));
@@ -134,9 +134,9 @@ int nfsattr_cmd_set(struct opts *o, int argc, char **argv)
 		json_print_string(stdout, where);
 		printf(",\"changed\":%zu}\n", nfskeys_attr_policy_count(p));
 	} else {
-		printf("%s:", where);
+		printf("%s:", nfsattr_shown(where));
 		for (int i = 1; i < argc; i++)
-			printf(" %s", argv[i]);
+			printf(" %s", nfsattr_shown(argv[i]));
 		printf("\n");
 	}
 	ret = EXIT_OK;
@@ -209,9 +209,10 @@ int nfsattr_cmd_unset(struct opts *o, int argc, char **argv)
 	if (o->json)
 		printf("{\"changed\":%u}\n", changed);
 	else if (changed == 0)
-		printf("%s: nothing to remove\n", argv[0]);
+		printf("%s: nothing to remove\n", nfsattr_shown(argv[0]));
 	else
-		printf("%s: removed %u attribute%s\n", argv[0], changed, changed == 1 ? "" : "s");
+		printf("%s: removed %u attribute%s\n", nfsattr_shown(argv[0]), changed,
+		       changed == 1 ? "" : "s");
 	return EXIT_OK;
 }
 
