@@ -201,8 +201,9 @@ static const char *route_fix(const struct route *r, enum route_verdict v, unsign
 {
 	switch (v) {
 	case RV_NOT_FOUND:
-		return r->ours_expected ? "run 'nfskeys idmap enable-upcalls' as root" :
-					  "install cifs-utils (it routes cifs.spnego to cifs.upcall)";
+		return r->ours_expected ?
+			       "run 'nfskeys idmap enable-upcalls' as root" :
+			       "install cifs-utils (it routes cifs.spnego to cifs.upcall)";
 	case RV_MISSING:
 		return n > 1 ? "install the program or remove the lines" :
 			       "install the program or remove the line";
@@ -280,14 +281,14 @@ static void route_problem(struct doctor *d, struct route *const *grp, size_t n,
 				r->file, r->line, r->label, r->prog, strerror(err));
 		else
 			finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
-				"%s:%u routes %s to %s (%s), not to nfskeys-upcall", r->file, r->line,
-				r->label, r->prog, owner_of(r->prog));
+				"%s:%u routes %s to %s (%s), not to nfskeys-upcall", r->file,
+				r->line, r->label, r->prog, owner_of(r->prog));
 		return;
 	}
 	if (v == RV_NOT_FOUND)
 		finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
-			"no request-key line matches %zu routes (%s): the kernel's requests fail", n,
-			list);
+			"no request-key line matches %zu routes (%s): the kernel's requests fail",
+			n, list);
 	else if (v == RV_MISSING)
 		finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
 			"%zu routes go to %s, which is missing or not executable (%s): %s", n,
@@ -355,7 +356,8 @@ static void check_routes(struct doctor *d)
 			continue;
 		}
 		for (size_t j = i; j < ARRAY_SIZE(routes); j++) {
-			if (done[j] || !route_same_problem(r, v[i], err[i], &routes[j], v[j], err[j]))
+			if (done[j] ||
+			    !route_same_problem(r, v[i], err[i], &routes[j], v[j], err[j]))
 				continue;
 			grp[n++] = &routes[j];
 			done[j] = true;
@@ -387,12 +389,13 @@ static void check_daemons(struct doctor *d, struct nfskeys_ctx *ctx, const char 
 			rel, pid, (unsigned long long)n);
 	else
 		finding(d, "daemon", "nfskeys-idmapd", ST_PROBLEM,
-			d->systemd ? "start it: systemctl start nfskeys-idmapd (journalctl -u "
-				     "nfskeys-idmapd says why it stopped); until then every upcall "
-				     "resolves in-process" :
-				     "start it as root: " SBINDIR "/nfskeys-idmapd (it logs to "
-				     "syslog; with -f it stays in front and says on the terminal why "
-				     "it stops); until then every upcall resolves in-process",
+			d->systemd ?
+				"start it: systemctl start nfskeys-idmapd (journalctl -u "
+				"nfskeys-idmapd says why it stopped); until then every upcall "
+				"resolves in-process" :
+				"start it as root: " SBINDIR "/nfskeys-idmapd (it logs to "
+				"syslog; with -f it stays in front and says on the terminal why "
+				"it stops); until then every upcall resolves in-process",
 			"no answer on %s: %s", path,
 			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
 
@@ -411,10 +414,11 @@ static void check_daemons(struct doctor *d, struct nfskeys_ctx *ctx, const char 
 			"not installed (%s): directory policies are not served", bin);
 	else
 		finding(d, "daemon", "nfskeys-attrd", ST_PROBLEM,
-			d->systemd ? "start it: systemctl start nfskeys-attrd (journalctl -u "
-				     "nfskeys-attrd says why it stopped)" :
-				     "start it as root: " SBINDIR "/nfskeys-attrd (it logs to syslog; "
-				     "with -f it stays in front and says on the terminal why it stops)",
+			d->systemd ?
+				"start it: systemctl start nfskeys-attrd (journalctl -u "
+				"nfskeys-attrd says why it stopped)" :
+				"start it as root: " SBINDIR "/nfskeys-attrd (it logs to syslog; "
+				"with -f it stays in front and says on the terminal why it stops)",
 			"no answer on %s: %s", path,
 			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
 }

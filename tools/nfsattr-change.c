@@ -43,7 +43,8 @@ static int daemon_error(struct opts *o, int r, const char *msg)
 		return EXIT_NODAEMON;
 	}
 	if (r == -EPERM || r == -EACCES || r == -EDQUOT) {
-		fprintf(stderr, "nfsattr: refused: %s\n", nfsattr_shown(msg[0] ? msg : strerror(-r)));
+		fprintf(stderr, "nfsattr: refused: %s\n",
+			nfsattr_shown(msg[0] ? msg : strerror(-r)));
 		return EXIT_REFUSED;
 	}
 	return nfsattr_fail("%s", msg[0] ? msg : strerror(-r));
@@ -352,9 +353,10 @@ int nfsattr_cmd_import(struct opts *o, int argc, char **argv)
 			goto out;
 		}
 		if (import_row_problem(dom->str, path->str)) {
-			nfsattr_fail("%s: policies[%zu]: domain '%s', path '%s' can never match: %s",
-				     argv[0], n, dom->str, path->str,
-				     import_row_problem(dom->str, path->str));
+			nfsattr_fail(
+				"%s: policies[%zu]: domain '%s', path '%s' can never match: %s",
+				argv[0], n, dom->str, path->str,
+				import_row_problem(dom->str, path->str));
 			goto out;
 		}
 		if (nfskeys_attr_id_new(dom->str, path->str, &ids[n]) < 0) {

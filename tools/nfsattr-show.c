@@ -318,7 +318,8 @@ int nfsattr_cmd_mount_options(struct opts *o, int argc, char **argv)
 	/* the options of another type would be silently none at all */
 	if (o->fstype && !streq(o->fstype, "nfs") && !streq(o->fstype, "nfs4") &&
 	    !streq(o->fstype, "cifs") && !streq(o->fstype, "smb3")) {
-		fprintf(stderr, "nfsattr: -t %s: unknown filesystem type (nfs, nfs4, cifs or smb3)\n",
+		fprintf(stderr,
+			"nfsattr: -t %s: unknown filesystem type (nfs, nfs4, cifs or smb3)\n",
 			nfsattr_shown(o->fstype));
 		return EXIT_USAGE;
 	}
@@ -409,7 +410,8 @@ int nfsattr_cmd_writeback(struct opts *o, int argc, char **argv)
 		printf("  dirty_limit  %-12" PRIu64 " %s%s", limit, have_dl ? "from " : "",
 		       nfsattr_shown(limit_from));
 		if (have_dl && dl.number != limit)
-			printf(" (%s raised to the throttler's minimum, 1M)", nfsattr_shown(dl.value));
+			printf(" (%s raised to the throttler's minimum, 1M)",
+			       nfsattr_shown(dl.value));
 		printf("\n  writers:     %s\n", meaning[mode]);
 	}
 out:
