@@ -18,6 +18,7 @@
 
 #include "attrd-client.h"
 #include "idmapd-client.h"
+#include "log-escape.h"
 #include "nfskeys-idmap.h"
 #include "nfskeys-tool.h"
 #include "request-key-conf.h"
@@ -60,10 +61,18 @@ _printf_(6, 7) static void finding(struct doctor *d, const char *check, const ch
 		printf(",\"fix\":");
 		print_json_str(fix ? fix : "");
 		putchar('}');
-	} else if (fix) {
-		printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, subject, msg, fix);
 	} else {
-		printf("%-7s %s %s: %s\n", status_name[st], check, subject, msg);
+		/* names from request-key files, user names and the domains NFS clients sent:
+		 * escaped, so that none can forge a finding or drive the terminal */
+		char shown_subject[4 * PATH_MAX + 64], shown[4 * sizeof(msg)];
+
+		display_escape(shown_subject, sizeof(shown_subject), subject);
+		display_escape(shown, sizeof(shown), msg);
+		if (fix)
+			printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, shown_subject,
+			       shown, fix);
+		else
+			printf("%-7s %s %s: %s\n", status_name[st], check, shown_subject, shown);
 	}
 	d->n++;
 }

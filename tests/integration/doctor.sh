@@ -186,6 +186,13 @@ for n in alice@other.test bob@Other.Test carol@third.test; do
 done
 fault "names from other domains" "domain requests: 3 of the last 4 names asked of nfskeys-idmapd carry another domain than example.test: third.test (1), Other.Test (2); they map to nobody"
 
+# a domain an NFS client sent with a terminal escape in it: shown escaped, never raw
+"$NFSKEYS" -c "$CONF" idmapd lookup --nobody name-to-uid "$(printf 'eve@evil\033[2J.test')" \
+	>/dev/null 2>&1
+out=$(doc 2>&1)
+check_eq "a domain with an escape byte: named escaped, no raw escape byte in the output" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF 'evil\x1b[2J.test (1)')|$(printf '%s' "$out" | grep -c "$(printf '\033')")"
+
 # --- the daemon stopped: the fix names systemctl where PID 1 is systemd (the root has
 # run/systemd/system), and the program and syslog where it is not
 t_idmapd_stop
