@@ -8,6 +8,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "log-escape.h"
 #include "nfskeys-tool.h"
 
 #define PASSWORD_READ_MAX 4096
@@ -95,10 +96,14 @@ static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 		       streq(fs, "afs") ? "AFS tokens" : "CIFS credentials",
 		       flags & NFSKEYS_CRED_USER_KEYRING ? "user" : "session");
 	for (size_t i = 0; i < n; i++) {
-		char exp[64];
+		/* whoever added the key chose its description: escaped, as 'nfskeys keys' does */
+		char exp[64], desc[4 * sizeof(v[i].description)], princ[4 * sizeof(v[i].principal)];
+
 		tool_format_time(v[i].expiry, exp, sizeof(exp));
-		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, v[i].description,
-		       exp, v[i].principal[0] ? "  " : "", v[i].principal);
+		display_escape(desc, sizeof(desc), v[i].description);
+		display_escape(princ, sizeof(princ), v[i].principal);
+		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, desc, exp,
+		       princ[0] ? "  " : "", princ);
 	}
 	return EXIT_OK;
 }

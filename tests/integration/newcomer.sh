@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (request-key routes, daemons)"
 
-plan 48
+plan 49
 
 nk() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -174,3 +174,9 @@ check_eq "cifs list with a credential: the key, no 'No CIFS credentials'" "1|0" 
 "$NFSKEYS" cifs clearall >/dev/null 2>&1
 check_contains "cifs list after clearall: says so again" "No CIFS credentials" \
 	"$("$NFSKEYS" cifs list 2>&1)"
+# a description chosen by whoever added the key (keyctl here) is shown escaped
+printf 'u:pw' | keyctl padd logon "cifs:d:$(printf 'EVIL\033[2J\\')" @s >/dev/null 2>&1
+out=$("$NFSKEYS" cifs list 2>&1)
+check_eq "cifs list: a description with an escape byte shown escaped, none raw" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF 'cifs:d:EVIL\x1b[2J\\ ')|$(printf '%s' "$out" | grep -c "$(printf '\033')")"
+"$NFSKEYS" cifs clearall >/dev/null 2>&1
