@@ -4,6 +4,7 @@
 
 #include "attrd.h"
 #include "attrd-mounts.h"
+#include "attrd-wb.h"
 #include "rpc-args.h"
 #include "time-util.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
@@ -160,6 +161,7 @@ void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 			"uid %u set %u attribute(s) on %s", (unsigned)req->peer.uid, res.changed,
 			where);
 	attrd_mounts_apply(d->mounts);
+	attrd_wb_apply(d->wb);
 reply:
 	change_reply(d, OP_SET, req, &res, r, msg, id);
 	nfskeys_attr_policy_free(policy);
@@ -215,6 +217,7 @@ void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 			"uid %u removed %u attribute(s) from %s", (unsigned)req->peer.uid,
 			res.changed, where);
 	attrd_mounts_apply(d->mounts);
+	attrd_wb_apply(d->wb);
 reply:
 	change_reply(d, OP_UNSET, req, &res, r, msg, id);
 	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);

@@ -49,6 +49,7 @@ struct daemon {
 	struct attrd_ldap *ldap;
 	struct attrd_mounts *mounts; /* [Mounts]: sub-mounts for policy on live mounts */
 	bool apply_mounts;
+	struct attrd_wb *wb;	     /* [Mounts]: directory writeback policy on the bdis */
 	struct evtimer *sync_timer;
 	struct evtimer *sweep_timer;
 	struct daemon_shell sh;

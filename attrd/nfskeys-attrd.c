@@ -14,6 +14,7 @@
 #include "attrd-ldap.h"
 #include "conf-get.h"
 #include "attrd-mounts.h"
+#include "attrd-wb.h"
 #include "rpc-args.h"
 #include "time-util.h"
 #include "unix-socket.h"
@@ -182,6 +183,7 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 		attrd_ldap_configure(d->ldap, d->ctx);
 	/* the new store and context (the old ones are freed by the caller) */
 	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	*c = old;
 }
 
@@ -287,6 +289,7 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
 	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
@@ -420,11 +423,13 @@ int main(int argc, char *argv[])
 	if (mkdir(d.runtime_dir, 0755) < 0 && errno != EEXIST)
 		daemon_log(LOG_WARNING, "cannot create %s: %m", d.runtime_dir);
 	if (asprintf(&mounts_state, "%s/attrd-mounts", d.runtime_dir) < 0 ||
-	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0) {
+	    attrd_mounts_new(d.loop, mounts_state, &d.mounts) < 0 ||
+	    attrd_wb_new(d.loop, d.runtime_dir, &d.wb) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
 	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
+	attrd_wb_configure(d.wb, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,
 			     evloop_now(d.loop) + (int64_t)d.lim.sweep_interval * USEC_PER_SEC,
@@ -442,6 +447,7 @@ out:
 	evloop_timer_free(d.sweep_timer);
 	attrd_ldap_free(d.ldap);
 	attrd_mounts_free(d.mounts);
+	attrd_wb_free(d.wb);
 	rpc_server_free(d.srv);
 	if (d.socket_path && lfd >= 0)
 		unlink(d.socket_path);

@@ -1,6 +1,6 @@
 # Pauses over time in bench/wb-kernel.ktest's split case (bulk writer on the slow mount,
 # interactive writer on the fast one), one panel per configuration:
-#   gnuplot -e "dir='_build/dev/tests/kernel/wb-kernel.results/wb-kernel'; out='doc'" \
+#   gnuplot -e "dir='_build/dev/tests/kernel/wb-kernel.results/wb-kernel'; out='doc/writeback'" \
 #       bench/wb-kernel.gp
 # writes out/wb-kernel-bulk.png (each 1 MiB write()'s duration) and
 # out/wb-kernel-fsync.png (each 4 KiB fsync()'s duration).  configs may be set with -e

@@ -4,10 +4,20 @@
  * standard error and exits 2 (each program's documented usage exit code). */
 #pragma once
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #define CLI_EXIT_USAGE 2
+
+/* Every message a program prints names it by program_invocation_short_name (glibc): the
+ * name it was run as, which a helper exec'd under another file name (nfskeys-upcall-full
+ * for nfskeys-upcall) sets once at the start of main.  The library's default log sink
+ * reads the same variable, so a tool's own errors and the library's agree. */
+static inline void cli_set_program_name(const char *name)
+{
+	program_invocation_short_name = (char *)name;
+}
 
 /* An error message on standard error: "NAME: MESSAGE\n". */
 static inline void cli_verror(const char *name, const char *fmt, va_list ap)
@@ -15,6 +25,12 @@ static inline void cli_verror(const char *name, const char *fmt, va_list ap)
 	fprintf(stderr, "%s: ", name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+}
+
+/* An error message on standard error, named after the running program. */
+static inline void cli_verror_self(const char *fmt, va_list ap)
+{
+	cli_verror(program_invocation_short_name, fmt, ap);
 }
 
 /* Print "NAME VERSION"; returns the exit code, 0. */

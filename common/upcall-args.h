@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
+
 struct upcall_args {
 	const char *config;  /* -c */
 	const char *type;    /* -T: the key type when the key cannot be described */
@@ -24,7 +26,7 @@ struct upcall_args {
 };
 
 enum {
-	UPCALL_ARGS_BAD_TIMEOUT = -1, /* -t is not a number of seconds (0..INT32_MAX) */
+	UPCALL_ARGS_BAD_TIMEOUT = -1, /* -t is not seconds (0..INT32_MAX; a unit allowed) */
 	UPCALL_ARGS_BAD_COUNT = -2,   /* not exactly KEY DESCRIPTION */
 	UPCALL_ARGS_BAD_SERIAL = -3,  /* KEY is not a key serial (1..INT32_MAX) */
 };
@@ -69,13 +71,18 @@ static inline int upcall_args_parse(int argc, char *argv[], struct upcall_args *
 	 * as an option.  "--" ends them too. */
 	while ((c = getopt_long(argc, argv, "+t:c:T:vhV", opts, NULL)) >= 0) {
 		switch (c) {
-		case 't':
-			if (upcall_parse_uint(optarg, INT32_MAX, &a->timeout) < 0) {
+		case 't': {
+			/* seconds, as every nfskeys --timeout (and nfsidmap -t); a unit too */
+			uint64_t v;
+
+			if (units_parse_duration(optarg, 1000, &v, NULL) < 0 || v > INT32_MAX) {
 				a->bad = optarg;
 				return UPCALL_ARGS_BAD_TIMEOUT;
 			}
+			a->timeout = (unsigned)v;
 			a->have_timeout = true;
 			break;
+		}
 		case 'c':
 			a->config = optarg;
 			break;

@@ -36,6 +36,7 @@ struct conf_load_state {
 	struct nfskeys_ctx *ctx;
 	struct conf *conf;
 	unsigned *skipped; /* partial load: files with errors are counted here, not fatal */
+	char error[512];   /* a value that stops the load (on_value), for conf_parse_one */
 };
 
 /* FNV-1a over ASCII-case-folded bytes.  Names stored here are ASCII (ini.c admits
@@ -208,10 +209,17 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 		conf_warn(st, "%s:%u: unknown key '%s' in [%s], ignored", file, line, key,
 			  section);
 	/* a bad value is said here, once, with its place, for every program; the reader
-	 * that needs the key still refuses it */
+	 * that needs the key still refuses it.  [General] Verbosity is read by every
+	 * program as its context is made: a bad one is an error of the file itself. */
 	else if (d->type != CONF_TABLE && d->type != CONF_STRING &&
-		 conf_value_parse(d, value, &x, err, sizeof(err)) < 0)
+		 conf_value_parse(d, value, &x, err, sizeof(err)) < 0) {
+		if (strcaseeq(section, "General") && strcaseeq(key, "Verbosity")) {
+			snprintf(st->error, sizeof(st->error), "%s:%u: bad value: %s", file, line,
+				 err);
+			return -EINVAL;
+		}
 		conf_warn(st, "%s:%u: bad value: %s", file, line, err);
+	}
 	return conf_set(st->conf, section, key, value);
 }
 
@@ -220,7 +228,10 @@ static int conf_parse_one(struct conf_load_state *st, const char *path)
 	char err[512] = "";
 	int r;
 
+	st->error[0] = '\0';
 	r = ini_parse_file(path, on_section, on_value, st, err, sizeof(err));
+	if (r < 0 && !err[0] && st->error[0])
+		snprintf(err, sizeof(err), "%s", st->error);
 	if (r < 0 && r != -ENOENT && st->skipped) {
 		/* a partial load goes on: the lines before the error count, the rest not */
 		log_err(st->ctx, "%s (the rest of %s is skipped)", err[0] ? err : strerror(-r),

@@ -2,6 +2,7 @@
  * state.  The log sink is log.c, the configuration store config.c, plugins plugin.c. */
 #include <stdarg.h>
 
+#include "conf-schema.h"
 #include "ctx-private.h"
 
 static int ctx_new(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
@@ -54,8 +55,13 @@ static int ctx_new(const char *conf_path, nfskeys_log_fn log_fn, void *userdata,
 	if (verbosity) {
 		r = ctx_log_priority_parse(verbosity);
 		if (r < 0) {
-			log_err(ctx, "%s: [General] Verbosity: invalid value '%s' (use err, "
-				"warning, notice, info, debug or 0-7)", ctx->conf_path, verbosity);
+			/* the load refuses it first (config.c); the schema's words if not */
+			char expect[256];
+
+			conf_schema_expect(conf_schema_find("General", "Verbosity"), expect,
+					   sizeof(expect));
+			log_err(ctx, "%s: bad value: [General] Verbosity = %s: expected %s",
+				ctx->conf_path, verbosity, expect);
 			nfskeys_ctx_unref(ctx);
 			return -EINVAL;
 		}

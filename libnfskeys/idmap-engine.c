@@ -118,8 +118,11 @@ static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *
 	r = plugin_load(ctx, plugname, NFSKEYS_PLUGIN_IDMAP,
 			offsetof(struct nfskeys_idmap_ops, ttl) + sizeof(uint32_t), &p);
 	if (r < 0) {
-		log_err(ctx, "[Translation] Method: cannot load backend '%s' (%s/%s.so): %s",
-			method, plugin_dir(), plugname, strerror(-r));
+		/* a name with no plugin is a typo, said once by nfskeys_idmap_check_config()
+		 * (the tools and daemons call it first); a plugin that will not load is not */
+		if (r != -ENOENT)
+			log_err(ctx, "[Translation] Method: cannot load backend '%s' (%s/%s.so): %s",
+				method, plugin_dir(), plugname, strerror(-r));
 		b->load_error = r;
 		return b;
 	}
@@ -979,8 +982,10 @@ _public_ int nfskeys_idmap_check_config(struct nfskeys_ctx *ctx)
 	if (!b)
 		return 0;
 	idmap_installed_backends(installed, sizeof(installed));
-	log_err(ctx, "[Translation] %s = %s: unknown backend '%s' (installed: %s)", key, text,
-		b->method, installed[0] ? installed : "none");
+	log_err(ctx, "unknown backend '%s' ([Translation] %s = %s in %s): no idmap-%s.so in %s "
+		"(installed: %s)", b->method, key, text, nfskeys_ctx_get_conf_path(ctx),
+		strcaseeq(b->method, "umich_ldap") ? "ldap" : b->method, plugin_dir(),
+		installed[0] ? installed : "none");
 	return -EINVAL;
 }
 

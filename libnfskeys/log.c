@@ -11,7 +11,8 @@ _printf_(6, 0) void ctx_log_stderr(void *userdata, int priority, const char *fil
 	static const char *const names[] = { "emerg", "alert", "crit", "error",
 					     "warning", "notice", "info", "debug" };
 
-	fprintf(stderr, "nfskeys: %s: ", names[priority & 7]);
+	/* the running program's name (nfsattr, nfskeys-mount, ...), as its own errors */
+	fprintf(stderr, "%s: %s: ", program_invocation_short_name, names[priority & 7]);
 	vfprintf(stderr, format, args);
 	fputc('\n', stderr);
 }

@@ -266,11 +266,28 @@ static int find_mount(struct nfskeys_wb_mount *m, dev_t dev, const char *esc)
 	return 0;
 }
 
+/* The bdi of superblock dev (its directory must exist) and which knobs it has. */
+static int find_bdi(struct nfskeys_wb_mount *m, dev_t dev, const char *path)
+{
+	char knob[PATH_MAX + 32];
+
+	snprintf(m->bdi, sizeof(m->bdi), "%u:%u", major(dev), minor(dev));
+	snprintf(m->bdidir, sizeof(m->bdidir), "%s/class/bdi/%s", sys_root(), m->bdi);
+	if (access(m->bdidir, F_OK) < 0) {
+		log_err(m->ctx, "%s (%s on %s): the bdi %s does not exist", path, m->fstype,
+			m->path, m->bdidir);
+		return -ENODEV;
+	}
+	snprintf(knob, sizeof(knob), "%s/max_bytes", m->bdidir);
+	m->knobs = access(knob, F_OK) == 0 ? 2 : 1;
+	return 0;
+}
+
 _public_ int nfskeys_wb_mount_open(struct nfskeys_ctx *ctx, const char *path,
 				   struct nfskeys_wb_mount **ret_mount)
 {
 	_cleanup_free_ char *rp = NULL;
-	char esc[PATH_MAX * 4], knob[PATH_MAX + 32];
+	char esc[PATH_MAX * 4];
 	struct nfskeys_wb_mount *m;
 	struct stat st;
 	int r;
@@ -302,21 +319,45 @@ _public_ int nfskeys_wb_mount_open(struct nfskeys_ctx *ctx, const char *path,
 		r = -EMEDIUMTYPE;
 		goto fail;
 	}
-	snprintf(m->bdi, sizeof(m->bdi), "%u:%u", major(st.st_dev), minor(st.st_dev));
-	snprintf(m->bdidir, sizeof(m->bdidir), "%s/class/bdi/%s", sys_root(), m->bdi);
-	if (access(m->bdidir, F_OK) < 0) {
-		log_err(ctx, "%s (%s on %s): the bdi %s does not exist", path, m->fstype, m->path,
-			m->bdidir);
-		r = -ENODEV;
+	r = find_bdi(m, st.st_dev, path);
+	if (r < 0)
 		goto fail;
-	}
-	snprintf(knob, sizeof(knob), "%s/max_bytes", m->bdidir);
-	m->knobs = access(knob, F_OK) == 0 ? 2 : 1;
 	*ret_mount = m;
 	return 0;
 fail:
 	nfskeys_wb_mount_free(m);
 	return r;
+}
+
+int wbk_mount_from_table(struct nfskeys_ctx *ctx, int mnt_id, const char *target, dev_t dev,
+			 const char *fstype, struct nfskeys_wb_mount **ret_mount)
+{
+	char esc[PATH_MAX * 4];
+	struct nfskeys_wb_mount *m;
+	int r;
+
+	if (!ctx || !target || !fstype || !ret_mount)
+		return -EINVAL;
+	if (!is_network_fs(fstype))
+		return -EMEDIUMTYPE;
+	r = wbk_escape_path(target, esc, sizeof(esc));
+	if (r < 0)
+		return r;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->ctx = nfskeys_ctx_ref(ctx);
+	m->mnt_id = mnt_id;
+	m->path = strdup(target);
+	m->esc = strdup(esc);
+	snprintf(m->fstype, sizeof(m->fstype), "%s", fstype);
+	r = m->path && m->esc ? find_bdi(m, dev, target) : -ENOMEM;
+	if (r < 0) {
+		nfskeys_wb_mount_free(m);
+		return r;
+	}
+	*ret_mount = m;
+	return 0;
 }
 
 _public_ struct nfskeys_wb_mount *nfskeys_wb_mount_free(struct nfskeys_wb_mount *m)

@@ -2,6 +2,7 @@
  * Passwords are read here (terminal without echo, else standard input), never taken
  * from the command line, and live only in secret buffers. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -132,6 +133,7 @@ struct cred_args {
 	struct nfskeys_cred_params p;
 	const char *domain;
 	const char *print; /* non-NULL: given */
+	const char *json;  /* non-NULL: --json given (cifs list) */
 	char **operands;
 	int n_operands;
 };
@@ -194,6 +196,7 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 	longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
 	snprintf(shortopts, sizeof(shortopts), "%sh", syn->shortopts);
 	optind = 0;
+	argv[1] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc - 1, argv + 1, shortopts, longopts, NULL)) >= 0) {
 		size_t i;
 
@@ -254,7 +257,7 @@ const struct cli_sub cifs_subs[] = {
 	{ "update", NULL, "HOST|--domain DOMAIN [-u USER]", "replace the password kept", cifs_one },
 	{ "clear", "remove", "HOST|--domain DOMAIN", "remove them", cifs_one },
 	{ "clearall", NULL, NULL, "remove every CIFS credential", cifs_all },
-	{ "list", NULL, NULL, "list them (never the passwords)", cifs_all },
+	{ "list", NULL, "[--json]", "list them (never the passwords)", cifs_all },
 	{},
 };
 
@@ -271,8 +274,33 @@ static void cifs_usage(FILE *f)
 	fprintf(f, "\n"
 		   "  -d, --domain DOMAIN  credentials for a domain instead of a host\n"
 		   "  -u, --user USER      user name (default: the caller's login name)\n"
-		   "  -t, --timeout SECS   remove the keys after SECS seconds\n");
+		   "  -t, --timeout SECS   remove the keys after SECS seconds\n"
+		   "  -j, --json           list: a JSON array, one object per key\n");
 	usage_common_options(f, 23, true);
+}
+
+/* cifs list --json: a JSON array, one object per key (never a password) */
+static int print_list_json(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
+{
+	_cleanup_free_ struct nfskeys_cred_info *v = NULL;
+	size_t n = 0;
+	int r = nfskeys_cred_list(ctx, fs, flags, &v, &n);
+
+	if (r < 0)
+		return lib_error("list", fs, r);
+	putchar('[');
+	for (size_t i = 0; i < n; i++) {
+		printf("%s{\"fs\":", i ? "," : "");
+		print_json_str(v[i].fs);
+		printf(",\"type\":");
+		print_json_str(v[i].type);
+		printf(",\"description\":");
+		print_json_str(v[i].description);
+		printf(",\"serial\":%" PRId32 ",\"expiry\":%" PRId64 "}", v[i].serial,
+		       v[i].expiry);
+	}
+	printf("]\n");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
 /* cifs list, cifs clearall */
@@ -284,6 +312,12 @@ static int cifs_all(void *state, int argc, char *argv[])
 		tool_error("cifs %s takes no host, domain, user or timeout", a->verb);
 		return EXIT_USAGE;
 	}
+	if (a->json && !streq(a->verb, "list")) {
+		tool_error("cifs %s: --json is for list", a->verb);
+		return EXIT_USAGE;
+	}
+	if (a->json)
+		return print_list_json(a->ctx, "cifs", a->p.flags);
 	return list_or_clear_all(a->ctx, "cifs", a->verb, a->p.flags, "key",
 				 "no CIFS credentials to clear");
 }
@@ -366,10 +400,12 @@ int cmd_cifs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "user", required_argument, NULL, 'u' },
 		{ "username", required_argument, NULL, 'u' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"d:u:t:", opts, true, { CRED_ARG('d', domain), CRED_ARG('u', p.user) }, cifs_usage,
+		"d:u:t:j", opts, true,
+		{ CRED_ARG('d', domain), CRED_ARG('u', p.user), CRED_ARG('j', json) }, cifs_usage,
 		"cifs", cifs_subs
 	};
 	struct cred_args a = {};
@@ -407,7 +443,7 @@ static void afs_usage(FILE *f)
 	cli_sub_usage(f, afs_subs, 36);
 	fprintf(f, "\n"
 		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
-		   "  -p, --print         write the token payload in hex instead of adding it\n");
+		   "      --print         write the token payload in hex instead of adding it\n");
 	usage_common_options(f, 22, true);
 }
 
@@ -484,7 +520,8 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{}
 	};
 	static const struct cred_syntax syn = {
-		"k:p", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
+		/* --print has no -p: -p is --principal in every other command */
+		"k:", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
 		"afs", afs_subs
 	};
 	struct cred_args a = {};

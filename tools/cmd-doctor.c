@@ -953,6 +953,22 @@ static void doctor_usage(FILE *f)
 		"3 configuration error.  See nfskeys(1).\n");
 }
 
+/* A misspelt or uninstalled backend in [Translation] Method: the daemon will not start
+ * on this file, and every in-process lookup is answered without it. */
+static void check_idmap_config(struct doctor *d, struct nfskeys_ctx *ctx)
+{
+	char msg[1024];
+
+	if (tool_idmap_config_problem(ctx, msg, sizeof(msg)) < 0)
+		finding(d, "config", "idmap", ST_PROBLEM,
+			"correct the name in [Translation] Method, or install the backend's "
+			"plugin (nfskeys-idmapd will not start on this file)",
+			"%s", msg);
+	else
+		finding(d, "config", "idmap", ST_OK, NULL,
+			"every backend in [Translation] Method is installed");
+}
+
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 {
 	static const struct option opts[] = {
@@ -1014,6 +1030,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	check_request_key_syntax(&d);
 	check_routes(&d);
 	check_daemons(&d, ctx, idmapd_sock, attrd_sock);
+	check_idmap_config(&d, ctx);
 	check_domain(&d, ctx, idmapd_sock);
 	check_channels(&d);
 	check_quotas(&d);

@@ -91,7 +91,8 @@ int cmd_idmap_import_conf(int argc, char *argv[])
 		if ((streq(argv[i], "-o") || streq(argv[i], "--output")) && i + 1 < argc)
 			outpath = argv[++i];
 		else if (argv[i][0] == '-')
-			return tool_error("idmap import-conf: unknown option '%s'", argv[i]);
+			return tool_error("idmap import-conf: unknown option '%s'", argv[i]),
+			       EXIT_USAGE;
 		else
 			in = argv[i];
 	}
@@ -216,7 +217,8 @@ int cmd_idmap_enable_upcalls(int argc, char *argv[])
 		else if (streq(argv[i], "--print"))
 			print_only = true;
 		else
-			return tool_error("idmap enable-upcalls: unknown argument '%s'", argv[i]);
+			return tool_error("idmap enable-upcalls: unknown argument '%s'", argv[i]),
+			       EXIT_USAGE;
 	}
 	if (!helper) {
 		if (find_helper(found, sizeof(found)) < 0)

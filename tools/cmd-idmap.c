@@ -10,6 +10,7 @@
 #include <keyutils.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "cmd-idmap-private.h"
 #include "idmapd-client.h"
@@ -25,32 +26,41 @@ static bool kind_gives_name(enum nfskeys_idmap_kind k)
 	       k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID;
 }
 
+/* One answer as a JSON object (no newline): lookup --json, query, explain --json. */
+static void print_answer_json(const char *key, const struct nfskeys_idmap_answer *a)
+{
+	enum nfskeys_idmap_kind k = (enum nfskeys_idmap_kind)a->kind;
+
+	printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
+	print_json_str(key);
+	if (kind_gives_name(k)) {
+		printf(",\"name\":");
+		print_json_str(a->name);
+	}
+	if (!kind_gives_name(k) || k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID)
+		printf(",\"id\":%" PRIu32, a->id);
+	if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
+		printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
+		for (uint32_t i = 0; i < a->n_groups; i++)
+			printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
+		printf("]");
+	}
+	printf(",\"backend\":");
+	print_json_str(a->backend);
+	printf(",\"ttl\":%" PRIu32 ",\"nobody\":%s", a->ttl,
+	       (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? "true" : "false");
+	if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
+		printf(",\"reason\":\"%s\"", strerror(-a->error));
+	printf("}");
+}
+
 static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, bool json)
 {
 	enum nfskeys_idmap_kind k = (enum nfskeys_idmap_kind)a->kind;
 
 	if (json) {
-		printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
-		print_json_str(key);
-		if (kind_gives_name(k)) {
-			printf(",\"name\":");
-			print_json_str(a->name);
-		}
-		if (!kind_gives_name(k) || k == NFSKEYS_IDMAP_UID_TO_SID || k == NFSKEYS_IDMAP_GID_TO_SID)
-			printf(",\"id\":%" PRIu32, a->id);
-		if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
-			printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
-			for (uint32_t i = 0; i < a->n_groups; i++)
-				printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
-			printf("]");
-		}
-		printf(",\"backend\":");
-		print_json_str(a->backend);
-		printf(",\"ttl\":%" PRIu32 ",\"nobody\":%s", a->ttl,
-		       (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? "true" : "false");
-		if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
-			printf(",\"reason\":\"%s\"", strerror(-a->error));
-		printf("}\n");
+		print_answer_json(key, a);
+		putchar('\n');
 		return;
 	}
 	printf("%s -> ", key);
@@ -160,6 +170,20 @@ static int daemon_resolve(struct lookup_run *lr, const char *const *keys, size_t
 	return 0;
 }
 
+/* Why an id key was refused: a number out of the ids' range is one, not a non-number;
+ * 4294967295 is (uid_t)-1, which chown(2) reads as "no change" and no user has. */
+static const char *id_problem(const char *key)
+{
+	const char *p = key;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == key || *p)
+		return "not a numeric id";
+	return "out of range (an id is 0 to 4294967294; 4294967295 is (uid_t)-1, never an "
+	       "owner)";
+}
+
 /* Resolve and print keys[0..n) in their order; EXIT_OK or EXIT_FAIL (a key failed). */
 static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n)
 {
@@ -187,7 +211,7 @@ static int lookup_chunk(struct lookup_run *lr, const char *const *keys, size_t n
 				   r == -EINVAL ? (k == NFSKEYS_IDMAP_SID_TO_UID ||
 							   k == NFSKEYS_IDMAP_SID_TO_GID ?
 						   "not a SID such as S-1-5-21-1-2-3-1000" :
-					   kind_gives_name(k) ? "not a numeric id" :
+					   kind_gives_name(k) ? id_problem(keys[i]) :
 								"malformed name") :
 						  strerror(-r));
 			rc = EXIT_FAIL;
@@ -250,8 +274,10 @@ static int lookup_keys(struct nfskeys_ctx *ctx, const char *cmd, enum nfskeys_id
 				 .json = json, .flags = flags, .local = local };
 	int rc = EXIT_OK;
 
-	if (argc <= 0)
-		return tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+	if (argc <= 0) {
+		tool_error("idmap %s: nothing to look up (see 'nfskeys idmap --help')", cmd);
+		return EXIT_USAGE;
+	}
 	/* --no-cache asks the engine itself, as before */
 	if (flags & NFSKEYS_IDMAP_LOOKUP_NO_CACHE)
 		lr.local = true;
@@ -419,6 +445,7 @@ static int idmap_parse_options(struct idmap_call *c, int argc, char *argv[], int
 	int o;
 
 	optind = 0;
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((o = getopt_long(argc, argv, "gpnjrsLh", opts, NULL)) >= 0) {
 		switch (o) {
 		case 'g':
@@ -514,7 +541,19 @@ static int idmap_domain(void *state, int argc, char *argv[])
 
 	if (r < 0)
 		return tool_error("idmap domain: %s", strerror(-r));
-	printf("%s (from %s)\n", domain, source);
+	if (argc > 0) {
+		tool_error("idmap domain: unexpected argument '%s'", argv[0]);
+		return EXIT_USAGE;
+	}
+	if (c->json) {
+		printf("{\"domain\":");
+		print_json_str(domain);
+		printf(",\"source\":");
+		print_json_str(source);
+		printf("}\n");
+	} else {
+		printf("%s (from %s)\n", domain, source);
+	}
 	return EXIT_OK;
 }
 
@@ -525,10 +564,14 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	enum nfskeys_idmap_kind k;
 	_cleanup_free_ char *text = NULL;
 	struct nfskeys_idmap_answer a;
-	int r;
+	int r, config;
 
-	if (argc != 1)
-		return tool_error("idmap explain: give exactly one name, id or SID");
+	if (argc != 1) {
+		tool_error("idmap explain: give exactly one name, id or SID");
+		return EXIT_USAGE;
+	}
+	/* a backend that is not installed: said once here, explained below, exit 3 */
+	config = nfskeys_idmap_check_config(c->ctx);
 	if (c->principal)
 		k = NFSKEYS_IDMAP_PRINCIPAL_TO_IDS;
 	else if (c->sid || ((argv[0][0] == 'S' || argv[0][0] == 's') && argv[0][1] == '-'))
@@ -542,11 +585,32 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	r = nfskeys_idmap_explain(c->ctx, k, argv[0], &text);
 	if (r < 0)
 		return tool_error("idmap explain: %s", strerror(-r));
-	fputs(text, stdout);
-	explain_recent(c->ctx, k, argv[0]);
 	/* The status says what the text does, for scripts: 0 mapped, 1 not (nobody, no
 	 * mapping, a malformed key); see nfskeys-idmap(1). */
 	r = nfskeys_idmap_lookup_full(c->ctx, k, argv[0], 0, &a);
+	if (c->json) {
+		/* {"kind","key","mapped","answer" (as lookup --json, or null),"error",
+		 *  "explanation" (the text),"recent" (the daemon's records, or null)} */
+		printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(k));
+		print_json_str(argv[0]);
+		printf(",\"mapped\":%s,\"answer\":", r < 0 ? "false" : "true");
+		if (r < 0) {
+			printf("null,\"error\":");
+			print_json_str(strerror(-r));
+		} else {
+			print_answer_json(argv[0], &a);
+		}
+		printf(",\"explanation\":");
+		print_json_str(text);
+		printf(",\"recent\":");
+		explain_recent_json(c->ctx, k, argv[0]);
+		printf("}\n");
+	} else {
+		fputs(text, stdout);
+		explain_recent(c->ctx, k, argv[0]);
+	}
+	if (config < 0)
+		return EXIT_CONFIG;
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -566,6 +630,35 @@ static int idmap_import_conf(void *state, int argc, char *argv[])
 static int idmap_enable_upcalls(void *state, int argc, char *argv[])
 {
 	return cmd_idmap_enable_upcalls(argc - 1, argv + 1);
+}
+
+struct captured_log {
+	char *buf;
+	size_t size;
+};
+
+static void capture_log(void *userdata, int priority, const char *file, int line,
+			const char *fn, const char *format, va_list args)
+{
+	struct captured_log *c = userdata;
+
+	if (priority <= LOG_ERR && !c->buf[0])
+		vsnprintf(c->buf, c->size, format, args);
+}
+
+int tool_idmap_config_problem(struct nfskeys_ctx *ctx, char *buf, size_t size)
+{
+	struct captured_log c = { buf, size };
+	int r;
+
+	buf[0] = '\0';
+	nfskeys_ctx_set_log_fn(ctx, capture_log, &c);
+	r = nfskeys_idmap_check_config(ctx);
+	nfskeys_ctx_set_log_fn(ctx, NULL, NULL);
+	if (r < 0 && !buf[0])
+		snprintf(buf, size, "the ID-mapping configuration is not usable: %s",
+			 strerror(-r));
+	return r;
 }
 
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
@@ -590,5 +683,12 @@ int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			return EXIT_OK;
 		}
 	}
+	/* A backend named in [Translation] Method that is not installed is a configuration
+	 * error, as the daemon says when it refuses the file: once, before any answer.
+	 * explain checks it itself (it goes on to explain, then exits 3); stats,
+	 * import-conf and enable-upcalls do not use the chain. */
+	if (sub->fn != idmap_explain && sub->fn != idmap_stats && sub->fn != idmap_import_conf &&
+	    sub->fn != idmap_enable_upcalls && nfskeys_idmap_check_config(ctx) < 0)
+		return EXIT_CONFIG;
 	return sub->fn(&c, argc - 1, argv + 1);
 }

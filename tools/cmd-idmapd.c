@@ -3,7 +3,10 @@
  * flush and reload are for root (the daemon checks the caller with SO_PEERCRED). */
 #include <getopt.h>
 
+#include <limits.h>
+
 #include "idmapd-client.h"
+#include "ini.h"
 #include "nfskeys-tool.h"
 #include "stats.h"
 #include "units.h"
@@ -24,7 +27,7 @@ static int idmapd_stats(void *state, int argc, char *argv[]);
 const struct cli_sub idmapd_subs[] = {
 	{ "ping", NULL, NULL, "is the daemon there (version, pid, config generation)",
 	  idmapd_ping },
-	{ "lookup", NULL, "KIND KEY",
+	{ "lookup", NULL, "[--json] KIND KEY",
 	  "map through the daemon's cache; KIND is name-to-uid,\n"
 	  "group-to-gid, uid-to-name, gid-to-group,\n"
 	  "principal-to-ids, sid-to-uid, sid-to-gid, uid-to-sid,\n"
@@ -55,23 +58,76 @@ const struct cli_sub idmapd_subs[] = {
 static void idmapd_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: nfskeys idmapd [--socket PATH] [--timeout DURATION] COMMAND [ARGS...]\n"
+		"Usage: nfskeys idmapd [--socket PATH] [--timeout SECONDS] COMMAND [ARGS...]\n"
 		"\n"
 		"Commands:\n");
 	cli_sub_usage(f, idmapd_subs, 28);
 	fprintf(f,
 		"\n"
-		"--timeout: how long to wait for an answer, a duration (2s, 500ms; a bare number\n"
-		"is milliseconds; default 5s, reload 120s).\n"
+		"--timeout: how long to wait for an answer, in seconds (as every nfskeys\n"
+		"--timeout), or a duration with its unit (500ms, 2m); default 5, reload 120.\n"
 		"\n"
 		"Exit status: 0 success, 1 failure (daemon not running, no mapping, refused),\n"
 		"2 usage error, 3 configuration error.  See nfskeys-idmapd(8).\n");
 }
 
+/* What of a configuration file that did not load still names the daemon's socket: the
+ * lines before its first error, and of its drop-ins none (they may be what broke). */
+struct socket_scan {
+	char socket[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+};
+
+static int scan_value(void *userdata, const char *file, unsigned line, const char *section,
+		      const char *key, const char *value)
+{
+	struct socket_scan *sc = userdata;
+
+	if (strcaseeq(section, "Idmapd") && strcaseeq(key, "Socket"))
+		snprintf(sc->socket, sizeof(sc->socket), "%s", value);
+	else if (strcaseeq(section, "General") && strcaseeq(key, "Runtime-Dir"))
+		snprintf(sc->runtime_dir, sizeof(sc->runtime_dir), "%s", value);
+	return 0;
+}
+
+/* The socket when the configuration did not load, as idmapd_socket_path() would have
+ * found it; says on stderr which it is and where it came from. */
+static const char *fallback_socket_path(void)
+{
+	static char buf[PATH_MAX + 16];
+	struct socket_scan sc = {};
+	const char *file = tool_config_path, *from;
+	char err[512];
+	int r;
+
+	if (!file) {
+		file = secure_getenv("NFSKEYS_CONF");
+		if (!file || !*file)
+			file = SYSCONFDIR "/nfskeys/nfskeys.conf";
+	}
+	r = ini_parse_file(file, NULL, scan_value, &sc, err, sizeof(err));
+	if (sc.socket[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s", sc.socket);
+		from = "[Idmapd] Socket in";
+	} else if (sc.runtime_dir[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s/idmapd.sock", sc.runtime_dir);
+		from = "[General] Runtime-Dir in";
+	} else {
+		snprintf(buf, sizeof(buf), "%s", IDMAPD_SOCKET_DEFAULT);
+		from = r < 0 && r != -EINVAL ? "the default:" : "the default, none in";
+	}
+	fprintf(stderr, "%s: idmapd: going on without the configuration: socket %s (%s %s%s%s)\n",
+		program_invocation_short_name, buf, from, file, r < 0 && r != -EINVAL ? ": " : "",
+		r < 0 && r != -EINVAL ? strerror(-r) : "");
+	return buf;
+}
+
 static int connect_daemon(struct nfskeys_ctx *ctx, const char *socket, int timeout_ms,
 			  struct rpc_client **ret, const char **ret_path)
 {
-	const char *path = idmapd_socket_path(ctx, socket);
+	const char *path = socket || ctx || !tool_config_failed ?
+				   idmapd_socket_path(ctx, socket) :
+				   fallback_socket_path();
 	int r = idmapd_client_new(path, timeout_ms, ret);
 
 	*ret_path = path;
@@ -122,6 +178,43 @@ static int parse_kind(const char *s, enum nfskeys_idmap_kind *ret)
 	return 0;
 }
 
+/* lookup --json: {"kind","key", then "name", "sid" or "id" (and "gid" for a principal),
+ * "ttl","backend","cached","stale","nobody"} */
+static int print_lookup_json(enum nfskeys_idmap_kind kind, const char *key,
+			     const struct nfskeys_idmap_answer *a, unsigned aflags)
+{
+	char sid[MAX(NFSKEYS_SID_STRING_MAX, NFSKEYS_IDMAP_NAME_MAX)];
+
+	printf("{\"kind\":\"%s\",\"key\":", nfskeys_idmap_kind_to_string(kind));
+	print_json_str(key);
+	switch (kind) {
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		printf(",\"name\":");
+		print_json_str(a->name);
+		break;
+	case NFSKEYS_IDMAP_UID_TO_SID:
+	case NFSKEYS_IDMAP_GID_TO_SID:
+		if (nfskeys_sid_to_string(&a->sid, sid, sizeof(sid)) < 0)
+			snprintf(sid, sizeof(sid), "%s", a->name);
+		printf(",\"sid\":");
+		print_json_str(sid);
+		break;
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		printf(",\"id\":%u,\"gid\":%u", a->id, a->gid);
+		break;
+	default:
+		printf(",\"id\":%u", a->id);
+	}
+	printf(",\"ttl\":%u,\"backend\":", a->ttl);
+	print_json_str(a->backend);
+	printf(",\"cached\":%s,\"stale\":%s,\"nobody\":%s}\n",
+	       aflags & IDMAPD_ANSWER_CACHED ? "true" : "false",
+	       aflags & IDMAPD_ANSWER_STALE ? "true" : "false",
+	       aflags & IDMAPD_ANSWER_NOBODY ? "true" : "false");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
 static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
 {
 	struct nfskeys_idmap_answer a;
@@ -129,12 +222,18 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	unsigned flags = 0, aflags = 0;
 	const char *kind_s = NULL, *key = NULL;
 	char sid[MAX(NFSKEYS_SID_STRING_MAX, NFSKEYS_IDMAP_NAME_MAX)];
+	bool json = false;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
 		if (streq(argv[i], "--nobody") || streq(argv[i], "-n"))
 			flags |= IDMAPD_LOOKUP_NOBODY;
-		else if (!kind_s)
+		else if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			json = true;
+		else if (argv[i][0] == '-' && argv[i][1] && !kind_s) {
+			tool_error("lookup: unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else if (!kind_s)
 			kind_s = argv[i];
 		else if (!key)
 			key = argv[i];
@@ -155,6 +254,8 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 			return tool_error("lookup %s %s: no mapping", kind_s, key);
 		return daemon_error("lookup", path, r);
 	}
+	if (json)
+		return print_lookup_json(kind, key, &a, aflags);
 	switch (kind) {
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 	case NFSKEYS_IDMAP_GID_TO_GROUP:
@@ -208,14 +309,17 @@ static void print_recent(const idmapd_recent_res *res, bool json, const char *in
 		printf("%s ", kind ? kind : "?");
 		print_text_safe(e->key);
 		printf(" -> ");
-		if (e->status < 0)
+		/* the daemon's -ENOENT is a verdict, not a missing file */
+		if (e->status == -ENOENT)
+			printf("no mapping");
+		else if (e->status < 0)
 			printf("%s", strerror(-e->status));
 		else
 			print_text_safe(e->answer);
 		printf(" (%s)\n", e->result);
 	}
 	if (json)
-		printf("]\n");
+		printf("]");
 }
 
 static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
@@ -251,6 +355,8 @@ static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 		printf("no recent answers%s\n", key ? " for this key" : "");
 	else
 		print_recent(&res, json, "");
+	if (json)
+		putchar('\n');
 	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
 	return EXIT_OK;
 }
@@ -282,6 +388,27 @@ void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const
 	}
 	if (r == 0)
 		xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
+}
+
+void explain_recent_json(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key)
+{
+	idmapd_recent_res res = {};
+	struct rpc_client *c = NULL;
+	const char *path;
+	int r = connect_daemon(ctx, NULL, 2000, &c, &path);
+
+	if (r == 0)
+		r = idmapd_client_recent(c, kind, key, &res);
+	rpc_client_free(c);
+	if (r < 0) {
+		printf("null,\"recent_error\":");
+		print_json_str(r == -ENOENT || r == -ECONNREFUSED ? "nfskeys-idmapd is not running" :
+			       r == -EPERM || r == -EACCES	 ? "root only" :
+								   strerror(-r));
+		return;
+	}
+	print_recent(&res, true, "");
+	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
 }
 
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[])
@@ -399,13 +526,20 @@ int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		if ((streq(argv[i], "--socket") || streq(argv[i], "-s")) && i + 1 < argc) {
 			socket = argv[++i];
 		} else if ((streq(argv[i], "--timeout") || streq(argv[i], "-t")) && i + 1 < argc) {
+			const char *t = argv[++i];
 			uint64_t v;
+			int pr;
 
-			/* the one duration syntax: "2s", "500ms"; a bare number is milliseconds */
-			if (units_parse_duration(argv[++i], 1, &v, NULL) < 0 || v == 0 || v > 600000) {
-				tool_error("idmapd: bad timeout '%s' (a duration up to 10m: 2s, "
-					   "500ms; a bare number is milliseconds)",
-					   argv[i]);
+			/* --timeout is seconds in every nfskeys program (as nfsidmap -t): a bare
+			 * number is seconds, a unit (500ms, 2m) says otherwise */
+			pr = units_parse_duration(t, 1, &v, NULL);
+			if (pr == 0 && t[strspn(t, "0123456789")] == '\0')
+				pr = units_parse_duration(t, 1, &v, NULL) == 0 && v <= 600 ?
+					     (v *= 1000, 0) : -ERANGE;
+			if (pr < 0 || v == 0 || v > 600000) {
+				tool_error("idmapd: bad timeout '%s' (seconds, up to 600; or a "
+					   "duration with its unit: 500ms, 2m)",
+					   t);
 				return EXIT_USAGE;
 			}
 			timeout = (int)v;

@@ -286,6 +286,7 @@ int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	int c, status;
 	pid_t pid;
 
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "jw:u:c:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'j':

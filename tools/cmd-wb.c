@@ -77,10 +77,10 @@ static int open_mount(struct nfskeys_ctx *ctx, const char *path, struct nfskeys_
 {
 	int r = nfskeys_wb_mount_open(ctx, path, ret);
 
-	/* the library logged the reason (fstype, missing bdi); add the verdict */
-	if (r < 0)
-		tool_error("%s: cannot manage its writeback: %s", path,
-			   r == -EMEDIUMTYPE ? "not an NFS or CIFS mount" : strerror(-r));
+	/* the library names the reason (no such path, the fstype, a missing bdi) in its one
+	 * message; only what it does not log is said here, so each error is printed once */
+	if (r == -ENOMEM || r == -ENAMETOOLONG || r == -EINVAL)
+		tool_error("%s: cannot manage its writeback: %s", path, strerror(-r));
 	return r;
 }
 
@@ -307,6 +307,8 @@ static int wb_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	}
 	if (json)
 		printf("]\n");
+	else if (optind >= argc && n == 0)
+		printf("No NFS or CIFS mounts.\n");
 	for (size_t i = 0; all && i < n; i++)
 		free(all[i]);
 	free(all);

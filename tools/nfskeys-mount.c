@@ -70,6 +70,22 @@ static bool has_secret(const char *opts)
 	return false;
 }
 
+/* Whether the library said why something failed: then the tool does not say it again. */
+static bool logged_error;
+
+static void mount_log(void *userdata, int priority, const char *file, int line, const char *fn,
+		      const char *format, va_list args)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "error",
+					     "warning", "notice", "info", "debug" };
+
+	fprintf(stderr, "nfskeys-mount: %s: ", names[priority & 7]);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+	if (priority <= LOG_ERR)
+		logged_error = true;
+}
+
 int main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -137,7 +153,7 @@ int main(int argc, char *argv[])
 		unsigned skipped = 0;
 
 		/* a broken drop-in must not stop a mount: it is named and gone past */
-		r = nfskeys_ctx_new_partial(config, NULL, NULL, &ctx, &skipped);
+		r = nfskeys_ctx_new_partial(config, mount_log, NULL, &ctx, &skipped);
 		if (r == 0 && skipped)
 			fprintf(stderr,
 				"nfskeys-mount: going on without what the errors above spoil\n");
@@ -155,8 +171,13 @@ int main(int argc, char *argv[])
 	nfskeys_attr_id_free(id);
 	nfskeys_ctx_unref(ctx);
 	if (r < 0) {
-		/* a broken store must not keep the machine from mounting: say so, go on */
-		fprintf(stderr, "nfskeys-mount: warning: no policy options (%s)\n", strerror(-r));
+		/* a broken store must not keep the machine from mounting: say so, go on (once:
+		 * when the library named the error, without repeating it) */
+		if (logged_error)
+			fprintf(stderr, "nfskeys-mount: warning: mounting without policy options\n");
+		else
+			fprintf(stderr, "nfskeys-mount: warning: no policy options (%s)\n",
+				strerror(-r));
 		merged = strdup(opts ? opts : "");
 		if (!merged)
 			return EXIT_FAIL;

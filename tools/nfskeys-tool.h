@@ -54,10 +54,22 @@ int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
  * lines on standard output, whatever the daemon's state). */
 void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
+/* cmd-idmap.c: nfskeys_idmap_check_config() with its message in buf instead of the log
+ * (for doctor); 0 when the chain's backends are all installed, else -errno.  Leaves ctx
+ * on the default log sink. */
+int tool_idmap_config_problem(struct nfskeys_ctx *ctx, char *buf, size_t size);
+/* The same records as a JSON array, or null and "recent_error" (a member's value and
+ * the members after it, inside the caller's object). */
+void explain_recent_json(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key);
 /* "nfskeys idmap stats ...": argv[0] is "stats". */
 int cmd_idmapd_stats(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 
-/* Print "nfskeys: " + message to stderr; returns EXIT_FAIL. */
+/* nfskeys -c FILE (NULL: $NFSKEYS_CONF or the default), and whether it failed to load:
+ * then the idmapd commands run with no context (they need only the daemon's socket). */
+extern const char *tool_config_path;
+extern bool tool_config_failed;
+
+/* Print "PROGRAM: " + message to stderr (cli_verror_self); returns EXIT_FAIL. */
 int tool_error(const char *fmt, ...) _printf_(1, 2);
 /* A time (seconds since the epoch) as "%Y-%m-%d %H:%M:%S" local time, "never" when <= 0. */
 void tool_format_time(int64_t t, char *buf, size_t size);

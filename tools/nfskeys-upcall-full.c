@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"Run by request-key as: nfskeys-upcall %%k %%d\n"
 		"\n"
 		"Options:\n"
-		"  -t, --timeout SEC   key timeout for answers (default: the answer's TTL)\n"
+		"  -t, --timeout SEC   key timeout for answers in seconds, or with a unit\n"
+		"                      (10m, 1h; default: the answer's TTL)\n"
 		"  -c, --config FILE   configuration file\n"
 		"  -T, --type TYPE     key type when the key cannot be described\n"
 		"  -v, --verbose       log to syslog at debug level\n"
@@ -89,6 +90,13 @@ static int reject(int32_t key, unsigned timeout, int error)
 
 	if (r < 0) {
 		log_syslogf(LOG_ERR, "cannot reject key %" PRId32 ": %s", key, strerror(-r));
+		/* run by hand (not by request-key) this is the usual end: say why on stderr,
+		 * which request-key does not show, as well as in the log */
+		fprintf(stderr, "%s: cannot reject key %" PRId32 ": %s%s\n",
+			program_invocation_short_name, key, strerror(-r),
+			r == -EPERM || r == -EACCES || r == -ENOKEY ?
+				" (only request-key may: it is not a key under construction "
+				"by this process)" : "");
 		return UP_KEYERR;
 	}
 	return UP_REJECTED;
@@ -107,6 +115,9 @@ int main(int argc, char *argv[])
 	int32_t serial;
 	int r, len, rc;
 
+	/* exec'd by the lean nfskeys-upcall, whose name it answers to */
+	cli_set_program_name("nfskeys-upcall");
+	argv[0] = program_invocation_short_name; /* getopt's messages too */
 	r = upcall_args_parse(argc, argv, &a);
 	switch (r) {
 	case 0:
@@ -137,6 +148,8 @@ int main(int argc, char *argv[])
 		if (r < 0) {
 			log_syslogf(LOG_ERR, "cannot describe key %" PRId32 ": %s", serial,
 			       strerror(-r));
+			fprintf(stderr, "nfskeys-upcall: cannot describe key %" PRId32 ": %s\n",
+				serial, strerror(-r));
 			return reject(serial, reject_timeout, EKEYREJECTED);
 		}
 		type = info.type;

@@ -33,7 +33,10 @@ static void usage(FILE *f)
 int main(int argc, char *argv[])
 {
 	struct upcall_args a;
-	int r = upcall_args_parse(argc, argv, &a);
+	int r;
+
+	argv[0] = program_invocation_short_name; /* getopt's messages: the name, not a path */
+	r = upcall_args_parse(argc, argv, &a);
 
 	switch (r) {
 	case 0:

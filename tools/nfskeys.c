@@ -29,12 +29,15 @@ static const struct nfskeys_cmd commands[] = {
 	{ "wb", cmd_wb, "A kernel mount's dirty limit", false, wb_subs },
 };
 
+const char *tool_config_path;
+bool tool_config_failed;
+
 int tool_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	cli_verror("nfskeys", fmt, ap);
+	cli_verror_self(fmt, ap);
 	va_end(ap);
 	return EXIT_FAIL;
 }
@@ -146,7 +149,13 @@ int main(int argc, char *argv[])
 			r = nfskeys_ctx_new_partial(config, NULL, NULL, &ctx, &skipped);
 		else
 			r = nfskeys_ctx_new(config, &ctx);
-		if (r < 0) {
+		if (r < 0 && r != -ENOMEM && streq(cmd->name, "idmapd")) {
+			/* the daemon runs on the configuration it loaded: talking to it needs
+			 * only its socket (cmd-idmapd.c finds it in what of the file parses) */
+			tool_config_path = config;
+			tool_config_failed = true;
+			ctx = NULL;
+		} else if (r < 0) {
 			/* the library named file and line already; say more only when it did not */
 			if (r != -EINVAL && r != -ENOENT)
 				fprintf(stderr, "nfskeys: cannot load configuration: %s\n",
@@ -156,7 +165,7 @@ int main(int argc, char *argv[])
 		if (skipped)
 			fprintf(stderr, "nfskeys: going on without what the error%s above spoil%s\n",
 				skipped > 1 ? "s" : "", skipped > 1 ? "" : "s");
-		if (verbose)
+		if (verbose && ctx)
 			nfskeys_ctx_set_log_priority(ctx, verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	}
 	argc -= optind;

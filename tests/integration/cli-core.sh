@@ -1,7 +1,7 @@
 #!/bin/sh
 # The nfskeys CLI: help, version, exit codes, config errors and keys list (no payloads).
 . "$top_srcdir/tests/harness/lib.sh"
-plan 17
+plan 26
 
 out=$("$NFSKEYS" --help); check_contains "--help lists the keys command" "keys" "$out"
 out=$("$NFSKEYS" --version); check_eq "--version" "nfskeys $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$out"
@@ -45,3 +45,33 @@ echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k[
 check_eq "keys list --json keeps UTF-8 and escapes invalid bytes" 0 $?
 echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:a:192.0.2.77" and k["type"]=="logon" for k in d)' 2>/dev/null
 check_eq "keys list --json is valid JSON with the key" 0 $?
+
+# a bad [General] Verbosity: one error, with its line and the schema's list, exit 3
+printf '[General]\nVerbosity = loud\n' >"$T_TMP/loud.conf"
+err=$("$NFSKEYS" -c "$T_TMP/loud.conf" keys list 2>&1 >/dev/null); rc=$?
+check_eq "Verbosity = loud: exit 3" 3 "$rc"
+check_eq "... one message, with the line and the schema's values" \
+	"nfskeys: error: $T_TMP/loud.conf:2: bad value: [General] Verbosity = loud: expected one of err|warning|notice|info|debug|error|warn|emerg|alert|crit|0|1|2|3|4|5|6|7" \
+	"$err"
+# the library's messages carry the name of the program that printed them
+err=$("$top_builddir/tools/nfsattr" -c "$T_TMP/loud.conf" status 2>&1 >/dev/null)
+check_eq "nfsattr names itself in the library's error" "nfsattr: error: " "$(printf '%s' "$err" | cut -c1-16)"
+# a damaged policy store: nfskeys-mount names it once, under its own name, and goes on
+head -c 4096 /dev/zero | tr '\0' 'x' >"$T_TMP/damaged.db"
+printf '[Attr]\nStore = %s/damaged.db\n' "$T_TMP" >"$T_TMP/store.conf"
+err=$("$top_builddir/tools/nfskeys-mount" -c "$T_TMP/store.conf" -n srv:/x /mnt 2>&1 >/dev/null)
+check_eq "nfskeys-mount: a damaged store is one error and one warning" \
+	"nfskeys-mount: error: attr store $T_TMP/damaged.db: PRAGMA user_version: file is not a database
+nfskeys-mount: warning: mounting without policy options" "$err"
+# getopt's complaints name the program, not the subcommand
+err=$("$NFSKEYS" status --bogus 2>&1 >/dev/null); rc=$?
+check_eq "status --bogus: exit 2" 2 "$rc"
+check_contains "... named nfskeys" "nfskeys: unrecognized option '--bogus'" "$err"
+# -p is --principal wherever it exists: afs --print has no -p
+"$NFSKEYS" afs login -p example.org >/dev/null 2>&1
+check_eq "afs login -p is a usage error (--print has no -p)" 2 $?
+out=$("$NFSKEYS" cifs list --json)
+echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(k["description"]=="cifs:a:192.0.2.77" and k["type"]=="logon" for k in d)' 2>/dev/null
+check_eq "cifs list --json is valid JSON with the key" 0 $?
+"$NFSKEYS" cifs clearall --json >/dev/null 2>&1
+check_eq "cifs clearall --json is a usage error" 2 $?

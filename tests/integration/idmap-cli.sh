@@ -2,7 +2,7 @@
 # `nfskeys idmap`: lookups, reverse, SIDs, explain's causes and advice, import-conf of an
 # idmapd.conf, enable-upcalls into a scratch request-key.d, flush, and exit codes.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 33
+plan 48
 
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]
@@ -35,10 +35,48 @@ check_eq "--json" '{"kind":"name-to-uid","key":"root@cli.test","id":0,"backend":
 check_eq "reverse 0" "0 -> root@cli.test (nsswitch, ttl 600s)" "$(nk idmap reverse 0)"
 check_eq "reverse --group 0" "0 -> root@cli.test (nsswitch, ttl 600s)" "$(nk idmap reverse -g 0)"
 out=$(nk idmap reverse abc 2>&1); check_contains "reverse of a non-number says so" "not a numeric id" "$out"
+out=$(nk idmap reverse --local 4294967295 2>&1); rc=$?
+check_eq "reverse 4294967295: out of range, not 'not a numeric id'" \
+	"1 nfskeys: idmap reverse: 4294967295: out of range (an id is 0 to 4294967294; 4294967295 is (uid_t)-1, never an owner)" \
+	"$rc $out"
 id=$(nk idmap sid S-1-5-21-7-8-9-1234 | awk '{print $3}')
 check_eq "sid -> id -> the same sid" "$id -> S-1-5-21-7-8-9-1234 (sid, ttl 600s)" "$(nk idmap sid "$id")"
 out=$(nk idmap sid S-1-5-x 2>&1); check_contains "bad SID text is named" "not a SID" "$out"
 check_eq "domain" "cli.test (from config)" "$(nk idmap domain)"
+out=$(nk idmap domain --json)
+check_eq "domain --json is JSON" "cli.test config" \
+	"$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["domain"], d["source"])' 2>&1)"
+out=$(nk idmap explain --json root@cli.test); rc=$?
+check_eq "explain --json: exit 0" 0 "$rc"
+check_eq "explain --json is one JSON object: mapped, answer, explanation" "True 0 nsswitch True" \
+	"$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["mapped"], d["answer"]["id"], d["answer"]["backend"], "result: 0 (backend nsswitch" in d["explanation"])' 2>&1)"
+out=$(nk idmap explain --json nosuch@cli.test); rc=$?
+check_eq "explain --json of an unmapped name: exit 1, mapped false, answer null" "1 False None" \
+	"$rc $(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["mapped"], d["answer"])' 2>&1)"
+nk idmap explain >/dev/null 2>&1; check_eq "explain without a key: usage error (2)" 2 $?
+nk idmap lookup >/dev/null 2>&1; check_eq "lookup without a key: usage error (2)" 2 $?
+nk idmap import-conf --bogus >/dev/null 2>&1; check_eq "import-conf --bogus: usage error (2)" 2 $?
+out=$(nk idmap explain --bogus x 2>&1); rc=$?
+check_eq "an unknown option names the program: exit 2, 'nfskeys:'" "2 nfskeys: unrecognized option '--bogus'" \
+	"$rc $(printf '%s' "$out" | head -1)"
+
+# a backend that is not installed: one message naming it, the key, the file and the
+# plugin directory; exit 3 before any answer; doctor names it
+sed 's/^Method = .*/Method = nsswitch,bogus/' "$T_TMP/nfskeys.conf" >"$T_TMP/bogus.conf"
+nb() { "$NFSKEYS" -c "$T_TMP/bogus.conf" "$@"; }
+msg="nfskeys: error: unknown backend 'bogus' ([Translation] Method = nsswitch,bogus in $T_TMP/bogus.conf): no idmap-bogus.so in $NFSKEYS_PLUGIN_DIR (installed: "
+out=$(nb idmap domain 2>&1); rc=$?
+check_eq "missing backend: idmap domain exits 3" 3 "$rc"
+check_eq "... with one message" 1 "$(printf '%s\n' "$out" | wc -l)"
+check_contains "... naming backend, key, file and plugin directory" "$msg" "$out"
+out=$(nb idmap lookup --local root@cli.test 2>&1); rc=$?
+check_eq "missing backend: lookup --local exits 3 with the one message (not 'Host is down')" \
+	"3 1" "$rc $(printf '%s\n' "$out" | grep -c "unknown backend 'bogus'")"
+out=$(nb doctor 2>&1)
+check_contains "doctor names the missing backend as a problem" \
+	"problem config idmap: unknown backend 'bogus' ([Translation] Method = nsswitch,bogus" "$out"
+check_contains "doctor says all backends are installed when they are" \
+	"ok      config idmap: every backend in [Translation] Method is installed" "$(nk doctor 2>&1)"
 
 out=$(nk idmap explain nosuch@cli.test)
 check_contains "explain: no such user" "cause: no such user in any backend" "$out"

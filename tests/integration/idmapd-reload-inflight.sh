@@ -33,7 +33,7 @@ g0=$(gen)
 kill -STOP "$(cat "$SLAPD_DIR/slapd.pid")"
 t_on_exit "kill -CONT $(cat "$SLAPD_DIR/slapd.pid")"
 # (the program itself in the background, not a subshell: its own exit status)
-"$NFSKEYS" -c "$T_TMP/client.conf" idmapd --timeout 30000 lookup name-to-uid user5@ldap.test \
+"$NFSKEYS" -c "$T_TMP/client.conf" idmapd --timeout 30 lookup name-to-uid user5@ldap.test \
 	>"$T_TMP/inflight.out" 2>&1 &
 inflight=$!
 sleep 0.3

@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
 
-plan 52
+plan 65
 
 # break_conf CASE FILE: put CASE's broken configuration in FILE's place; sets CAUSE, the
 # text the refusal and the log must carry
@@ -55,6 +55,41 @@ for c in missing unreadable malformed backend; do
 	rm -rf "$IDMAPD_CONF"; cp "$T_TMP/idmapd-good.conf" "$IDMAPD_CONF"
 done
 check_contains "idmapd: a good reload still works afterwards" "generation" "$(NKG idmapd reload 2>&1)"
+
+# --- the idmapd client needs no valid configuration of its own: it finds the socket in
+# what of the file parses (or takes the default) and says which
+{ cat "$T_TMP/idmapd-good.conf"; printf '[Broken\n'; } >"$T_TMP/client-malformed.conf"
+sed 's/^\[General\]$/[General]\nVerbosity = loud/' "$T_TMP/idmapd-good.conf" >"$T_TMP/client-loud.conf"
+for b in malformed loud; do
+	out=$("$NFSKEYS" -c "$T_TMP/client-$b.conf" idmapd ping 2>&1); rc=$?
+	check_eq "client config $b: idmapd ping reaches the daemon (exit 0)" 0 "$rc"
+	check_contains "... saying where the socket came from" \
+		"going on without the configuration: socket $IDMAPD_SOCK ([Idmapd] Socket in $T_TMP/client-$b.conf)" "$out"
+done
+gen=$(stat_good config_generation)
+out=$("$NFSKEYS" -c "$T_TMP/client-malformed.conf" idmapd reload 2>&1); rc=$?
+check_eq "client config malformed: idmapd reload works (exit 0, new generation)" "0 $((gen + 1))" \
+	"$rc $(stat_good config_generation)"
+printf '[General\n' >"$T_TMP/client-nosocket.conf"
+out=$("$NFSKEYS" -c "$T_TMP/client-nosocket.conf" idmapd --socket "$IDMAPD_SOCK" ping 2>&1); rc=$?
+check_eq "client config malformed, --socket given: ping works" 0 "$rc"
+out=$("$NFSKEYS" -c "$T_TMP/client-nosocket.conf" idmapd ping 2>&1)
+check_contains "no socket before the error: the default, said so" \
+	"socket /run/nfskeys/idmapd.sock (the default, none in $T_TMP/client-nosocket.conf)" "$out"
+
+# --- idmapd lookup --json, recent of a key with no mapping, --timeout in seconds
+out=$(NKG idmapd lookup --json name-to-uid alice@example.test)
+check_eq "idmapd lookup --json is one JSON object" "2001 static False" \
+	"$(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["id"], d["backend"], d["nobody"])' 2>&1)"
+NKG idmapd lookup name-to-uid nosuch@example.test >/dev/null 2>&1
+out=$(NKG idmapd recent name-to-uid nosuch@example.test)
+check_contains "recent shows a key with no mapping as such" "name-to-uid nosuch@example.test -> no mapping" "$out"
+case "$out" in *"No such file"*) not_ok "... not as 'No such file or directory'" ;;
+*) ok "... not as 'No such file or directory'" ;; esac
+NKG idmapd --timeout 3 ping >/dev/null 2>&1; check_eq "idmapd --timeout 3 (seconds) works" 0 $?
+out=$(NKG idmapd --timeout 2000 ping 2>&1); rc=$?
+check_eq "idmapd --timeout 2000: a bare number is seconds, over 600 refused (exit 2)" 2 "$rc"
+check_contains "... saying so" "bad timeout '2000' (seconds, up to 600" "$out"
 t_idmapd_stop; rc=$?
 check_eq "idmapd stops cleanly (exit 0)" 0 "$rc"
 

@@ -11,7 +11,7 @@
 
 HELPER="$top_builddir/tools/nfskeys-upcall"
 t_route_upcalls /bin/false || skip_all "needs root, keyctl and a writable /etc/request-key.d"
-plan 32
+plan 35
 
 good_conf() { # FILE [SOCKET]
 	cat >"$1" <<CONF
@@ -72,8 +72,22 @@ rejected "malformed config" badcfg "uid:bob@example.test" "1m Key was rejected b
 
 # --- a key that cannot be described (no such key): nothing to reject either, exit 4
 NFSKEYS_PLUGIN_DIR="$NFSKEYS_PLUGIN_DIR" LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" \
-	"$HELPER" -c "$T_TMP/good.conf" 2147483000 uid:alice@example.test 2>>"$T_TMP/helper.err"
+	"$HELPER" -c "$T_TMP/good.conf" 2147483000 uid:alice@example.test 2>"$T_TMP/byhand.err"
 check_eq "key that cannot be described: exit 4 (cannot reject either)" 4 "$?"
+# run by hand, the helper says why on stderr under its own name (the full helper it execs
+# answers to nfskeys-upcall)
+check_eq "... and says so on stderr as nfskeys-upcall" \
+	"nfskeys-upcall: cannot describe key 2147483000: Required key not available" \
+	"$(head -1 "$T_TMP/byhand.err")"
+out=$(NFSKEYS_PLUGIN_DIR="$NFSKEYS_PLUGIN_DIR" LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" \
+	"$HELPER" --bogus 1 uid:x@y 2>&1 | head -1)
+check_eq "an unknown option is named by nfskeys-upcall, not the helper it execs" \
+	"nfskeys-upcall: unrecognized option '--bogus'" "$out"
+# -t is seconds, as every nfskeys --timeout, and takes a unit: parsed (then the key,
+# which does not exist, cannot be described: exit 4, not a usage error)
+NFSKEYS_PLUGIN_DIR="$NFSKEYS_PLUGIN_DIR" LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs" \
+	"$HELPER" -t 10m -c "$T_TMP/good.conf" 2147483000 uid:alice@example.test 2>/dev/null
+check_eq "-t 10m is accepted (exit 4 for the key, not 2)" 4 "$?"
 
 # --- the description passed is not the key's: rejected before anything is resolved
 route mismatch uid:someone-else@example.test -c "$T_TMP/good.conf"

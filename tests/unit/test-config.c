@@ -420,13 +420,14 @@ static void test_verbosity(void **state)
 	unsetenv("NFSKEYS_LOG");
 	assert_int_equal(nfskeys_ctx_get_log_priority(ctx), LOG_INFO);
 	nfskeys_ctx_unref(ctx);
-	/* a bad value is a configuration error naming the file and the value */
+	/* a bad value is a configuration error naming the file, the line, the value and
+	 * the schema's list, once */
 	write_file("nfskeys.conf", "[General]\nVerbosity = loud\n");
 	logbuf[0] = '\0';
 	load(-EINVAL);
 	snprintf(expect, sizeof(expect),
-		 "<3>%s/nfskeys.conf: [General] Verbosity: invalid value 'loud' (use err, warning, "
-		 "notice, info, debug or 0-7)\n",
+		 "<3>%s/nfskeys.conf:2: bad value: [General] Verbosity = loud: expected one of "
+		 "err|warning|notice|info|debug|error|warn|emerg|alert|crit|0|1|2|3|4|5|6|7\n",
 		 dir);
 	assert_string_equal(logbuf, expect);
 }
