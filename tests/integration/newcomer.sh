@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (request-key routes, daemons)"
 
-plan 49
+plan 50
 
 nk() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -164,6 +164,8 @@ check_eq "every man page footer shows the same version" 1 \
 out=$("$NFSKEYS" cifs list 2>&1); rc=$?
 check_eq "cifs list with no credentials: says so, exit 0" \
 	"0|No CIFS credentials in the session keyring." "$rc|$out"
+out=$("$NFSKEYS" cifs list --json 2>&1); rc=$?
+check_eq "cifs list --json with no credentials: [], exit 0" "0|[]" "$rc|$out"
 out=$("$NFSKEYS" afs list 2>&1); rc=$?
 check_eq "afs list with no tokens: says so, exit 0" "0|No AFS tokens in the session keyring." \
 	"$rc|$out"
