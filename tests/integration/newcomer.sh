@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (request-key routes, daemons)"
 
-plan 50
+plan 51
 
 nk() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -169,6 +169,8 @@ check_eq "cifs list --json with no credentials: [], exit 0" "0|[]" "$rc|$out"
 out=$("$NFSKEYS" afs list 2>&1); rc=$?
 check_eq "afs list with no tokens: says so, exit 0" "0|No AFS tokens in the session keyring." \
 	"$rc|$out"
+out=$("$NFSKEYS" afs list --json 2>&1); rc=$?
+check_eq "afs list --json with no tokens: [], exit 0" "0|[]" "$rc|$out"
 printf 'Pw-1\n' | "$NFSKEYS" cifs add 127.0.0.1 -u newcomer >/dev/null 2>&1
 out=$("$NFSKEYS" cifs list 2>&1)
 check_eq "cifs list with a credential: the key, no 'No CIFS credentials'" "1|0" \
