@@ -9,6 +9,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "log-escape.h"
 #include "nfskeys-tool.h"
 
 #define PASSWORD_READ_MAX 4096
@@ -90,11 +91,20 @@ static int print_list(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 
 	if (r < 0)
 		return lib_error("list", fs, r);
+	/* an empty list says so, as 'nfskeys keys' does: no output reads like a failure */
+	if (n == 0)
+		printf("No %s in the %s keyring.\n",
+		       streq(fs, "afs") ? "AFS tokens" : "CIFS credentials",
+		       flags & NFSKEYS_CRED_USER_KEYRING ? "user" : "session");
 	for (size_t i = 0; i < n; i++) {
-		char exp[64];
+		/* whoever added the key chose its description: escaped, as 'nfskeys keys' does */
+		char exp[64], desc[4 * sizeof(v[i].description)], princ[4 * sizeof(v[i].principal)];
+
 		tool_format_time(v[i].expiry, exp, sizeof(exp));
-		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, v[i].description,
-		       exp, v[i].principal[0] ? "  " : "", v[i].principal);
+		display_escape(desc, sizeof(desc), v[i].description);
+		display_escape(princ, sizeof(princ), v[i].principal);
+		printf("%-6s %-8s %-40s expires %s%s%s\n", v[i].fs, v[i].type, desc, exp,
+		       princ[0] ? "  " : "", princ);
 	}
 	return EXIT_OK;
 }
@@ -123,7 +133,7 @@ struct cred_args {
 	struct nfskeys_cred_params p;
 	const char *domain;
 	const char *print; /* non-NULL: given */
-	const char *json;  /* non-NULL: --json given (cifs list) */
+	const char *json;  /* non-NULL: --json given (cifs list, afs list) */
 	char **operands;
 	int n_operands;
 };
@@ -269,7 +279,8 @@ static void cifs_usage(FILE *f)
 	usage_common_options(f, 23, true);
 }
 
-/* cifs list --json: a JSON array, one object per key (never a password) */
+/* cifs list --json, afs list --json: a JSON array, one object per key (never a password
+ * or a token); [] when there is none */
 static int print_list_json(struct nfskeys_ctx *ctx, const char *fs, unsigned flags)
 {
 	_cleanup_free_ struct nfskeys_cred_info *v = NULL;
@@ -416,7 +427,7 @@ static int afs_clear(void *state, int argc, char *argv[]);
 const struct cli_sub afs_subs[] = {
 	{ "login", NULL, "[CELL] [-k REALM] [--print]",
 	  "an rxrpc token for CELL from the Kerberos ticket", afs_login },
-	{ "list", NULL, NULL, "list the AFS tokens", afs_all },
+	{ "list", NULL, "[--json]", "list the AFS tokens", afs_all },
 	{ "clear", "logout", "CELL", "remove the token for CELL", afs_clear },
 	{ "clearall", NULL, NULL, "remove every AFS token", afs_all },
 	{},
@@ -433,7 +444,8 @@ static void afs_usage(FILE *f)
 	cli_sub_usage(f, afs_subs, 36);
 	fprintf(f, "\n"
 		   "  -k, --realm REALM   Kerberos realm (default: the cell name in upper case)\n"
-		   "      --print         write the token payload in hex instead of adding it\n");
+		   "      --print         write the token payload in hex instead of adding it\n"
+		   "  -j, --json          list: a JSON array, one object per token\n");
 	usage_common_options(f, 22, true);
 }
 
@@ -446,6 +458,12 @@ static int afs_all(void *state, int argc, char *argv[])
 		tool_error("afs %s takes no arguments", a->verb);
 		return EXIT_USAGE;
 	}
+	if (a->json && !streq(a->verb, "list")) {
+		tool_error("afs %s: --json is for list", a->verb);
+		return EXIT_USAGE;
+	}
+	if (a->json)
+		return print_list_json(a->ctx, "afs", a->p.flags);
 	return list_or_clear_all(a->ctx, "afs", a->verb, a->p.flags, "token", NULL);
 }
 
@@ -507,11 +525,13 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	static const struct option opts[] = {
 		{ "realm", required_argument, NULL, 'k' },
 		{ "print", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{}
 	};
 	static const struct cred_syntax syn = {
 		/* --print has no -p: -p is --principal in every other command */
-		"k:", opts, true, { CRED_ARG('k', p.realm), CRED_ARG('p', print) }, afs_usage,
+		"k:j", opts, true,
+		{ CRED_ARG('k', p.realm), CRED_ARG('p', print), CRED_ARG('j', json) }, afs_usage,
 		"afs", afs_subs
 	};
 	struct cred_args a = {};

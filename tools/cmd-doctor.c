@@ -18,6 +18,7 @@
 
 #include "attrd-client.h"
 #include "idmapd-client.h"
+#include "log-escape.h"
 #include "nfskeys-idmap.h"
 #include "nfskeys-tool.h"
 #include "request-key-conf.h"
@@ -32,6 +33,7 @@ static const char *const status_name[] = { "ok", "info", "problem" };
 struct doctor {
 	const char *root; /* "" for the real system */
 	bool json;
+	bool systemd; /* PID 1 is systemd: fixes name systemctl and journalctl */
 	unsigned problems, n;
 };
 
@@ -59,10 +61,18 @@ _printf_(6, 7) static void finding(struct doctor *d, const char *check, const ch
 		printf(",\"fix\":");
 		print_json_str(fix ? fix : "");
 		putchar('}');
-	} else if (fix) {
-		printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, subject, msg, fix);
 	} else {
-		printf("%-7s %s %s: %s\n", status_name[st], check, subject, msg);
+		/* names from request-key files, user names and the domains NFS clients sent:
+		 * escaped, so that none can forge a finding or drive the terminal */
+		char shown_subject[4 * PATH_MAX + 64], shown[4 * sizeof(msg)];
+
+		display_escape(shown_subject, sizeof(shown_subject), subject);
+		display_escape(shown, sizeof(shown), msg);
+		if (fix)
+			printf("%-7s %s %s: %s; fix: %s\n", status_name[st], check, shown_subject,
+			       shown, fix);
+		else
+			printf("%-7s %s %s: %s\n", status_name[st], check, shown_subject, shown);
 	}
 	d->n++;
 }
@@ -194,6 +204,110 @@ static const char *owner_of(const char *prog)
 	return "another program";
 }
 
+enum route_verdict { RV_OK, RV_INFO, RV_NOT_FOUND, RV_MISSING, RV_FOREIGN };
+
+static const char *route_fix(const struct route *r, enum route_verdict v, unsigned n)
+{
+	switch (v) {
+	case RV_NOT_FOUND:
+		return r->ours_expected ?
+			       "run 'nfskeys idmap enable-upcalls' as root" :
+			       "install cifs-utils (it routes cifs.spnego to cifs.upcall)";
+	case RV_MISSING:
+		return n > 1 ? "install the program or remove the lines" :
+			       "install the program or remove the line";
+	case RV_FOREIGN:
+		return n > 1 ? "run 'nfskeys idmap enable-upcalls' as root; if it is installed, "
+			       "remove or narrow the lines named here (they match as closely as "
+			       "ours and are read first)" :
+			       "run 'nfskeys idmap enable-upcalls' as root; if it is installed, "
+			       "remove or narrow the line named here (it matches as closely as ours "
+			       "and is read first)";
+	default:
+		return NULL;
+	}
+}
+
+/* Two routes with the same problem share one finding: the same verdict, the same fix and,
+ * for a program, the same program and error. */
+static bool route_same_problem(const struct route *a, enum route_verdict va, int ea,
+			       const struct route *b, enum route_verdict vb, int eb)
+{
+	if (va != vb || a->ours_expected != b->ours_expected)
+		return false;
+	if (va == RV_MISSING)
+		return ea == eb && streq(a->prog, b->prog);
+	return va != RV_FOREIGN || streq(a->prog, b->prog);
+}
+
+/* Append to buf (size bytes, *len used so far); past the end the text is cut. */
+_printf_(4, 5) static void append(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*len >= size)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	*len = r < 0 ? size : *len + (size_t)r;
+}
+
+/* One problem finding for the routes in grp (n of them): the single route's own line, or
+ * one line naming how many routes share it, each with its file and line. */
+static void route_problem(struct doctor *d, struct route *const *grp, size_t n,
+			  enum route_verdict v, int err)
+{
+	const struct route *r = grp[0];
+	char subject[512] = "", list[2048] = "";
+	size_t sl = 0, ll = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct route *g = grp[i];
+		int plen = (int)(g->ours_expected ? strchr(g->desc, ':') - g->desc + 1 : 0);
+		bool same_type = i && streq(g->type, grp[i - 1]->type);
+
+		if (same_type)
+			append(subject, sizeof(subject), &sl, ", %.*s*", plen, g->desc);
+		else
+			append(subject, sizeof(subject), &sl, "%s%s %.*s*", i ? "; " : "", g->type,
+			       plen, g->desc);
+		if (v == RV_NOT_FOUND)
+			append(list, sizeof(list), &ll, "%s%s", i ? ", " : "", g->label);
+		else
+			append(list, sizeof(list), &ll, "%s%s (%s:%u)", i ? ", " : "", g->label,
+			       g->file, g->line);
+	}
+	if (n == 1) {
+		if (v == RV_NOT_FOUND)
+			finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+				"no request-key line matches %s keys (%s): the kernel's request fails",
+				r->type, r->label);
+		else if (v == RV_MISSING)
+			finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+				"%s:%u routes %s to %s, which is missing or not executable (%s)",
+				r->file, r->line, r->label, r->prog, strerror(err));
+		else
+			finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+				"%s:%u routes %s to %s (%s), not to nfskeys-upcall", r->file,
+				r->line, r->label, r->prog, owner_of(r->prog));
+		return;
+	}
+	if (v == RV_NOT_FOUND)
+		finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+			"no request-key line matches %zu routes (%s): the kernel's requests fail",
+			n, list);
+	else if (v == RV_MISSING)
+		finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+			"%zu routes go to %s, which is missing or not executable (%s): %s", n,
+			r->prog, strerror(err), list);
+	else
+		finding(d, "route", subject, ST_PROBLEM, route_fix(r, v, n),
+			"%zu routes go to %s (%s), not to nfskeys-upcall: %s", n, r->prog,
+			owner_of(r->prog), list);
+}
+
 static void check_routes(struct doctor *d)
 {
 	struct route routes[] = {
@@ -208,46 +322,56 @@ static void check_routes(struct doctor *d)
 		{ "cifs.spnego", "ver=0x2;host=server;ip4=192.0.2.1;sec=krb5;uid=0x0;creduid=0x0",
 		  "", "CIFS Kerberos tickets", false },
 	};
+	enum route_verdict v[ARRAY_SIZE(routes)];
+	int err[ARRAY_SIZE(routes)] = {};
+	bool done[ARRAY_SIZE(routes)] = {};
 
 	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
 		struct route *r = &routes[i];
-		char subject[160], real[PATH_MAX + 8];
-		const char *owner;
+		char real[PATH_MAX + 8];
 
-		snprintf(subject, sizeof(subject), "%s %.*s*", r->type,
-			 (int)(r->ours_expected ? strchr(r->desc, ':') - r->desc + 1 : 0), r->desc);
 		route_find(d, r);
 		if (!r->found) {
-			finding(d, "route", subject, ST_PROBLEM,
-				r->ours_expected ?
-					"run 'nfskeys idmap enable-upcalls' as root" :
-					"install cifs-utils (it routes cifs.spnego to cifs.upcall)",
-				"no request-key line matches %s keys (%s): the kernel's request fails",
-				r->type, r->label);
+			v[i] = RV_NOT_FOUND;
 			continue;
 		}
-		owner = owner_of(r->prog);
 		rooted(d, r->prog, real, sizeof(real));
 		if (access(real, X_OK) != 0) {
-			finding(d, "route", subject, ST_PROBLEM,
-				"install the program or remove the line",
-				"%s:%u routes %s to %s, which is missing or not executable (%s)",
-				r->file, r->line, r->label, r->prog, strerror(errno));
+			v[i] = RV_MISSING;
+			err[i] = errno;
+		} else if (!r->ours_expected) {
+			v[i] = RV_INFO;
+		} else {
+			v[i] = streq(owner_of(r->prog), "nfskeys") ? RV_OK : RV_FOREIGN;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		struct route *r = &routes[i], *grp[ARRAY_SIZE(routes)];
+		char subject[160];
+		size_t n = 0;
+
+		if (done[i])
+			continue;
+		snprintf(subject, sizeof(subject), "%s %.*s*", r->type,
+			 (int)(r->ours_expected ? strchr(r->desc, ':') - r->desc + 1 : 0), r->desc);
+		if (v[i] == RV_INFO) {
+			finding(d, "route", subject, ST_INFO, NULL, "%s:%u: %s by %s (%s)", r->file,
+				r->line, r->label, r->prog, owner_of(r->prog));
 			continue;
 		}
-		if (!r->ours_expected)
-			finding(d, "route", subject, ST_INFO, NULL, "%s:%u: %s by %s (%s)", r->file,
-				r->line, r->label, r->prog, owner);
-		else if (streq(owner, "nfskeys"))
+		if (v[i] == RV_OK) {
 			finding(d, "route", subject, ST_OK, NULL, "%s:%u: %s by %s (ours)", r->file,
 				r->line, r->label, r->prog);
-		else
-			finding(d, "route", subject, ST_PROBLEM,
-				"run 'nfskeys idmap enable-upcalls' as root; if it is installed, remove "
-				"or narrow the line named here (it matches as closely as ours and is "
-				"read first)",
-				"%s:%u routes %s to %s (%s), not to nfskeys-upcall", r->file, r->line,
-				r->label, r->prog, owner);
+			continue;
+		}
+		for (size_t j = i; j < ARRAY_SIZE(routes); j++) {
+			if (done[j] ||
+			    !route_same_problem(r, v[i], err[i], &routes[j], v[j], err[j]))
+				continue;
+			grp[n++] = &routes[j];
+			done[j] = true;
+		}
+		route_problem(d, grp, n, v[i], err[i]);
 	}
 }
 
@@ -274,8 +398,13 @@ static void check_daemons(struct doctor *d, struct nfskeys_ctx *ctx, const char 
 			rel, pid, (unsigned long long)n);
 	else
 		finding(d, "daemon", "nfskeys-idmapd", ST_PROBLEM,
-			"start it: systemctl start nfskeys-idmapd (journalctl -u nfskeys-idmapd "
-			"says why it stopped); until then every upcall resolves in-process",
+			d->systemd ?
+				"start it: systemctl start nfskeys-idmapd (journalctl -u "
+				"nfskeys-idmapd says why it stopped); until then every upcall "
+				"resolves in-process" :
+				"start it as root: " SBINDIR "/nfskeys-idmapd (it logs to "
+				"syslog; with -f it stays in front and says on the terminal why "
+				"it stops); until then every upcall resolves in-process",
 			"no answer on %s: %s", path,
 			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
 
@@ -294,8 +423,11 @@ static void check_daemons(struct doctor *d, struct nfskeys_ctx *ctx, const char 
 			"not installed (%s): directory policies are not served", bin);
 	else
 		finding(d, "daemon", "nfskeys-attrd", ST_PROBLEM,
-			"start it: systemctl start nfskeys-attrd (journalctl -u nfskeys-attrd says "
-			"why it stopped)",
+			d->systemd ?
+				"start it: systemctl start nfskeys-attrd (journalctl -u "
+				"nfskeys-attrd says why it stopped)" :
+				"start it as root: " SBINDIR "/nfskeys-attrd (it logs to syslog; "
+				"with -f it stays in front and says on the terminal why it stops)",
 			"no answer on %s: %s", path,
 			r == -ENOENT || r == -ECONNREFUSED ? "not running" : strerror(-r));
 }
@@ -557,9 +689,11 @@ static void judge_holder(struct doctor *d, const char *subject, const struct hol
 		finding(d, "channel", subject, ST_OK, NULL, "%s held by %s", h->target, h->who);
 	else
 		finding(d, "channel", subject, ST_INFO, NULL,
-			"%s held by %s, not nfskeys-idmapd (to switch: stop and mask "
-			"nfs-idmapd.service, then restart nfskeys-idmapd)",
-			h->target, h->who);
+			"%s held by %s, not nfskeys-idmapd (to switch: %s, then restart "
+			"nfskeys-idmapd)",
+			h->target, h->who,
+			d->systemd ? "stop and mask nfs-idmapd.service" :
+				     "stop rpc.idmapd and keep its init script from starting it");
 }
 
 static void check_channels(struct doctor *d)
@@ -850,7 +984,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	const char *idmapd_sock = NULL, *attrd_sock = NULL;
 	const char *users[16];
 	size_t n_users = 0;
-	char root[PATH_MAX];
+	char root[PATH_MAX], sd_dir[PATH_MAX];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "jr:u:h", opts, NULL)) >= 0) {
@@ -888,6 +1022,9 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		tool_error("doctor: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
+	/* sd_booted()'s test, under --root: the fixes name the service manager that runs */
+	rooted(&d, "/run/systemd/system", sd_dir, sizeof(sd_dir));
+	d.systemd = sd_dir[0] && access(sd_dir, F_OK) == 0;
 	if (d.json)
 		printf("{\"findings\":[\n");
 	check_request_key_syntax(&d);

@@ -1,6 +1,7 @@
 /* nfsattr's changes: set, unset and import, sent to nfskeys-attrd with the directory as
  * an open descriptor, or written into the store by root with --direct (then the daemon
  * is told to re-read it). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,11 +39,12 @@ static int daemon_error(struct opts *o, int r, const char *msg)
 		fprintf(stderr,
 			"nfsattr: nfskeys-attrd is not running (no listener on %s); root can write "
 			"the store without it with --direct\n",
-			attrd_socket_path(o->ctx, o->socket));
+			nfsattr_shown(attrd_socket_path(o->ctx, o->socket)));
 		return EXIT_NODAEMON;
 	}
 	if (r == -EPERM || r == -EACCES || r == -EDQUOT) {
-		fprintf(stderr, "nfsattr: refused: %s\n", msg[0] ? msg : strerror(-r));
+		fprintf(stderr, "nfsattr: refused: %s\n",
+			nfsattr_shown(msg[0] ? msg : strerror(-r)));
 		return EXIT_REFUSED;
 	}
 	return nfsattr_fail("%s", msg[0] ? msg : strerror(-r));
@@ -133,9 +135,9 @@ int nfsattr_cmd_set(struct opts *o, int argc, char **argv)
 		json_print_string(stdout, where);
 		printf(",\"changed\":%zu}\n", nfskeys_attr_policy_count(p));
 	} else {
-		printf("%s:", where);
+		printf("%s:", nfsattr_shown(where));
 		for (int i = 1; i < argc; i++)
-			printf(" %s", argv[i]);
+			printf(" %s", nfsattr_shown(argv[i]));
 		printf("\n");
 	}
 	ret = EXIT_OK;
@@ -208,9 +210,10 @@ int nfsattr_cmd_unset(struct opts *o, int argc, char **argv)
 	if (o->json)
 		printf("{\"changed\":%u}\n", changed);
 	else if (changed == 0)
-		printf("%s: nothing to remove\n", argv[0]);
+		printf("%s: nothing to remove\n", nfsattr_shown(argv[0]));
 	else
-		printf("%s: removed %u attribute%s\n", argv[0], changed, changed == 1 ? "" : "s");
+		printf("%s: removed %u attribute%s\n", nfsattr_shown(argv[0]), changed,
+		       changed == 1 ? "" : "s");
 	return EXIT_OK;
 }
 
@@ -233,6 +236,71 @@ static char *read_all(FILE *f)
 	if (buf)
 		buf[len] = '\0';
 	return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && streq(s + n - m, suffix);
+}
+
+static bool has_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && s[i]; i++)
+		if (isupper((unsigned char)s[i]))
+			return true;
+	return false;
+}
+
+/* Why a row's domain and path can never match a directory, or NULL.  Lookups build the
+ * identity the way the library names a mount (nfsattr show prints it): the domain is
+ * nfs://SERVER, cifs://SERVER/SHARE, afs://CELL/VOLUME or local://MAJOR:MINOR, server,
+ * share and cell in lower case, and everything below it is the path, from "/".  A row
+ * split elsewhere ("nfs://srv/export" + "/dir") would be stored and never found. */
+static const char *import_row_problem(const char *domain, const char *path)
+{
+	const char *rest, *slash;
+	unsigned maj, min;
+	int end = 0;
+
+	if (path[0] != '/')
+		return "\"path\" must start with / (everything below the domain, e.g. "
+		       "\"/export/dir\")";
+	if (startswith(domain, "nfs://")) {
+		rest = domain + strlen("nfs://");
+		if (strchr(rest, '/'))
+			return "an NFS domain is nfs://SERVER alone; the export belongs in \"path\" "
+			       "(\"domain\":\"nfs://srv\",\"path\":\"/export/dir\")";
+		if (has_upper(rest, strlen(rest)))
+			return "the server in an NFS domain is in lower case";
+		return NULL;
+	}
+	if (startswith(domain, "cifs://") || startswith(domain, "afs://")) {
+		bool cifs = startswith(domain, "cifs://");
+
+		rest = domain + strlen(cifs ? "cifs://" : "afs://");
+		slash = strchr(rest, '/');
+		if (!slash || slash == rest || !slash[1] || strchr(slash + 1, '/'))
+			return cifs ? "a CIFS domain is cifs://SERVER/SHARE; what is below the share "
+				      "belongs in \"path\"" :
+				      "an AFS domain is afs://CELL/VOLUME; what is below the volume "
+				      "belongs in \"path\"";
+		if (has_upper(rest, cifs ? strlen(rest) : (size_t)(slash - rest)))
+			return cifs ? "the server and share in a CIFS domain are in lower case" :
+				      "the cell in an AFS domain is in lower case";
+		if (!cifs && (ends_with(slash, ".readonly") || ends_with(slash, ".backup")))
+			return "an AFS domain names the volume without .readonly or .backup (its "
+			       "snapshots share its policy)";
+		return NULL;
+	}
+	if (startswith(domain, "local://")) {
+		if (sscanf(domain + strlen("local://"), "%u:%u%n", &maj, &min, &end) != 2 ||
+		    domain[strlen("local://") + (size_t)end] != '\0')
+			return "a local domain is local://MAJOR:MINOR, the device's numbers";
+		return NULL;
+	}
+	return "the domain starts with nfs://, cifs://, afs:// or local://";
 }
 
 int nfsattr_cmd_import(struct opts *o, int argc, char **argv)
@@ -282,6 +350,13 @@ int nfsattr_cmd_import(struct opts *o, int argc, char **argv)
 		    !at || at->type != JSON_OBJECT) {
 			nfsattr_fail("%s: policies[%zu]: needs \"domain\", \"path\" and \"attributes\"",
 			     argv[0], n);
+			goto out;
+		}
+		if (import_row_problem(dom->str, path->str)) {
+			nfsattr_fail(
+				"%s: policies[%zu]: domain '%s', path '%s' can never match: %s",
+				argv[0], n, dom->str, path->str,
+				import_row_problem(dom->str, path->str));
 			goto out;
 		}
 		if (nfskeys_attr_id_new(dom->str, path->str, &ids[n]) < 0) {

@@ -27,6 +27,10 @@ struct opts {
 
 /* "nfsattr: ..." on stderr; returns EXIT_FAIL. */
 _printf_(1, 2) int nfsattr_fail(const char *fmt, ...);
+/* s as it may be shown to a person: control bytes, invalid UTF-8 and bidirectional
+ * controls as \xNN, a backslash as \\ (common/log-escape.h's display_escape).  The
+ * result lives in one of 8 rotating buffers: enough for one printf, not for keeping. */
+const char *nfsattr_shown(const char *s);
 /* DOMAIN/PATH of an identity (malloc'd; NULL when out of memory). */
 char *nfsattr_id_string(const struct nfskeys_attr_id *id);
 

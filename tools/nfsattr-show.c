@@ -56,8 +56,12 @@ static int resolve_target(struct nfskeys_ctx *ctx, const char *arg, struct nfske
 {
 	int r;
 
+	/* "//SERVER/SHARE" is a CIFS share before it is a path (the kernel would read it
+	 * as "/SERVER/SHARE"; a local directory is named with one slash) */
 	if (strstr(arg, "://"))
 		r = parse_identity(arg, ret);
+	else if ((startswith(arg, "//") && arg[2] != '/') || startswith(arg, "\\\\"))
+		r = nfskeys_attr_id_from_spec(arg, ret);
 	else if (arg[0] == '/' || arg[0] == '.' || access(arg, F_OK) == 0)
 		r = nfskeys_attr_id_from_path(ctx, arg, ret);
 	else
@@ -132,24 +136,27 @@ static void print_policy(const struct opts *o, const struct nfskeys_attr_id *id,
 		printf("}\n");
 		return;
 	}
-	printf("%s", where);
+	/* a directory's name, user.* values and LDAP text are anyone's: escaped */
+	printf("%s", nfsattr_shown(where));
 	/* where the directory was found, when that is not what its name says already */
 	if (nfskeys_attr_id_get_mountpoint(id) && !streq(nfskeys_attr_id_get_mountpoint(id), "/"))
-		printf("  (through the mount at %s)", nfskeys_attr_id_get_mountpoint(id));
+		printf("  (through the mount at %s)",
+		       nfsattr_shown(nfskeys_attr_id_get_mountpoint(id)));
 	printf("\n");
 	if (n == 0)
 		printf("  (no attributes)\n");
 	for (size_t i = 0; i < n; i++) {
 		nfskeys_attr_policy_entry(p, i, &e);
-		printf("  %-12s %-12s", e.key, e.value);
+		printf("  %-12s %-12s", nfsattr_shown(e.key), nfsattr_shown(e.value));
 		if (sources)
-			printf(" from %s", e.source);
+			printf(" from %s", nfsattr_shown(e.source));
 		if (e.from_ldap)
 			printf(" [ldap]");
 		printf("\n");
 	}
 	if (sources && nfskeys_attr_policy_cut(p))
-		printf("  inheritance stops at %s (inherit=no)\n", nfskeys_attr_policy_cut(p));
+		printf("  inheritance stops at %s (inherit=no)\n",
+		       nfsattr_shown(nfskeys_attr_policy_cut(p)));
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -259,10 +266,12 @@ static int list_one(void *userdata, const struct nfskeys_attr_id *id,
 		return 0;
 	}
 	ls->n++;
-	printf("%s%s", nfskeys_attr_id_get_domain(id), nfskeys_attr_id_get_path(id));
+	printf("%s%s", nfsattr_shown(nfskeys_attr_id_get_domain(id)),
+	       nfsattr_shown(nfskeys_attr_id_get_path(id)));
 	for (size_t i = 0; i < n; i++) {
 		nfskeys_attr_policy_entry(p, i, &e);
-		printf(" %s=%s%s", e.key, e.value, e.from_ldap ? "[ldap]" : "");
+		printf(" %s=%s%s", nfsattr_shown(e.key), nfsattr_shown(e.value),
+		       e.from_ldap ? "[ldap]" : "");
 	}
 	printf("\n");
 	return 0;
@@ -306,6 +315,14 @@ int nfsattr_cmd_mount_options(struct opts *o, int argc, char **argv)
 		fprintf(stderr, "nfsattr: mount-options takes one TARGET\n");
 		return EXIT_USAGE;
 	}
+	/* the options of another type would be silently none at all */
+	if (o->fstype && !streq(o->fstype, "nfs") && !streq(o->fstype, "nfs4") &&
+	    !streq(o->fstype, "cifs") && !streq(o->fstype, "smb3")) {
+		fprintf(stderr,
+			"nfsattr: -t %s: unknown filesystem type (nfs, nfs4, cifs or smb3)\n",
+			nfsattr_shown(o->fstype));
+		return EXIT_USAGE;
+	}
 	if (resolve_target(o->ctx, argv[0], &id) < 0)
 		return EXIT_FAIL;
 	type = o->fstype ? o->fstype : nfskeys_attr_id_get_fstype(id);
@@ -318,7 +335,7 @@ int nfsattr_cmd_mount_options(struct opts *o, int argc, char **argv)
 		json_print_string(stdout, out);
 		printf("}\n");
 	} else {
-		printf("%s\n", out);
+		printf("%s\n", nfsattr_shown(out));
 	}
 	return EXIT_OK;
 }
@@ -385,14 +402,16 @@ int nfsattr_cmd_writeback(struct opts *o, int argc, char **argv)
 		printf(",\"dirty_limit_raised\":%s}\n",
 		       have_dl && dl.number != limit ? "true" : "false");
 	} else {
-		printf("%s", where);
+		printf("%s", nfsattr_shown(where));
 		if (nfskeys_attr_id_get_mountpoint(id))
-			printf("  (via %s)", nfskeys_attr_id_get_mountpoint(id));
+			printf("  (via %s)", nfsattr_shown(nfskeys_attr_id_get_mountpoint(id)));
 		printf("\n  writeback    %-12s %s%s\n", modes[mode], have_wb ? "from " : "",
-		       have_wb ? wb.source : "(none in effect)");
-		printf("  dirty_limit  %-12" PRIu64 " %s%s", limit, have_dl ? "from " : "", limit_from);
+		       have_wb ? nfsattr_shown(wb.source) : "(none in effect)");
+		printf("  dirty_limit  %-12" PRIu64 " %s%s", limit, have_dl ? "from " : "",
+		       nfsattr_shown(limit_from));
 		if (have_dl && dl.number != limit)
-			printf(" (%s raised to the throttler's minimum, 1M)", dl.value);
+			printf(" (%s raised to the throttler's minimum, 1M)",
+			       nfsattr_shown(dl.value));
 		printf("\n  writers:     %s\n", meaning[mode]);
 	}
 out:

@@ -66,13 +66,15 @@ static void status_one(void *userdata, const struct attrd_client_mount *m)
 	struct status_out *so = userdata;
 
 	if (!so->json) {
-		printf("%-8s %s  %s  %s  layers=%u mount-id=%u server=%s", m->state, m->target,
-		       m->source, m->options, m->layers, m->mount_id,
-		       *m->server ? m->server : "-");
+		/* paths are named by users, errors come from the kernel: escaped */
+		printf("%-8s %s  %s  %s  layers=%u mount-id=%u server=%s", nfsattr_shown(m->state),
+		       nfsattr_shown(m->target), nfsattr_shown(m->source),
+		       nfsattr_shown(m->options), m->layers, m->mount_id,
+		       *m->server ? nfsattr_shown(m->server) : "-");
 		/* its server's worker is at work: long, and the server has stopped answering */
 		if (m->waiting)
 			printf(" waiting=%us", m->waiting);
-		printf("%s%s\n", *m->error ? "  error: " : "", m->error);
+		printf("%s%s\n", *m->error ? "  error: " : "", nfsattr_shown(m->error));
 	} else {
 		printf("%s\n    {\"target\":", so->n ? "," : "");
 		json_print_string(stdout, m->target);

@@ -7,25 +7,42 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <syslog.h>
 
 #include "macros.h"
 #include "cli.h"
 #include "cli-table.h"
+#include "log-escape.h"
 #include "attrd-client.h"
 #include "nfsattr-json.h"
 #include "nfskeys.h"
 #include "stats.h"
 #include "nfsattr-private.h"
 
+/* The message escaped whole (ours is plain text): the paths, names and errors in it come
+ * from users, servers and the kernel. */
 _printf_(1, 2) int nfsattr_fail(const char *fmt, ...)
 {
+	char raw[LOG_LINE_MAX], line[4 * LOG_LINE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	cli_verror("nfsattr", fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	display_escape(line, sizeof(line), raw);
+	fprintf(stderr, "nfsattr: %s\n", line);
 	return EXIT_FAIL;
+}
+
+const char *nfsattr_shown(const char *s)
+{
+	static char bufs[8][4 * PATH_MAX + 1];
+	static unsigned next;
+	char *b = bufs[next++ % ARRAY_SIZE(bufs)];
+
+	display_escape(b, sizeof(bufs[0]), s ? s : "");
+	return b;
 }
 
 static const struct cli_sub commands[];
@@ -205,7 +222,8 @@ int main(int argc, char *argv[])
 	}
 	sub = cli_sub_find(commands, cmd);
 	if (!sub) {
-		fprintf(stderr, "nfsattr: unknown command '%s' (see nfsattr --help)\n", cmd);
+		fprintf(stderr, "nfsattr: unknown command '%s' (see nfsattr --help)\n",
+			nfsattr_shown(cmd));
 		return EXIT_USAGE;
 	}
 	if (help) {

@@ -14,7 +14,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${NFSKEYS_ATTR_NS:-}" ] && command -v unshare >/d
 fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (bind mounts, running as other users)"
 
-plan 57
+plan 76
 
 MOUNT="$top_builddir/tools/nfskeys-mount"
 chmod 755 "$T_TMP"
@@ -144,6 +144,70 @@ check_eq "nfskeys-mount --dry-run, explicit options win" \
 	"$("$MOUNT" -c "$CONF" -n -t nfs4 -o nofsc,vers=4.2 srv:/export/sub /mnt/x)"
 "$MOUNT" -c "$CONF" -n -o password=x //srv/share /mnt/x >"$T_TMP/out" 2>&1; rc=$?
 check_eq "nfskeys-mount refuses a password in argv" 2 "$rc"
+
+# --- a CIFS share named as nfsattr(1) documents it (//SERVER/SHARE/SUB, not a local path)
+printf '{"policies":[{"domain":"cifs://srv/share","path":"/dir","attributes":{"actimeo":"30"}}]}' >"$T_TMP/cifs.json"
+check "import a CIFS policy" na import "$T_TMP/cifs.json"
+check_eq "show //SRV/share/dir/sub: inherited from the share's dir (server in any case)" \
+	"30 from cifs://srv/share/dir" "$(eff //SRV/share/dir/sub actimeo)"
+check_eq "mount-options //srv/share/dir" "actimeo=30" "$(na mount-options //srv/share/dir 2>&1)"
+check_eq "mount-options -t smb3 //srv/share/dir" "actimeo=30" \
+	"$(na mount-options -t smb3 //srv/share/dir 2>&1)"
+# an unknown -t is a usage error naming it, not an empty line
+na mount-options -t bogus srv:/export/sub >"$T_TMP/out" 2>"$T_TMP/err"; rc=$?
+check_eq "mount-options -t bogus: exit 2, nothing on stdout" "2|" "$rc|$(cat "$T_TMP/out")"
+check_contains "... naming the type and the known ones" \
+	"nfsattr: -t bogus: unknown filesystem type (nfs, nfs4, cifs or smb3)" "$(cat "$T_TMP/err")"
+# an import row split where lookups never look (the export in the domain, the share in the
+# path) is refused with the reason, and nothing of the file is stored
+n_before=$(na list | wc -l)
+printf '{"policies":[{"domain":"nfs://srv","path":"/ok","attributes":{"actimeo":"5"}},{"domain":"nfs://srv/export","path":"/sub","attributes":{"actimeo":"5"}}]}' >"$T_TMP/never.json"
+out=$(na import "$T_TMP/never.json" 2>&1); rc=$?
+check_eq "import of nfs://srv/export + /sub: exit 1" 1 "$rc"
+check_contains "... says it can never match and where the export goes" \
+	"policies[1]: domain 'nfs://srv/export', path '/sub' can never match: an NFS domain is nfs://SERVER alone; the export belongs in \"path\"" "$out"
+printf '{"policies":[{"domain":"cifs://srv","path":"/share/dir","attributes":{"actimeo":"5"}}]}' >"$T_TMP/never.json"
+check_contains "import of cifs://srv + /share/dir: refused with the reason" \
+	"a CIFS domain is cifs://SERVER/SHARE; what is below the share belongs in \"path\"" \
+	"$(na import "$T_TMP/never.json" 2>&1)"
+check_eq "... and nothing of either file was stored" "$n_before" "$(na list | wc -l)"
+
+# --- a directory named with a newline, a terminal escape and a backslash: every line
+# nfsattr prints for a person shows the name escaped (\x0a, \x1b, \\), UTF-8 names as
+# they are; --json carries the real name
+ESC=$(printf '\033')
+ODD="$EXP/$(printf 'odd\n\033[31mred\\x')"
+SHOWN='odd\x0a\x1b[31mred\\x'
+mkdir "$ODD" "$EXP/café"
+out=$(na set "$ODD" actimeo=9 2>&1)
+check_eq "set through the daemon: one line, the name escaped" "1|$SHOWN: actimeo=9" \
+	"$(printf '%s\n' "$out" | wc -l)|${out##*/}"
+out=$(na show "$ODD" 2>&1)
+check_eq "show: the name escaped, its own attribute from it, no raw escape byte" \
+	"$SHOWN|$SHOWN|0" \
+	"$(printf '%s\n' "$out" | sed -n '1s|.*/||p')|$(printf '%s\n' "$out" | sed -n 's|^  actimeo      9            from .*/||p')|$(printf '%s' "$out" | grep -c "$ESC")"
+check_eq "show: every line is the name's or an attribute's (no line made by the newline)" "" \
+	"$(printf '%s\n' "$out" | grep -v '^local://' | grep -v '^  ')"
+out=$(na list 2>&1)
+check_eq "list: its line escaped, no raw escape byte" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF "$SHOWN actimeo=9")|$(printf '%s' "$out" | grep -c "$ESC")"
+out=$(na writeback "$ODD" 2>&1)
+check_eq "writeback: the name escaped, no raw escape byte" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF "/$SHOWN")|$(printf '%s' "$out" | grep -c "$ESC")"
+out=$(na unset "$ODD" actimeo 2>&1)
+check_eq "unset: the path as given, escaped" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF "$SHOWN: removed 1 attribute")|$(printf '%s' "$out" | grep -c "$ESC")"
+out=$(na show "$EXP/$(printf 'gone\033[2J')" 2>&1); rc=$?
+check_eq "an error naming a path: escaped, exit 1" "1|nfsattr: $EXP/gone\\x1b[2J: No such file or directory" \
+	"$rc|$out"
+na set "$EXP/café" actimeo=9 >/dev/null 2>&1
+check_contains "a UTF-8 name is shown as it is" "/café" "$(na show "$EXP/café" 2>&1)"
+na set "$ODD" actimeo=9 >/dev/null 2>&1
+check_eq "--json carries the real name" "yes" "$(na get --json "$ODD" | python3 -c '
+import json, sys
+print("yes" if json.load(sys.stdin)["directory"].endswith("/odd\n\033[31mred\\x") else "no")' 2>&1)"
+na unset "$ODD" --all >/dev/null 2>&1
+na unset "$EXP/café" --all >/dev/null 2>&1
 
 # --- malformed protocol input: the daemon answers or drops the client, and stays up
 python3 - "$SOCK" >"$T_TMP/proto.out" 2>&1 <<'EOF'

@@ -6,7 +6,8 @@
 # each --help list says exactly what the table has.
 . "$top_srcdir/tests/harness/lib.sh"
 
-man="$top_srcdir/man"
+# the pages as built from man/*.in
+man="$top_builddir/man"
 NFSATTR="$top_builddir/tools/nfsattr"
 printf '[Idmapd]\nSocket = %s/no-idmapd.sock\n' "$T_TMP" >"$T_TMP/nfskeys.conf"
 nk() { "$NFSKEYS" -c "$T_TMP/nfskeys.conf" "$@"; }

@@ -128,6 +128,6 @@ for d in "$IDMAPD" "$ATTRD"; do
 	check_contains "$n --help: the exit codes" "0 stopped, 1 failure, 2 usage, 3 configuration, 4 socket" "$help"
 done
 for p in nfskeys-idmapd.8 nfskeys-attrd.8; do
-	codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH/p' "$top_srcdir/man/$p" | sed -n '/^\.B [0-9]$/s/^\.B //p' | tr '\n' ' ')
+	codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH/p' "$top_srcdir/man/$p.in" | sed -n '/^\.B [0-9]$/s/^\.B //p' | tr '\n' ' ')
 	check_eq "$p lists the exit codes 0-4" "0 1 2 3 4 " "$codes"
 done

@@ -8,6 +8,8 @@
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
 . "$top_srcdir/tests/harness/kdc.sh"
+unset MAKEFLAGS MFLAGS MAKELEVEL
+eval "$(make -s -C "$top_builddir" print-config)"
 
 R="$T_TMP/root"
 t_idmapd_conf "[Attr]" "Store = $T_TMP/attr.db" "[Attrd]" "Socket = $T_TMP/attrd.sock"
@@ -17,7 +19,8 @@ doc() { "$NFSKEYS" -c "$CONF" doctor --root "$R" "$@"; }
 
 # --- the fake root: what nfs-common, cifs-utils and 'enable-upcalls' leave in /etc
 mkdir -p "$R/etc/request-key.d" "$R/usr/sbin" "$R/proc/net/rpc/nfs4.nametoid" \
-	"$R/proc/net/rpc/nfs4.idtoname" "$R/proc/4242/fd" "$R/run/rpc_pipefs/nfs/clnt0"
+	"$R/proc/net/rpc/nfs4.idtoname" "$R/proc/4242/fd" "$R/run/rpc_pipefs/nfs/clnt0" \
+	"$R/run/systemd/system"
 for p in nfsidmap cifs.idmap cifs.upcall nfskeys-upcall; do
 	printf '#!/bin/sh\n' >"$R/usr/sbin/$p"; chmod 755 "$R/usr/sbin/$p"
 done
@@ -102,15 +105,32 @@ fault "user: route narrowed to nfsidmap in a later file (least wildcard wins)" \
 rm "$R/etc/request-key.d/zz.conf"
 # our routes not installed: nfs-common's and cifs-utils' '*' lines answer
 mv "$R/etc/request-key.d/nfskeys.conf" "$T_TMP/nfskeys.conf.saved"
-fault "routes not enabled" "route id_resolver gid:*: /etc/request-key.d/id_resolver.conf:1 routes NFS group to gid to /usr/sbin/nfsidmap"
-check_contains "routes not enabled: cifs.idmap named too" \
-	"route cifs.idmap oi:*: /etc/request-key.d/cifs.idmap.conf:1 routes CIFS uid to SID to /usr/sbin/cifs.idmap (cifs-utils)" "$out"
-check_eq "routes not enabled: all 8 idmap routes are problems" "8 problems found" "$(printf '%s\n' "$out" | tail -1)"
+# (the same problem on several routes is one line naming them, with one fix)
+fault "routes not enabled" "route id_resolver uid:*, gid:*, user:*, group:*: 4 routes go to /usr/sbin/nfsidmap (nfs-common's nfsidmap), not to nfskeys-upcall: NFS name to uid (/etc/request-key.d/id_resolver.conf:1), NFS group to gid (/etc/request-key.d/id_resolver.conf:1), NFS uid to name (/etc/request-key.d/id_resolver.conf:1), NFS gid to group (/etc/request-key.d/id_resolver.conf:1); fix: run 'nfskeys idmap enable-upcalls' as root; if it is installed, remove or narrow the lines named here"
+check_contains "routes not enabled: cifs.idmap's 4 routes on one line too" \
+	"route cifs.idmap os:*, gs:*, oi:*, gi:*: 4 routes go to /usr/sbin/cifs.idmap (cifs-utils), not to nfskeys-upcall: CIFS SID to uid (/etc/request-key.d/cifs.idmap.conf:1)" "$out"
+check_eq "routes not enabled: the 8 idmap routes are 2 problems (one per program)" \
+	"2 problems found" "$(printf '%s\n' "$out" | tail -1)"
+check_eq "routes not enabled: one fix line per program, no repeats" 2 \
+	"$(printf '%s\n' "$out" | grep -c '^problem route .*; fix: ')"
+json=$(doc --json 2>/dev/null)
+check_eq "routes not enabled --json: two route problems, the first naming its 4 routes" \
+	"2 id_resolver uid:*, gid:*, user:*, group:*" "$(printf '%s' "$json" | python3 -c 'import json,sys
+f=[f for f in json.load(sys.stdin)["findings"] if f["check"]=="route" and f["status"]=="problem"]
+print(len(f), f[0]["subject"])' 2>&1)"
 mv "$T_TMP/nfskeys.conf.saved" "$R/etc/request-key.d/nfskeys.conf"
-# the helper a route names is gone
+# the helper a route names is gone: all 8 routes in one line, one fix
 mv "$R/usr/sbin/nfskeys-upcall" "$T_TMP/upcall.saved"
-fault "helper missing" "routes NFS name to uid to /usr/sbin/nfskeys-upcall, which is missing or not executable"
+fault "helper missing" "route id_resolver uid:*, gid:*, user:*, group:*; cifs.idmap os:*, gs:*, oi:*, gi:*: 8 routes go to /usr/sbin/nfskeys-upcall, which is missing or not executable (No such file or directory): NFS name to uid (/etc/request-key.d/nfskeys.conf:"
+check_eq "helper missing: one problem, said once" "1 problem found|1" \
+	"$(printf '%s\n' "$out" | tail -1)|$(printf '%s\n' "$out" | grep -c 'nfskeys-upcall, which is missing')"
 mv "$T_TMP/upcall.saved" "$R/usr/sbin/nfskeys-upcall"
+# no request-key configuration at all: the 8 idmap routes are one problem, cifs.spnego
+# (another fix) a second
+mkdir "$T_TMP/rk.saved" && mv "$R"/etc/request-key.d/*.conf "$R/etc/request-key.conf" "$T_TMP/rk.saved/"
+fault "no request-key lines" "no request-key line matches 8 routes (NFS name to uid, NFS group to gid, NFS uid to name, NFS gid to group, CIFS SID to uid, CIFS SID to gid, CIFS uid to SID, CIFS gid to SID): the kernel's requests fail; fix: run 'nfskeys idmap enable-upcalls' as root"
+check_eq "no request-key lines: 2 problems" "2 problems found" "$(printf '%s\n' "$out" | tail -1)"
+mv "$T_TMP/rk.saved/request-key.conf" "$R/etc/" && mv "$T_TMP"/rk.saved/*.conf "$R/etc/request-key.d/"
 check_eq "routes restored: exit 0" 0 "$(doc >/dev/null 2>&1; echo $?)"
 
 # --- a malformed line in another file: request-key gives up on it, every upcall fails
@@ -166,9 +186,24 @@ for n in alice@other.test bob@Other.Test carol@third.test; do
 done
 fault "names from other domains" "domain requests: 3 of the last 4 names asked of nfskeys-idmapd carry another domain than example.test: third.test (1), Other.Test (2); they map to nobody"
 
-# --- the daemon stopped
+# a domain an NFS client sent with a terminal escape in it: shown escaped, never raw
+"$NFSKEYS" -c "$CONF" idmapd lookup --nobody name-to-uid "$(printf 'eve@evil\033[2J.test')" \
+	>/dev/null 2>&1
+out=$(doc 2>&1)
+check_eq "a domain with an escape byte: named escaped, no raw escape byte in the output" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF 'evil\x1b[2J.test (1)')|$(printf '%s' "$out" | grep -c "$(printf '\033')")"
+
+# --- the daemon stopped: the fix names systemctl where PID 1 is systemd (the root has
+# run/systemd/system), and the program and syslog where it is not
 t_idmapd_stop
 fault "nfskeys-idmapd stopped" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it: systemctl start nfskeys-idmapd"
+rmdir "$R/run/systemd/system"
+fault "nfskeys-idmapd stopped, PID 1 not systemd" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it as root: $sbindir/nfskeys-idmapd (it logs to syslog"
+case "$out" in *systemctl* | *journalctl* | *.service*)
+	not_ok "PID 1 not systemd: no systemctl, journalctl or unit in any line"
+	printf '%s\n' "$out" | grep 'systemctl\|journalctl\|\.service' | sed 's/^/# /' ;;
+*) ok "PID 1 not systemd: no systemctl, journalctl or unit in any line" ;; esac
+mkdir "$R/run/systemd/system"
 json=$(doc --json 2>/dev/null)
 check_eq "--json names the stopped daemon as a problem" "problem" \
 	"$(printf '%s' "$json" | python3 -c 'import json,sys

@@ -6,22 +6,72 @@
 . "$top_srcdir/tests/harness/lib.sh"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 eval "$(make -s -C "$top_builddir" print-config)"
-man="$top_srcdir/man"
+# extracted N MIN WHAT: a list read from the code or the build must not be empty
+extracted() { check "$3: $1 found (at least $2)" test "$1" -ge "$2"; }
+
+# The pages as built (man/NAME.in with the version and date put in)
+man="$top_builddir/man"
 
 # pages: listed in the build, rendering cleanly
-for f in "$man"/*.[1-8]; do
-	p=man/$(basename "$f")
+for f in "$top_srcdir"/man/*.[1-8].in; do
+	p=man/$(basename "$f" .in)
 	case " $mans " in *" $p "*) ok "$p is installed (listed in man/Makemodule.am)" ;;
 	*) not_ok "$p is installed (listed in man/Makemodule.am)" ;; esac
 done
 if command -v groff >/dev/null 2>&1; then
 	for p in $mans; do
-		w=$(groff -man -ww -z "$top_srcdir/$p" 2>&1)
+		w=$(groff -man -ww -z "$top_builddir/$p" 2>&1)
 		check_eq "$p renders without groff warnings" "" "$w"
 	done
 else
 	skip "groff not installed (apt-get install groff-base)"
 fi
+
+# Rendered unjustified (.ad l): no two spaces between a synopsis' bracketed options (groff takes "...]" at a
+# line's end for a sentence's end), and nfskeys(1)'s idmapd entry has its whole synopsis
+# in the tag, the description after it.
+if command -v groff >/dev/null 2>&1; then
+	for p in $mans; do
+		check_eq "$p: no double space between bracketed options" "" \
+			"$(sed 's/^\.TH .*/&\n.ad l/' "$top_builddir/$p" |
+				groff -man -Tutf8 -P-cbou -rLL=200n 2>/dev/null | grep -E '\] {2,}\[')"
+	done
+	groff -man -Tutf8 -P-cbou -rLL=200n "$man/nfskeys.1" 2>/dev/null >"$T_TMP/nfskeys.txt"
+	check_eq "nfskeys(1): the idmapd tag is one line, description below" \
+		"idmapd [--socket PATH] [--timeout SECONDS] ping|lookup|flush|reload|recent|stats" \
+		"$(sed -n 's/^ *\(idmapd \[.*\)/\1/p' "$T_TMP/nfskeys.txt" | sed 's/ *$//')"
+fi
+
+# The installed pages name the version of the programs they come with, and a date
+# (configure's, not a placeholder).  The version is the one the programs print.
+prog_version=$("$NFSKEYS" --version | sed -n '1s/^nfskeys //p')
+check_eq "nfskeys --version is the package's version" "$version" "$prog_version"
+dest="$T_TMP/inst"
+if make -C "$top_builddir" install-man DESTDIR="$dest" >"$T_TMP/install-man.log" 2>&1; then
+	ok "make install-man DESTDIR=..."
+else
+	not_ok "make install-man DESTDIR=..."; tail -5 "$T_TMP/install-man.log" | sed 's/^/# /'
+fi
+n=0
+for p in $mans; do
+	f=$dest$mandir/man${p##*.}/$(basename "$p")
+	if [ ! -f "$f" ]; then
+		not_ok "$(basename "$p") is installed in $mandir"
+		continue
+	fi
+	n=$((n + 1))
+	th=$(sed -n '/^\.TH /{p;q}' "$f")
+	check_eq "installed $(basename "$p"): .TH names nfskeys $prog_version" "nfskeys $prog_version" \
+		"$(printf '%s\n' "$th" | sed -n 's/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p')"
+	check "installed $(basename "$p"): .TH has a date (YYYY-MM-DD) and no placeholder left" \
+		sh -c 'printf "%s\n" "$1" | grep -v @ | grep -Eq "^\.TH [^ ]+ [0-9] \"[0-9]{4}-[0-9]{2}-[0-9]{2}\" "' \
+		- "$th"
+	if command -v groff >/dev/null 2>&1; then
+		check_eq "installed $(basename "$p") renders without groff warnings" "" \
+			"$(groff -man -ww -z "$f" 2>&1)"
+	fi
+done
+extracted $n 10 "installed man pages"
 
 # programs: --help, --version, a page with EXIT STATUS
 for prog in $programs; do
@@ -37,7 +87,7 @@ for prog in $programs; do
 	done
 	if [ -n "$page" ]; then
 		ok "$name has a man page ($page)"
-		if grep -q '^\.SH "\{0,1\}EXIT STATUS' "$top_srcdir/$page"; then
+		if grep -q '^\.SH "\{0,1\}EXIT STATUS' "$top_builddir/$page"; then
 			ok "$page documents exit codes"
 		else not_ok "$page documents exit codes (no EXIT STATUS section)"; fi
 	else
@@ -49,7 +99,6 @@ done
 page="$man/nfskeys.1"
 # Each list below is read from the code; an empty read would check nothing, so each one
 # must find at least a few items (extracted N MIN WHAT).
-extracted() { check "$3: $1 found (at least $2)" test "$1" -ge "$2"; }
 missing=
 n=0
 for c in $("$NFSKEYS" help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p'); do

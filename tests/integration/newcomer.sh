@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (request-key routes, daemons)"
 
-plan 44
+plan 51
 
 nk() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -157,4 +157,30 @@ done
 check_eq "nfskeys --help names idmap query, domain, stats, enable-upcalls and afs clearall" "" "$missing"
 check_contains "nfsattr --help names smb3 for -t" "smb3" "$("$NFSATTR" --help)"
 check_eq "every man page footer shows the same version" 1 \
-	"$(sed -n '1s/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p' "$top_srcdir"/man/*.[158] | sort -u | wc -l)"
+	"$(sed -n 's/^\.TH [^ ]* [0-9] "[^"]*" "\([^"]*\)".*/\1/p' "$top_builddir"/man/*.[158] | sort -u | wc -l)"
+
+# ---- an empty list says so, as 'nfskeys keys' does (this test has its own session
+# keyring): nothing at all read like a failure
+out=$("$NFSKEYS" cifs list 2>&1); rc=$?
+check_eq "cifs list with no credentials: says so, exit 0" \
+	"0|No CIFS credentials in the session keyring." "$rc|$out"
+out=$("$NFSKEYS" cifs list --json 2>&1); rc=$?
+check_eq "cifs list --json with no credentials: [], exit 0" "0|[]" "$rc|$out"
+out=$("$NFSKEYS" afs list 2>&1); rc=$?
+check_eq "afs list with no tokens: says so, exit 0" "0|No AFS tokens in the session keyring." \
+	"$rc|$out"
+out=$("$NFSKEYS" afs list --json 2>&1); rc=$?
+check_eq "afs list --json with no tokens: [], exit 0" "0|[]" "$rc|$out"
+printf 'Pw-1\n' | "$NFSKEYS" cifs add 127.0.0.1 -u newcomer >/dev/null 2>&1
+out=$("$NFSKEYS" cifs list 2>&1)
+check_eq "cifs list with a credential: the key, no 'No CIFS credentials'" "1|0" \
+	"$(printf '%s\n' "$out" | grep -c 'cifs:a:127.0.0.1')|$(printf '%s\n' "$out" | grep -c '^No ')"
+"$NFSKEYS" cifs clearall >/dev/null 2>&1
+check_contains "cifs list after clearall: says so again" "No CIFS credentials" \
+	"$("$NFSKEYS" cifs list 2>&1)"
+# a description chosen by whoever added the key (keyctl here) is shown escaped
+printf 'u:pw' | keyctl padd logon "cifs:d:$(printf 'EVIL\033[2J\\')" @s >/dev/null 2>&1
+out=$("$NFSKEYS" cifs list 2>&1)
+check_eq "cifs list: a description with an escape byte shown escaped, none raw" "1|0" \
+	"$(printf '%s\n' "$out" | grep -cF 'cifs:d:EVIL\x1b[2J\\ ')|$(printf '%s' "$out" | grep -c "$(printf '\033')")"
+"$NFSKEYS" cifs clearall >/dev/null 2>&1

@@ -26,6 +26,28 @@ static void test_log_escape(void **state)
 	assert_string_equal(buf, "ab");
 }
 
+/* what a command shows a person: UTF-8 names readable, everything that could move the
+ * cursor, start a line or reorder the text escaped, a backslash doubled */
+static void test_display_escape(void **state)
+{
+	char buf[64];
+
+	display_escape(buf, sizeof(buf), "/srv/caf\xc3\xa9/\xe6\x97\xa5");
+	assert_string_equal(buf, "/srv/caf\xc3\xa9/\xe6\x97\xa5");
+	display_escape(buf, sizeof(buf), "a\n\x1b[2J\\x0a\x7f");
+	assert_string_equal(buf, "a\\x0a\\x1b[2J\\\\x0a\\x7f");
+	/* C1 control (U+0085), bidi override (U+202E), invalid, overlong, cut sequences */
+	display_escape(buf, sizeof(buf), "\xc2\x85|\xe2\x80\xae|\xff|\xc0\xaf|\xe6\x97");
+	assert_string_equal(buf, "\\xc2\\x85|\\xe2\\x80\\xae|\\xff|\\xc0\\xaf|\\xe6\\x97");
+	/* cut at a whole character or escape, always terminated */
+	display_escape(buf, 5, "ab\xc3\xa9");
+	assert_string_equal(buf, "ab\xc3\xa9");
+	display_escape(buf, 4, "ab\xc3\xa9");
+	assert_string_equal(buf, "ab");
+	display_escape(buf, 4, "ab\\");
+	assert_string_equal(buf, "ab");
+}
+
 static void fmt(char *buf, size_t size, const char *f, ...)
 {
 	va_list ap;
@@ -86,6 +108,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_escape),
+		cmocka_unit_test(test_display_escape),
 		cmocka_unit_test(test_log_vformat),
 		cmocka_unit_test(test_upcall_args_stop_at_key),
 	};
