@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "log-escape.h"
+
 #define CLI_EXIT_USAGE 2
 
 /* Every message a program prints names it by program_invocation_short_name (glibc): the
@@ -19,12 +21,16 @@ static inline void cli_set_program_name(const char *name)
 	program_invocation_short_name = (char *)name;
 }
 
-/* An error message on standard error: "NAME: MESSAGE\n". */
+/* An error message on standard error: "NAME: MESSAGE\n", one line.  It often quotes what
+ * a user typed or a server sent (a name, a path), so control bytes in it are escaped
+ * (display_escape) and cannot drive the terminal or forge a second line. */
 static inline void cli_verror(const char *name, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: ", name);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char raw[LOG_LINE_MAX], shown[LOG_LINE_MAX];
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	display_escape(shown, sizeof(shown), raw);
+	fprintf(stderr, "%s: %s\n", name, shown);
 }
 
 /* An error message on standard error, named after the running program. */

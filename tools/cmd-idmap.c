@@ -63,9 +63,10 @@ static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, 
 		putchar('\n');
 		return;
 	}
-	printf("%s -> ", key);
+	print_text_safe(key);
+	printf(" -> ");
 	if (kind_gives_name(k))
-		printf("%s", a->name);
+		print_text_safe(a->name);
 	else
 		printf("%" PRIu32, a->id);
 	if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS) {
@@ -73,12 +74,45 @@ static void print_answer(const char *key, const struct nfskeys_idmap_answer *a, 
 		for (uint32_t i = 0; i < a->n_groups; i++)
 			printf("%s%" PRIu32, i ? "," : " ", a->groups[i]);
 	}
-	if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
-		printf(" (nobody: %s; ttl %" PRIu32 "s; see 'nfskeys idmap explain %s')\n",
-		       strerror(-a->error), a->ttl, key);
-	else
+	if (a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) {
+		printf(" (nobody: %s; ttl %" PRIu32 "s; see 'nfskeys idmap explain ",
+		       strerror(-a->error), a->ttl);
+		print_text_safe(key);
+		printf("')\n");
+	} else {
 		printf(" (%s%s, ttl %" PRIu32 "s)\n", a->backend,
 		       (a->flags & NFSKEYS_IDMAP_ANSWER_CACHED) ? ", cached" : "", a->ttl);
+	}
+}
+
+/* explain's text for a person: the key it quotes (which may hold a newline) shown as
+ * one escaped word, then every line escaped (a backend's answer may hold control bytes). */
+static void print_explanation(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		const char *k = klen ? memmem(p, (size_t)(text + strlen(text) - p), key, klen) : NULL;
+		_cleanup_free_ char *part = NULL;
+
+		/* the key, where it starts on this line, as one piece even across newlines */
+		if (k && k < end) {
+			part = strndup(p, (size_t)(k - p));
+			if (part)
+				print_text_safe(part);
+			print_text_safe(key);
+			p = k + klen;
+			continue;
+		}
+		part = strndup(p, (size_t)(end - p));
+		if (part)
+			print_text_safe(part);
+		putchar('\n');
+		p = nl ? nl + 1 : end;
+	}
 }
 
 /* Keys resolved together: one batch to nfskeys-idmapd (idmapd_client_lookup_many), and
@@ -606,7 +640,7 @@ static int idmap_explain(void *state, int argc, char *argv[])
 		explain_recent_json(c->ctx, k, argv[0]);
 		printf("}\n");
 	} else {
-		fputs(text, stdout);
+		print_explanation(text, argv[0]);
 		explain_recent(c->ctx, k, argv[0]);
 	}
 	if (config < 0)

@@ -259,7 +259,7 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	switch (kind) {
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 	case NFSKEYS_IDMAP_GID_TO_GROUP:
-		printf("%s", a.name);
+		print_text_safe(a.name);
 		break;
 	case NFSKEYS_IDMAP_UID_TO_SID:
 	case NFSKEYS_IDMAP_GID_TO_SID:

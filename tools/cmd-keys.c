@@ -4,6 +4,7 @@
 #include <keyutils.h>
 #include <time.h>
 
+#include "log-escape.h"
 #include "nfskeys-tool.h"
 
 /* Is this a key nfskeys or a network filesystem puts into keyrings? */
@@ -73,13 +74,16 @@ void print_json_str(const char *str)
  * \xNN so they cannot drive the terminal. */
 void print_text_safe(const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c >= 0x7f || c == '\\')
-			printf("\\x%02x", c);
-		else
-			putchar(c);
+	/* each byte escapes to at most 4 ("\\xNN") */
+	size_t size = 4 * strlen(s) + 1;
+	_cleanup_free_ char *buf = malloc(size);
+
+	if (!buf) {
+		fputs("?", stdout);
+		return;
 	}
+	display_escape(buf, size, s);
+	fputs(buf, stdout);
 }
 
 struct list_state {

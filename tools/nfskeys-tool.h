@@ -29,8 +29,9 @@ enum {
 
 /* cmd-keys.c: a JSON string on standard output, escaped (invalid UTF-8 as \u00XX). */
 void print_json_str(const char *s);
-/* cmd-keys.c: text from another party (key descriptions, principals) on standard output,
- * control and non-ASCII bytes as \xNN so they cannot drive the terminal. */
+/* cmd-keys.c: text from another party (key descriptions, principals, names a backend
+ * gave) on standard output through display_escape(): control bytes and invalid UTF-8 as
+ * \xNN so they cannot drive the terminal, valid UTF-8 as it is. */
 void print_text_safe(const char *s);
 struct passwd;
 /* cmd-doctor.c: become pw for good (groups, gid, uid, all three ids), refusing to go on

@@ -2,7 +2,7 @@
 # `nfskeys idmap`: lookups, reverse, SIDs, explain's causes and advice, import-conf of an
 # idmapd.conf, enable-upcalls into a scratch request-key.d, flush, and exit codes.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 48
+plan 51
 
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]
@@ -87,6 +87,14 @@ check_contains "explain: the line to change" "set [General] Domain = example.com
 out=$(nk idmap explain root)
 check_contains "explain: a bare name points at No-Strip" "set [Translation] No-Strip = both" "$out"
 check_contains "explain: a mapped name" "result: 0 (backend nsswitch" "$(nk idmap explain root@cli.test)"
+# a name with control bytes (here from argv; a directory's answer the same way) reaches the
+# terminal escaped, in explain's text and in lookup's answer line
+esc=$(printf 'evil\033[31m\nx@cli.test')
+out=$(nk idmap explain "$esc" 2>&1)
+check_contains "explain: a control byte in the key is shown escaped" 'evil\x1b[31m\x0ax@cli.test' "$out"
+check_eq "explain: no raw ESC reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033' | wc -c)"
+out=$(nk idmap lookup "$esc" 2>&1)
+check_eq "lookup: no raw ESC reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033' | wc -c)"
 
 cat >"$T_TMP/idmapd.conf" <<'IDM'
 [General]
