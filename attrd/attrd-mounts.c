@@ -1,4 +1,4 @@
-/* Directory policy applied to live NFS mounts (issue 23 item 1).  Every NFS mount not made
+/* Directory policy applied to live NFS mounts (doc/LIVE-MOUNTS.md).  Every NFS mount not made
  * here is a parent; every directory of its export with policy whose mount options (the
  * library's one mapping, attr_policy_mount_options) differ from its parent directory's
  * gets a nosharecache sub-mount.  Mounting is a root action on a path users shape, so

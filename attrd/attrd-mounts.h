@@ -1,4 +1,4 @@
-/* Directory policy applied to live NFS mounts (issue 23 item 1): nfskeys-attrd watches
+/* Directory policy applied to live NFS mounts (doc/LIVE-MOUNTS.md): nfskeys-attrd watches
  * the mount table (libmount's monitor) and gives every subtree whose mount options differ
  * from its parent directory's its own nosharecache sub-mount; keeps them in step with the
  * policy and remembers them across restarts (a state file in the runtime directory).

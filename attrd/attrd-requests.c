@@ -11,7 +11,8 @@
 #include "attr.h"
 
 /* The identity of the directory open as fd: its mount looked up in our mount table, or
- * (a mount of another namespace) in the caller's, read only so far (issue 21 item 7). */
+ * (a mount of another namespace) in the caller's, read only so far: a caller makes its own
+ * namespace's table as long as it likes (doc/security/FINDINGS.md D10). */
 static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 		       struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
 {
@@ -276,7 +277,7 @@ reply:
 	xdr_free((xdrproc_t)xdr_attrd_lookup_args, (char *)&a);
 }
 
-/* The sub-mount table (issue 23 item 1): public, as the mount table is. */
+/* The sub-mount table of [Mounts] Apply-Mounts: public, as the mount table is. */
 void attrd_handle_mounts(struct daemon *d, struct rpc_request *req)
 {
 	size_t n = attrd_mounts_count(d->mounts), shown = MIN(n, (size_t)ATTRD_MOUNTS_MAX);

@@ -18,7 +18,8 @@
 
 enum op { OP_SET, OP_UNSET, OP_LOOKUP, OP_OTHER, _OP_MAX };
 
-/* What a user who is not an admin may do (issue 21 items 4 and 6). */
+/* What a user who is not an admin may do: bounded storage, so one user cannot fill the
+ * store, and no policy on mounts whose owners the client makes up. */
 struct attrd_limits {
 	uint64_t user_dirs;      /* [Attrd] Max-Policies-Per-User */
 	uint64_t user_bytes;     /* [Attrd] Max-Bytes-Per-User */
@@ -62,7 +63,7 @@ struct daemon {
 void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args);
 void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args);
 void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
-/* The sub-mount table (issue 23 item 1): public, as the mount table is. */
+/* The sub-mount table of [Mounts] Apply-Mounts: public, as the mount table is. */
 void attrd_handle_mounts(struct daemon *d, struct rpc_request *req);
 
 /* attrd-auth.c: may peer change the attributes of the directory st (identity id, shown as

@@ -292,7 +292,8 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
 
-/* Drop the policy of directories that are gone (issue 21 item 4), at start, on every
+/* Drop the policy of directories that are gone, so it neither binds a new directory of
+ * the same name nor counts against its setter's limit: at start, on every
  * reload and every [Attrd] Orphan-Check-Interval. */
 static void sweep(struct daemon *d)
 {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# issue 18's LDAP comparison without QEMU (make bench): what a new owner costs nfsd's id
+# The LDAP comparison without QEMU (make bench): what a new owner costs nfsd's id
 # mapper with the names in a real slapd on loopback, libnfsidmap's umich_ldap (rpc.idmapd's
 # LDAP method) against nfskeys' ldap backend, in-process, same entries, same slapd
 # (bench/idmap-ldap-umich.c).  The guest's figure is bench/kernel-idmap.ktest section 3.

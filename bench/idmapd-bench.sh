@@ -66,7 +66,7 @@ done
 floor_rounds
 }
 
-# Issue 18's socket goal: p99 at 4 and 16 clients <= 1.2x the bare AF_UNIX echo floor.
+# The socket goal: p99 at 4 and 16 clients <= 1.2x the bare AF_UNIX echo floor.
 # The daemon is a process of its own, so each round trip crosses two address spaces; the
 # fair floor is the echo server in its own process too (unix-floor --process).  The
 # in-process floor (a thread of the client) is printed beside it.  One run of each is

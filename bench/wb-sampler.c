@@ -1,4 +1,4 @@
-/* The mountstats sampler's CPU at N managed NFS mounts (issue 23 item 3: < 1% of a core
+/* The mountstats sampler's CPU at N managed NFS mounts (the goal: < 1% of a core
  * at 20 mounts).  Writes a mountstats file with N NFSv4.2 entries in 6.1's shape (every
  * per-op line of 4.2, the counters moving each tick) plus M other mounts, points the
  * sampler at it (NFSKEYS_WB_PROC, the test-only override) and times ticks in process CPU

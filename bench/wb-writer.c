@@ -1,4 +1,4 @@
-/* The writers of bench/wb-kernel.ktest (issue 23's guest benchmark), each recording the
+/* The writers of bench/wb-kernel.ktest (the writeback benchmark), each recording the
  * time of every call it makes, and the check of what they wrote:
  *
  *   wb-writer bulk FILE MIB SERIES     MIB sequential 1 MiB write()s, then fsync; SERIES

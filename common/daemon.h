@@ -1,4 +1,4 @@
-/* The daemon shell every nfskeys daemon is built on (DESIGN.md §5): one command line
+/* The daemon shell every nfskeys daemon is built on (doc/DESIGN.md §5): one command line
  * (-c/--config, -f/--foreground, -v/--verbose, --version, --help, --pid-file, plus each
  * daemon's own options, the --help text made from the same table), daemonizing with a
  * readiness pipe (the parent exits 0 only once the child listens, else with the child's

@@ -70,7 +70,7 @@ struct daemon_stats {
 	struct backend_stats backends[MAX_BACKENDS];
 	size_t n_backends;
 	uint64_t flushes, keyrings_cleared, reloads, reload_failures;
-	uint64_t queue_refused;  /* lookups refused: the worker queue bound (issue 21) */
+	uint64_t queue_refused;  /* lookups refused: the per-user and total worker queue bounds */
 	uint64_t cancelled;      /* queued lookups dropped: every caller had gone */
 	uint64_t inlined;        /* misses answered in the loop, no worker (Inline-Lookups) */
 	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */

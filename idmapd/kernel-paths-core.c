@@ -1,7 +1,7 @@
 /* knfsd's idmap cache channels and the NFS client's rpc_pipefs idmap pipes, served from
  * nfskeys-idmapd's event loop.  Reads never block (O_NONBLOCK, one request per read),
  * every request is parsed by kernel-proto.c before anything else sees it, and the answer
- * goes back in one write().  Formats and kernel behaviour: KERNEL-INTERFACES.md §1-2. */
+ * goes back in one write().  Formats and kernel behaviour: doc/KERNEL-INTERFACES.md §1-2. */
 /* Here: the configuration and the object as a whole (its API is kernel-paths.h);
  * knfsd's channels are in kernel-paths-knfsd.c, the client's pipes in
  * kernel-paths-pipes.c. */

@@ -319,7 +319,7 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 		return;
 	}
 	/* nfsd: a negative nametoid is NFS4ERR_BADOWNER, a negative idtoname sends the
-	 * number; never a made-up owner (KERNEL-INTERFACES.md §2) */
+	 * number; never a made-up owner (doc/KERNEL-INTERFACES.md §2) */
 	expiry = (int64_t)time(NULL) + (positive ? (ttl ? ttl : 1) : kp->cfg.negative_ttl);
 	len = knfsd_format_reply(req, expiry, !positive, positive ? ans->name : NULL,
 				 positive ? ans->id : 0, line, sizeof(line));

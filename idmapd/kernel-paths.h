@@ -1,4 +1,4 @@
-/* The kernel's own ways into nfskeys-idmapd (DESIGN.md §5, KERNEL-INTERFACES.md §1-2):
+/* The kernel's own ways into nfskeys-idmapd (doc/DESIGN.md §5, doc/KERNEL-INTERFACES.md §1-2):
  * knfsd's nfs4.idtoname / nfs4.nametoid cache channels on a server, and the NFS client's
  * rpc_pipefs clnt*\/idmap pipes.  This file owns the descriptors and the protocol; the
  * daemon resolves each query through the same engine and cache as its socket callers. */

@@ -1,5 +1,5 @@
 /* knfsd cache-channel lines and rpc_pipefs idmap messages: parsing and formatting, no I/O
- * (KERNEL-INTERFACES.md §1-2).  The kernel is trusted to be the kernel, but a channel or a
+ * (doc/KERNEL-INTERFACES.md §1-2).  The kernel is trusted to be the kernel, but a channel or a
  * pipe can be written by any root process, so nothing here assumes a well-formed input. */
 #include <errno.h>
 #include <inttypes.h>

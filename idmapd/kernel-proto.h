@@ -1,6 +1,6 @@
 /* What the kernel writes to nfskeys-idmapd and what it accepts back, without any I/O:
  * knfsd's nfs4.idtoname / nfs4.nametoid cache-channel lines and the NFS client's
- * rpc_pipefs idmap messages (KERNEL-INTERFACES.md §1-2).  Every field the kernel hands
+ * rpc_pipefs idmap messages (doc/KERNEL-INTERFACES.md §1-2).  Every field the kernel hands
  * over is checked; a malformed one is refused with a reason that names it. */
 #pragma once
 

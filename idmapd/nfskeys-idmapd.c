@@ -1,4 +1,4 @@
-/* nfskeys-idmapd: the ID-mapping system service (DESIGN.md §5).  One event-loop thread
+/* nfskeys-idmapd: the ID-mapping system service (doc/DESIGN.md §5).  One event-loop thread
  * answers every client from one shared cache; misses go to a small pool of worker
  * threads running the libnfskeys engine, so a slow backend never delays cached answers.
  * Refresh-ahead keeps hot entries warm; serve-stale bridges backend outages.  This file:

@@ -1,4 +1,4 @@
-/* The attribute vocabulary of DESIGN.md §6 (typed keys, validation with errors that name
+/* The attribute vocabulary of doc/DESIGN.md §6 (typed keys, validation with errors that name
  * the problem, canonical values) and the policy object that carries a set of attributes
  * with their sources.  No I/O here. */
 #include <ctype.h>

@@ -36,7 +36,7 @@ static const struct conf_key_def schema[] = {
 	  "keytab cifs.spnego uses when the user has no ticket" },
 	{ "Cred", "CIFS-Keytab-Principal", TEXT(CONF_STRING), NULL, NULL,
 	  "principal taken from CIFS-Keytab" },
-	/* pam_nfskeys (issue 19) */
+	/* pam_nfskeys(8): the keys a login puts in place */
 	{ "PAM", "Kerberos", TEXT(CONF_BOOL), NULL, "yes",
 	  "get a Kerberos TGT into KEYRING:persistent at login" },
 	{ "PAM", "CIFS-Servers", TEXT(CONF_LIST), NULL, NULL,
@@ -207,7 +207,7 @@ static const struct conf_key_def schema[] = {
 	  "allow a password bind without TLS" },
 	{ "Attrd", "Sync-Interval", DUR_S(1, 86400), NULL, "300", "how often the fleet syncs" },
 	{ "Attrd", "LDAP-Timeout", DUR_S(1, 600), NULL, "10", "LDAP operation timeout" },
-	/* nfskeys-attrd(8): sub-mounts for policy on live mounts (issue 23 item 1) */
+	/* nfskeys-attrd(8): sub-mounts for policy on live mounts (doc/LIVE-MOUNTS.md) */
 	{ "Mounts", "Apply-Mounts", TEXT(CONF_BOOL), NULL, "no",
 	  "give subtrees with their own mount options their own sub-mounts" },
 	{ "Mounts", "Retry-Interval", DUR_S(1, 3600), NULL, "30",

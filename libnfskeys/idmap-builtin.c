@@ -1,5 +1,5 @@
 /* Answers the engine gives without asking a backend, because the kernel, Samba or nfsidmap
- * already fixed what they mean (KERNEL-INTERFACES.md §3-4):
+ * already fixed what they mean (doc/KERNEL-INTERFACES.md §3-4):
  * - Samba's Unix SIDs S-1-22-1-N (uid N) and S-1-22-2-N (gid N), and the MS-NFS SIDs
  *   S-1-5-88-1-N / S-1-5-88-2-N, mean the id itself, whatever the backends say;
  * - after the chain found nothing: an id with no SID of any configured domain is given

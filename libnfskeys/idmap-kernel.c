@@ -1,6 +1,6 @@
 /* The kernel's ID-mapping upcall formats: key descriptions ("uid:alice@dom", "os:S-1-...")
  * parsed into lookups, and answers turned into the payloads each key type expects
- * (DESIGN.md §4). */
+ * (doc/DESIGN.md §4). */
 #include <inttypes.h>
 
 #include "idmap-desc.h"

@@ -17,7 +17,7 @@ struct stat;
 /* ---------------------------------------------------------------- limits */
 
 #define ATTR_MAX_PER_DIR 64 /* attributes on one directory */
-/* Bytes of a mountinfo file read while looking for one mount (issue 21 item 7): a caller
+/* Bytes of a mountinfo file read while looking for one mount, a bound because a caller
  * can make its own namespace's table as long as it likes. */
 #define ATTR_MOUNTINFO_MAX (4 * 1024 * 1024)
 
@@ -29,7 +29,7 @@ int attr_key_parse(const char *key, char *errbuf, size_t errlen);
 
 /* The mount options of a (resolved) policy, as nfskeys_attr_mount_options() gives them for
  * an identity: the one mapping from attributes to options, also used by nfskeys-attrd's
- * sub-mounts (issue 23 item 1).  domain picks the family when fstype is NULL. */
+ * sub-mounts (doc/LIVE-MOUNTS.md).  domain picks the family when fstype is NULL. */
 int attr_policy_mount_options(const struct nfskeys_attr_policy *p, const char *fstype,
 			      const char *domain, const char *explicit_opts, char **ret_options);
 
@@ -51,7 +51,8 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 char *attr_id_format(const char *domain, const char *path);
 /* Of an identity made from a descriptor: the superblock options of its mount. */
 const char *attr_id_get_options(const struct nfskeys_attr_id *id);
-/* Does the kernel make up the owners of this mount's inodes (issue 21 item 6)?  afs
+/* Does the kernel make up the owners of this mount's inodes?  Then the owner is no one to
+ * authorize (doc/security/FINDINGS.md D9).  afs
  * (PTS ids), and cifs/smb3 with forceuid, or without unix, posix, cifsacl or
  * idsfromsid (every inode shows the mount's uid=).  options: mountinfo's superblock
  * options, comma-separated. */
@@ -99,7 +100,8 @@ struct attr_sync_row {
 };
 int attr_store_replace_ldap(struct nfskeys_attr_store *store, const struct attr_sync_row *rows,
 			    size_t n);
-/* A set through nfskeys-attrd (issue 21 item 4): the rows are keyed to the directory's
+/* A set through nfskeys-attrd, bounded per user and tied to the directory, not only its
+ * name (doc/security/FINDINGS.md D4): the rows are keyed to the directory's
  * file handle (and our path to it) from id; rows on the same path keyed to another
  * handle (a removed directory's) are dropped first (o->dropped); the setter's local
  * rows must stay within max_dirs directories and max_bytes bytes (domain, path, key and

@@ -1,4 +1,4 @@
-/* Directory attributes: per-directory cache policy and its inheritance (DESIGN.md §6).
+/* Directory attributes: per-directory cache policy and its inheritance (doc/DESIGN.md §6).
  * Included by nfskeys.h; do not include directly.  A directory is named by its
  * filesystem identity (domain + path inside it), so a policy follows an export to every
  * mount point; reads come straight from the store, writes go through nfskeys-attrd. */
@@ -148,7 +148,7 @@ enum nfskeys_attr_wb_mode {
 };
 
 /* Feed the policy in effect at id to the writeback throttler object of its
- * server/export (DESIGN.md §6): dev's dirty limit becomes the effective dirty_limit
+ * server/export (doc/DESIGN.md §6): dev's dirty limit becomes the effective dirty_limit
  * (raised to the throttler's minimum of 1 MiB), or, when none is in effect, the
  * configured default ([Writeback] Dirty-Limit, 256M), so that removing the attribute
  * undoes it.  dev may be NULL to only ask.  *ret_mode (optional) is the effective

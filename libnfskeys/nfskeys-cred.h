@@ -1,4 +1,4 @@
-/* Credentials: CIFS, AFS and NFS keys through the credential plugins (DESIGN.md §3).
+/* Credentials: CIFS, AFS and NFS keys through the credential plugins (doc/DESIGN.md §3).
  * One set of calls for every filesystem; the plugin for fs ("cifs", "afs", "nfs") knows
  * the kernel format.  Included by nfskeys.h; do not include directly. */
 #pragma once

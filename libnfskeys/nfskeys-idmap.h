@@ -1,4 +1,4 @@
-/* Identity mapping: names, principals and SIDs to and from ids (DESIGN.md §4).
+/* Identity mapping: names, principals and SIDs to and from ids (doc/DESIGN.md §4).
  * Included by nfskeys.h; do not include directly.  All calls are safe to use from several
  * threads on one context (the cache and the backends lock internally). */
 #pragma once
@@ -183,7 +183,7 @@ int nfskeys_idmap_kind_from_string(const char *s, enum nfskeys_idmap_kind *ret_k
  * text; -EOPNOTSUPP for a prefix not valid for the type. */
 int nfskeys_idmap_parse_description(const char *type, const char *description,
 				    enum nfskeys_idmap_kind *ret_kind, const char **ret_key);
-/* Build the kernel payload for an answer (DESIGN.md §4): decimal id + NUL for name->id,
+/* Build the kernel payload for an answer (doc/DESIGN.md §4): decimal id + NUL for name->id,
  * "name@domain" without NUL for id->name, 4 host-order bytes for SID->id, the 68-byte
  * binary SID for id->SID.  Returns the payload length; -ENOBUFS when size is too small. */
 int nfskeys_idmap_payload(const struct nfskeys_idmap_answer *answer, void *buf, size_t size);

@@ -1,4 +1,4 @@
-/* Writeback: the completion-reporting hook and the throttler (DESIGN.md §7).
+/* Writeback: the completion-reporting hook and the throttler (doc/DESIGN.md §7).
  * Included by nfskeys.h; do not include directly. */
 #pragma once
 
@@ -117,7 +117,7 @@ uint64_t nfskeys_wb_task_get_ratelimit(const struct nfskeys_wb_task *task);
 
 /* ------------------------------------------------------------------------------------
  * Kernel mounts (NFSKEYS_0.3): the dirty limit of a mount's bdi and the completion
- * stream from /proc/self/mountstats (DESIGN.md section 7, issue 23 items 2 and 3).
+ * stream from /proc/self/mountstats (doc/DESIGN.md §7, doc/WRITEBACK.md).
  */
 
 /* The backing device (bdi, /sys/class/bdi/MAJ:MIN) of a mounted network filesystem. */

@@ -1,5 +1,5 @@
 /* Writeback on kernel mounts: the dirty limit of a mount's bdi (/sys/class/bdi/MAJ:MIN,
- * KERNEL-INTERFACES.md section 6), the kernel's own values saved and restored, and the
+ * doc/KERNEL-INTERFACES.md §6), the kernel's own values saved and restored, and the
  * sampler that turns /proc/self/mountstats' WRITE and COMMIT counters into completions
  * and an adaptive per-mount limit. */
 /* Here: the bdi knobs, the mount object and the saved state; the mountstats parser and the

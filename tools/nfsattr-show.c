@@ -340,7 +340,7 @@ int nfsattr_cmd_mount_options(struct opts *o, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* The writeback policy in effect (DESIGN.md §7): the mode writers follow, the dirty limit
+/* The writeback policy in effect (doc/DESIGN.md §7): the mode writers follow, the dirty limit
  * the throttler of the export gets, and where each comes from. */
 int nfsattr_cmd_writeback(struct opts *o, int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* cred-afs: AFS rxrpc tokens (DESIGN.md §3).  Gets afs/<cell>@REALM (or afs@REALM) from
+/* cred-afs: AFS rxrpc tokens (doc/DESIGN.md §3).  Gets afs/<cell>@REALM (or afs@REALM) from
  * the default credential cache with libkrb5, derives the rxkad session key (rxkad-kdf)
  * and builds the v1 rxrpc key payload the kernel AFS client takes as "afs@<cell>". */
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* cred-cifs: CIFS/SMB credentials as cifscreds makes them (DESIGN.md §3): logon keys
+/* cred-cifs: CIFS/SMB credentials as cifscreds makes them (doc/DESIGN.md §3): logon keys
  * cifs:a:<address> per address the host resolves to, or cifs:d:<domain>, payload
  * "user:password" plus a NUL, in the session keyring by default. */
 #include <arpa/inet.h>

@@ -44,7 +44,7 @@ static const struct {
 };
 
 /* The expected outcome of key=value: -1 rejected, else 0 with the canonical value and
- * number.  Written from DESIGN.md §6 and nfskeys-attr.h, not from the parser. */
+ * number.  Written from doc/DESIGN.md §6 and nfskeys-attr.h, not from the parser. */
 static int expect(const char *key, const char *value, char *canon, size_t csize,
 		  uint64_t *number, int *typed)
 {

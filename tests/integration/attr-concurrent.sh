@@ -1,5 +1,6 @@
 #!/bin/sh
-# Concurrent writers to the same directories' policies in nfskeys-attrd (issue 22 D5):
+# Concurrent writers to the same directories' policies in nfskeys-attrd, which must never
+# show a mix of two sets or lose an acknowledged one:
 # root twice on a root-owned directory, root and uid 65534 on 65534's directory, uid 65533
 # twice on its own, and uid 65534 on root's directory (refused every time), each a stream
 # of `nfsattr set` / `unset` calls mixing its own keys with a group of keys every writer of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# nfskeys-attrd's sub-mount table without NFS (issue 23 item 1; the kernel side is
+# nfskeys-attrd's sub-mount table without NFS (doc/LIVE-MOUNTS.md; the kernel side is
 # tests/kernel/attr-mounts.ktest): [Mounts] Apply-Mounts read through the schema, a bad
 # value refused with the key named, `nfsattr status` and --json when off and when on with
 # nothing to do, and a stale or forged state file (RUNDIR/attrd-mounts): garbage lines are

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Two `nfskeys cifs add` for the same target at the same time (issue 22 D5), in the real
+# Two `nfskeys cifs add` for the same target at the same time (FINDINGS.md K4), in the real
 # session keyring (run-test gives this script its own).  Both commands are held at their
 # password prompt, after each has looked for an existing key and found none, and then both
 # passwords are written at once: the race is forced every round, not hoped for.  Exactly

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Password entry on a real terminal (issue 22 D7): the prompting commands (`nfskeys cifs
+# Password entry on a real terminal (FINDINGS.md K5): the prompting commands (`nfskeys cifs
 # add`, `cifs update`, `nfs login`: every caller of nfskeys_secret_read_password in tools/)
 # run on a pseudo-terminal driven by tests/harness/tty-password.py, which reads the
 # terminal's own settings while the prompt waits.  Echo must be off while the password is

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Store faults of nfskeys-attrd beyond a process crash (issue 22 D6; the crash itself is
+# Store faults of nfskeys-attrd beyond a process crash (FINDINGS.md S1-S3; the crash is
 # fault-attrd-kill.sh).  The store lives on a small tmpfs in a private mount namespace.
 # (a) Disk full: a change that needs space fails with a clear error naming the cause,
 #     the policies set before stay intact and served (by the daemon and through the

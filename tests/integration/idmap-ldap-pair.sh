@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 18's LDAP goal: with [LDAP] Unique-Ids = yes a name -> id search also gives the
+# The LDAP goal (doc/PERFORMANCE.md): with [LDAP] Unique-Ids = yes a name -> id search gives the
 # id's name, so a new owner costs one LDAP search instead of two: in the engine's cache
 # (nfskeys idmap query) and in nfskeys-idmapd's reverse prefetch for knfsd (played by
 # tests/harness/fake-kernel.py).  Without the option, when a backend before ldap knows the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 5 (b): the ldap idmap backend runs concurrent searches in parallel on a
+# doc/security/FINDINGS.md D7: the ldap idmap backend runs concurrent searches in parallel on a
 # pool of connections ([LDAP] Pool-Size).  A real slapd made slow per search (a proxy
 # holds every chunk 300 ms, so a search takes at least 0.6 s); nfskeys-idmapd with 8
 # workers; 8 lookups of distinct names at once.  With Pool-Size = 1 they run one after

@@ -2,7 +2,7 @@
 # nfskeys-idmapd's kernel paths without a kernel NFS: knfsd's nfs4.idtoname/nametoid cache
 # channels and an NFS client's rpc_pipefs idmap pipe, played by tests/harness/fake-kernel.py
 # on pseudo-terminals (one line per read, as the kernel's channels).  The expected lines are
-# the kernel's formats (KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
+# the kernel's formats (doc/KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 plan 54

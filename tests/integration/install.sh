@@ -77,7 +77,7 @@ for d in "$sysconfdir/nfskeys/conf.d" "$pkgplugindir"; do
 	[ -d "$dest$d" ] || missing="$missing $d/"
 done
 check_eq "man pages, example config, conf.d/ and the plugin directory" "" "$missing"
-# the daemons' state and runtime directories (issue 20: a source install runs them too)
+# the daemons' state and runtime directories (a source install runs the daemons too)
 check_eq "state and runtime directories, mode 755" "755 755" \
 	"$(stat -c %a "$dest$statedir" "$dest$rundir" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
 check_eq "tmpfiles.d snippet makes them at boot" \

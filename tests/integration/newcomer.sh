@@ -1,5 +1,5 @@
 #!/bin/sh
-# What a new admin hit trying the installed programs (issue 17, item 6), each as it was
+# What a new admin hit trying the installed programs, each as it was
 # found: a misspelt [Translation] Method taken by a reload, one broken conf.d drop-in
 # stopping every client, typos and bad values said nothing about, Helper-Timeout = abc
 # taken, two value syntaxes, explain's advice and exit status, `nfsattr get -s SOCK`

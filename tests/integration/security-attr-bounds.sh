@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 items 4 and 7: nfskeys-attrd against a local user who fills its store, leaves
+# doc/security/FINDINGS.md D4, D10: attrd against a local user who fills its store, leaves
 # policy behind removed directories, or asks from a namespace of its own.
 # - per-user limits ([Attrd] Max-Policies-Per-User, Max-Bytes-Per-User); root and the
 #   admin group are not limited; a mkdir / set / rmdir loop stays within them;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 3: no other user can lock nfskeys-attrd's store.  The SQLite database
+# doc/security/FINDINGS.md D3: no other user can lock nfskeys-attrd's store.  The database
 # and its -wal/-shm are 0600 (the daemon's alone); readers that do not go through the
 # daemon read the snapshot it publishes by rename after every commit (0644, opened
 # immutable: no locks).  Another uid tries to hold the locks SQLite's writer needs (the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 5 (c): one user cannot take nfskeys-attrd's connection slots from the
+# doc/security/FINDINGS.md D8: one user cannot take nfskeys-attrd's connection slots from the
 # others.  uid 65534 opens 150 connections against Max-Clients = 100 with
 # Max-Clients-Per-User = 20: it gets 20 (the rest are closed at once, counted and logged)
 # and uid 65533 still connects and is answered.  Also: the systemd units' LimitNOFILE

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 2: a descriptor passed to a daemon must not hang its event loop.  A FUSE
+# doc/security/FINDINGS.md D2: a descriptor passed to a daemon must not hang its loop.  A FUSE
 # file system (tests/harness/fuse-hang.c) never answers FLUSH (sent on every close()) nor
 # GETATTR of /hangdir when the daemons call.  Each daemon is handed such descriptors on
 # calls that take none and on those that take one; every time, another client must still

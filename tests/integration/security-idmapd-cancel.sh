@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 5 (a): work queued for a connection that closes is cancelled.  The ldap
+# doc/security/FINDINGS.md D6: work queued for a connection that closes is cancelled.  The ldap
 # backend against a real slapd made slow (a proxy holds every chunk 400 ms: about 0.8 s a
 # search), one worker.  uid 65534 pipelines 16 lookups of distinct names and closes;
 # at once the worker queue is empty again (only the running lookup is left, detached: its

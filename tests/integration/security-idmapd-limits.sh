@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 5: one user cannot take nfskeys-idmapd's capacity from the others.
+# doc/security/FINDINGS.md D5: one user cannot take nfskeys-idmapd's capacity from the others.
 #  - connection slots: uid 65534 opens 150 connections against Max-Clients = 100; with
 #    Max-Clients-Per-User = 20 it gets 20 and another user still connects;
 #  - the worker queue: uid 65534 runs a connect-send-close loop (16 lookups of new keys

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 21 item 1: a use-after-free in nfskeys-idmapd's answer path.  Answering a cache
+# doc/security/FINDINGS.md D1: a use-after-free in nfskeys-idmapd's answer path.  Answering a cache
 # entry's waiters used to dispatch the connection's next buffered call from inside the
 # reply (rpc-server's "was_full" re-entry); that call added a new key, the LRU evicted
 # the entry being answered, and job_done went on walking freed memory.  Pipelined

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 21 item 8: text a user chooses (lookup keys, directory names) reaches the daemons'
-# logs escaped: a newline in it cannot forge a log line.  nfskeys-idmapd --debug logs
+# doc/security/FINDINGS.md D11: text a user chooses (lookup keys, directory names) reaches
+# the daemons' logs escaped: a newline in it cannot forge a log line.  nfskeys-idmapd --debug logs
 # every lookup's key; nfskeys-attrd logs every set with the directory.  (nfskeys-upcall
 # logs to syslog only, through the same helper: tests/unit/test-hostile-input.c.)
 . "$top_srcdir/tests/harness/lib.sh"

@@ -75,8 +75,8 @@ ck_route() {
 		else
 			cp "$pkgdatadir/request-key.d/nfskeys.conf" /etc/request-key.d/nfskeys.conf
 		fi ;;
-	lean) # the bench's third route: the lean nfskeys-upcall in front (the line before
-		# session 8), which execs the spnego helper
+	lean) # the bench's third route: the lean nfskeys-upcall in front (the line as it
+		# once was), which execs the spnego helper
 		printf 'create\tcifs.spnego\t*\t*\t%s %s %%k %%d\n' "${2:-}" \
 			"$sbindir/nfskeys-upcall" >/etc/request-key.d/nfskeys.conf ;;
 	cifs.upcall)

@@ -1034,7 +1034,8 @@ static void test_store_migration(void **state)
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	sql(db, "PRAGMA user_version = 99");
 	sqlite3_close(db);
-	/* readers read the snapshot the last writer published (issue 21): without one
+	/* readers read the snapshot the last writer published, so no reader can lock the
+	 * store (doc/security/FINDINGS.md D3): without one
 	 * they fall back to the database itself (which only root may read) */
 	snprintf(path, sizeof(path), "%s/attr.db.snapshot", tu_dir);
 	assert_int_equal(unlink(path), 0);
@@ -1196,7 +1197,7 @@ static void test_mount_options(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
-/* Issue 21 item 4: a store written by schema version 2 (the SQL of the code before
+/* doc/security/FINDINGS.md D4: a store written by schema version 2 (the SQL of the code before
  * version 3, as it created and filled it) opens, is migrated, and nothing is lost: local
  * and LDAP rows, who set them and when, the sync state; old rows have no handle (so they
  * are never taken for a removed directory's) and count towards their setter's usage. */
@@ -1299,7 +1300,7 @@ static void test_store_migration_v2(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
-/* Issue 21 item 6: which mounts have owners the kernel client makes up, over every
+/* doc/security/FINDINGS.md D9: which mounts have owners the kernel client makes up, over every
  * combination of the options that decide it, for every type (the rule written out
  * independently of attr_owner_synthesized), plus options as the kernels print them. */
 static void test_owner_synthesized(void **state)

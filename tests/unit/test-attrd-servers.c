@@ -1,4 +1,4 @@
-/* nfskeys-attrd's per-server sub-mount jobs (issue 23): which server a parent mount
+/* nfskeys-attrd's per-server sub-mount jobs: which server a parent mount
  * belongs to (mountinfo's addr=, else the source's host), and which servers get a worker
  * (one job per server, never a second for a server whose worker still runs, at most
  * MOUNTS_MAX_WORKERS at once).  The kernel side is tests/kernel/attr-mounts-servers.ktest. */

@@ -1,4 +1,4 @@
-/* Issue 21 items 8 and 10: untrusted text in log lines is escaped (common/log-escape.h),
+/* doc/security/FINDINGS.md D11, D13: untrusted text in log lines is escaped (log-escape.h),
  * and nfskeys-upcall never reads the kernel's arguments as options
  * (common/upcall-args.h). */
 #include <setjmp.h>

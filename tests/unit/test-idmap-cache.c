@@ -146,7 +146,7 @@ static void test_pinned_over_bound(void **state)
 	idmap_cache_free(c);
 }
 
-/* Issue 21: an entry being answered (pinned) survives any number of stores past the
+/* doc/security/FINDINGS.md D1: an entry being answered (pinned) survives any stores past the
  * bound, and eviction never scans it (pinned entries are off the LRU list); pins nest,
  * and a store over a pinned entry keeps its pins. */
 static void test_pin(void **state)

@@ -1,5 +1,5 @@
 /* NFSKEYS_IDMAP_LOOKUP_NOWAIT and the nsswitch backend's index of /etc/passwd and
- * /etc/group (issue 18): every entry of the host's real files answers as getpw*_r and
+ * /etc/group: every entry of the host's real files answers as getpw*_r and
  * getgr*_r do, with and without NOWAIT; a change to an indexed file (a test directory
  * named by NFSKEYS_TEST_ETC_DIR, never the real /etc) is seen at once; compat lines, a
  * non-files first source or a file nss_files would read otherwise leave no index ("would

@@ -141,7 +141,7 @@ static void test_descriptions(void **state)
 	assert_int_equal(nfskeys_idmap_parse_description("id_resolver", "uid:alice", &k, &key), 0);
 	assert_int_equal(k, NFSKEYS_IDMAP_NAME_TO_UID);
 	assert_string_equal(key, "alice");
-	/* no user part: nobody, as nfsidmap (KERNEL-INTERFACES.md §3), not malformed */
+	/* no user part: nobody, as nfsidmap (doc/KERNEL-INTERFACES.md §3), not malformed */
 	assert_int_equal(nfskeys_idmap_parse_description("id_resolver", "uid:@x", &k, &key), 0);
 	assert_string_equal(key, "@x");
 	static const char *const bad[] = { "uid:", "gid:alice@", "user:abc", "user:-1",

@@ -1,6 +1,6 @@
 /* The kernel formats nfskeys-idmapd answers: knfsd's nfs4.idtoname / nfs4.nametoid channel
  * lines and the rpc_pipefs idmap message.  The expected lines are written out by hand from
- * the kernel's formats (KERNEL-INTERFACES.md §1-2: qword_add escaping, field order, the
+ * the kernel's formats (doc/KERNEL-INTERFACES.md §1-2: qword_add escaping, field order, the
  * absolute expiry, a missing last field for a negative entry), not taken from the code. */
 #include <errno.h>
 #include <setjmp.h>

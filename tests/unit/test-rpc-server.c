@@ -460,7 +460,7 @@ static void test_pass_fd(void **state)
 	/* without a descriptor the call is refused */
 	assert_int_equal(rpc_client_call(c, P_FDINO, NULL, NULL, (xdrproc_t)xdr_uint32_t, &ino),
 			 -EINVAL);
-	/* issue 21: only O_PATH directories are taken (a plain descriptor could block the
+	/* only O_PATH directories are taken (a plain descriptor could block the
 	 * loop in close() or fstat()); the others are refused at once */
 	assert_int_equal(rpc_client_call_fd(c, P_FDINO, NULL, NULL, rdir, (xdrproc_t)xdr_uint32_t,
 					    &ino), -EINVAL);
