@@ -83,7 +83,8 @@ expect_reject() {
 	if ! got=$(t_upcall_rejected "$2"); then not_ok "$1: was accepted"; return; fi
 	got=${got#* } # (the timeout column: the wrapper's bounds are what count)
 	if [ "$got" = "$3" ] && t_key_ttl_check $NOBODY_TTL "$(key_ttl)"; then
-		ok "$1 ($3, negative key for $NOBODY_TTL s: between $(key_ttl | sed 's/ / and /') s)"
+		ok "$1 ($3, negative key for $NOBODY_TTL s:" \
+			"between $(key_ttl | sed 's/ / and /') s)"
 	else
 		not_ok "$1: expected '$3' (the helper's error) for $NOBODY_TTL s (Nobody-TTL)"
 		diag "got '$got', a timeout between $(key_ttl) s"

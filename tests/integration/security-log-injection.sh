@@ -31,7 +31,7 @@ ATTRD_PID=$!
 t_on_exit "kill $ATTRD_PID"
 # the daemon itself must answer ("nfsattr stats" exits 0 with none: it reads the store)
 t_wait_for "t_attrd_alive $ATTRD_PID '$IDMAPD_CONF'" $T_DAEMON_WAIT ||
-	{ sed 's/^/# /' "$T_TMP/attrd.log"; fail_all "attrd: does not answer over $T_TMP/attrd.sock"; }
+	{ sed 's/^/# /' "$T_TMP/attrd.log"; fail_all "attrd: no answer over $T_TMP/attrd.sock"; }
 DIR="$T_TMP/d
 FORGED uid 0 removed 9 attribute(s)"
 mkdir "$DIR"
