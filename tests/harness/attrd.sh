@@ -3,9 +3,10 @@
 # ATTRD_LOG: where the daemon's output goes (default $T_TMP/attrd.log, appended to).
 # t_attrd_start [ARGS...]: start "$T_DAEMON_WRAPPER nfskeys-attrd -f -c $ATTRD_CONF ARGS" in
 #   the background and wait until it answers; sets ATTRD_PID; fails (1) when it does not.
-# t_attrd_alive: ATTRD_PID still runs and the daemon answers a request over its socket.
-#   ("nfsattr stats" alone proves nothing: with no daemon it reads the store and exits 0;
-#   only the daemon's answer carries uptime_seconds.)
+# t_attrd_answers [CONF]: a daemon answers over the socket CONF (default $ATTRD_CONF)
+#   names.  ("nfsattr stats" alone proves nothing: with no daemon it reads the store and
+#   exits 0; only the daemon's answer carries uptime_seconds.)
+# t_attrd_alive [PID [CONF]]: PID (default ATTRD_PID) still runs and the daemon answers.
 # t_attrd_stop: SIGTERM, wait; returns the daemon's exit status (0 for a clean stop; under
 #   valgrind 99 on an error or a definite leak).
 # t_attrd_wait LOG [N]: until LOG says "listening on" N times (default 1).
@@ -16,11 +17,12 @@ NFSATTR="$top_builddir/tools/nfsattr"
 ATTRD_PID=
 
 t_attrd_answers() {
-	"$NFSATTR" -c "$ATTRD_CONF" stats 2>/dev/null | grep -q '^uptime_seconds '
+	"$NFSATTR" -c "${1:-$ATTRD_CONF}" stats 2>/dev/null | grep -q '^uptime_seconds '
 }
 
 t_attrd_alive() {
-	[ -n "$ATTRD_PID" ] && kill -0 "$ATTRD_PID" 2>/dev/null && t_attrd_answers
+	_p=${1:-$ATTRD_PID}
+	[ -n "$_p" ] && kill -0 "$_p" 2>/dev/null && t_attrd_answers "${2:-}"
 }
 
 t_attrd_start() {

@@ -35,9 +35,19 @@ na() { "$NFSATTR" -c "$CONF" "$@"; }
 t_ou_load
 NFSATTR_OU=$(t_ou nfsattr)
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups $T_OU_ENV "$@"; }
-# show PATH KEY -> "value from source"
-eff() { na show "$1" | awk -v k="$2" '$1 == k { print $2, "from", $4; f = 1 }
-	END { if (!f) print "unset" }'; }
+# show PATH KEY -> "value from source", "unset" when show names no such key, a line saying
+# so when nfsattr show fails (never "unset")
+eff() {
+	na show "$1" >"$T_TMP/eff.out" 2>&1 || { echo "(nfsattr show failed: $(head -n1 "$T_TMP/eff.out"))"; return 1; }
+	awk -v k="$2" '$1 == k { print $2, "from", $4; f = 1 } END { if (!f) print "unset" }' \
+		"$T_TMP/eff.out"
+}
+# the identity of DIR (nfsattr get --json's "directory"); a line saying so on a failure
+ident() {
+	na get --json "$1" >"$T_TMP/ident.json" 2>&1 || { echo "(nfsattr get failed: $(head -n1 "$T_TMP/ident.json"))"; return 1; }
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["directory"])' <"$T_TMP/ident.json" 2>&1 ||
+		echo "(no directory in nfsattr get's JSON)"
+}
 
 check "--help" "$NFSATTR" --help
 check_contains "--version" "nfsattr " "$("$NFSATTR" --version)"
@@ -73,7 +83,7 @@ check "set at the export root" na set "$EXP" cache=full actimeo=60
 check "set at depth 3" na set "$EXP/d1/d2/d3" cache=read user.team=ops
 check "set inherit=no at depth 8" na set "$D8" inherit=no cto=off
 check "set at depth 12" na set "$D8/d9/d10/d11/d12" acregmax=5m
-ID=$(na get --json "$EXP" | python3 -c 'import json,sys; print(json.load(sys.stdin)["directory"])')
+ID=$(ident "$EXP")
 check_eq "depth 5: cache from depth 3" "read from $ID/d1/d2/d3" "$(eff "$EXP/d1/d2/d3/d4/d5" cache)"
 check_eq "depth 5: actimeo from the root" "60 from $ID" "$(eff "$EXP/d1/d2/d3/d4/d5" actimeo)"
 check_eq "depth 20: cache cut by inherit=no" "unset" "$(eff "$deep" cache)"
@@ -90,8 +100,7 @@ mkdir -p "$MNT"
 if mount --bind "$EXP" "$MNT" 2>/dev/null; then
 	check "set through the second mount point" na set "$MNT/d1" lookupcache=positive
 	check_eq "seen through the first" "positive from $ID/d1" "$(eff "$EXP/d1/d2" lookupcache)"
-	check_eq "same identity both ways" "$(na get --json "$EXP/d1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["directory"])')" \
-		"$(na get --json "$MNT/d1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["directory"])')"
+	check_eq "same identity both ways ($ID/d1)" "$ID/d1:$ID/d1" "$(ident "$EXP/d1"):$(ident "$MNT/d1")"
 	umount "$MNT"
 else
 	skip "bind mount not possible here"; skip "bind mount"; skip "bind mount"

@@ -6,12 +6,11 @@
 # state before it swaps (attrd keeps its Admin-Group when the new store cannot open).
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (runs a client with another uid and group)"
 
 plan 38
 
-ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
 NOWHERE="/nonexistent-nfskeys-$$"
 chmod 755 "$T_TMP"
 t_on_exit "rm -rf '$NOWHERE'"
@@ -64,9 +63,10 @@ printf '[General]\nRuntime-Dir = %s\n[Attr]\nStore = %s\n[Attrd]\nAdmin-Group = 
 	"$RUN" "$T_TMP/attr.db" >"$ACONF"
 timeout 20 "$ATTRD" -c "$ACONF" >"$T_TMP/out" 2>&1
 check_eq "attrd without -f: the starting process exits 0" 0 "$?"
-check "... and the daemon already answers" "$NFSATTR" -c "$ACONF" stats
 apid=$(cat "$RUN/attrd.pid" 2>/dev/null)
 t_on_exit "[ -n '$apid' ] && kill -9 $apid"
+# (its pid runs and it answers over the socket: "nfsattr stats" exits 0 with no daemon)
+check "... and the daemon already answers (pid ${apid:-none})" t_attrd_alive "$apid" "$ACONF"
 check_eq "... the socket is in the created runtime directory" yes \
 	"$([ -S "$ASOCK" ] && echo yes || echo no)"
 check_contains "... which it named" "created the runtime directory $RUN" "$(cat "$T_TMP/out")"
@@ -93,7 +93,7 @@ printf '[General]\nRuntime-Dir = %s\n[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nA
 "$ATTRD" -f -c "$ACONF" >"$T_TMP/attrd.log" 2>&1 &
 apid=$!
 t_on_exit "kill -9 $apid"
-t_wait_for "'$NFSATTR' -c '$ACONF' stats >/dev/null 2>&1" 10
+t_wait_for "t_attrd_alive $apid '$ACONF'" 10
 D="$T_TMP/rootdir"
 mkdir -p "$D"
 check "a member of Admin-Group 4242 may set on root's directory" \

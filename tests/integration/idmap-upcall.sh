@@ -4,6 +4,15 @@
 # descriptions and the timeouts set on the keys are checked.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
+. "$top_srcdir/tests/harness/keyttl.sh"
+
+# The timeouts the keys must get, from this test's own configuration.  Positive-TTL and
+# the -t below are a whole number of minutes and 5 s: no default (600 s, an hour) is
+# near, and /proc/keys, which shows minutes, changes its figure 6 s after the key is made,
+# which pins the second (tests/harness/keyttl.sh).
+NOBODY_TTL=30
+POSITIVE_TTL=1805
+CAP_TTL=305
 
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]
@@ -11,9 +20,9 @@ Domain = Example.Test
 [Translation]
 Method = static,nsswitch,sid
 [Mapping]
-Nobody-TTL = 30
+Nobody-TTL = $NOBODY_TTL
 [Idmap]
-Positive-TTL = 1830
+Positive-TTL = $POSITIVE_TTL
 [Static]
 statuser@example.test = 4242
 group:staticgrp@example.test = 4343
@@ -23,35 +32,63 @@ State-File = $T_TMP/sid-slices
 # in-process resolution: never a system nfskeys-idmapd that may be running
 Socket = $T_TMP/no-idmapd.sock
 CONF
-cat >"$T_TMP/helper.sh" <<SH
+# wrapper NAME HELPER-ARGS...: runs the helper with HELPER-ARGS, then the kernel's %k %d,
+# and writes the bounds of the timeout the key got to $T_TMP/key.ttl: from the key's own
+# /proc/keys line and the times before and after the helper ran, so a slow machine cannot
+# move them (tests/harness/keyttl.sh).  It reads a figure in minutes for up to
+# $T_TMP/ttl.wait seconds (0 when absent: one read, as only some checks need the second).
+wrapper() {
+	n=$1; shift
+	cat >"$T_TMP/$n" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
-exec '$top_builddir/tools/nfskeys-upcall' -c '$T_TMP/nfskeys.conf' "\$@" 2>>'$T_TMP/helper.err'
+start=\$(date +%s)
+'$top_builddir/tools/nfskeys-upcall' $* "\$@" 2>>'$T_TMP/helper.err'
+rc=\$?
+. '$top_srcdir/tests/harness/keyttl.sh'
+t_key_ttl_bounds "\$1" "\$start" "\$(cat '$T_TMP/ttl.wait' 2>/dev/null || echo 0)" \\
+	>'$T_TMP/key.ttl' 2>&1
+exit \$rc
 SH
-cat >"$T_TMP/helper-t.sh" <<SH
-#!/bin/sh
-NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
-exec '$top_builddir/tools/nfskeys-upcall' -t 330 -c '$T_TMP/nfskeys.conf' "\$@" 2>>'$T_TMP/helper.err'
-SH
-chmod +x "$T_TMP/helper.sh" "$T_TMP/helper-t.sh"
+	chmod +x "$T_TMP/$n"
+}
+wrapper helper.sh -c "$T_TMP/nfskeys.conf"
+wrapper helper-t.sh -t $CAP_TTL -c "$T_TMP/nfskeys.conf"
 t_route_like_enable_upcalls "$T_TMP/helper.sh" ||
 	skip_all "needs root, keyctl and a writable /etc/request-key.d"
 
 root_uid_hex=$(t_hex 0)00
 nobody=$(id -u nobody 2>/dev/null || echo 65534)
 
-expect_payload() { # DESC EXPECTED_HEX
+# the bounds the wrapper wrote for the last request ("none: ..." when it did not run)
+key_ttl() { cat "$T_TMP/key.ttl" 2>/dev/null || echo "none: the wrapper did not run"; }
+expect_payload() { # DESC DESCRIPTION EXPECTED_HEX
+	rm -f "$T_TMP/key.ttl"
 	out=$(t_upcall "$2") || { not_ok "$1: request failed"; return; }
 	check_eq "$1" "$3" "$(printf '%s\n' "$out" | head -n1)"
-	LAST_EXPIRY=$(printf '%s\n' "$out" | sed -n 's/^expiry=//p')
+}
+# expect_ttl DESC SECONDS: the last request's key was given a timeout of SECONDS
+expect_ttl() {
+	if t_key_ttl_check "$2" "$(key_ttl)"; then
+		ok "$1: $2 s (between $(key_ttl | sed 's/ / and /') s)"
+	else
+		not_ok "$1: $2 s"; diag "got a timeout between $(key_ttl) s"
+	fi
 }
 # DESC DESCRIPTION ERROR: the helper rejected it with ERROR (keyctl's wording), and the
-# negative key times out after Nobody-TTL (30 s; 28-30 s left when read): neither the
-# kernel's own 60 s negative key (helper crashed) nor the catch-all route's 47 s one.
+# negative key times out after Nobody-TTL: neither the kernel's own 60 s negative key
+# (helper crashed) nor the catch-all route's 47 s one (which the wrapper does not see).
 expect_reject() {
+	rm -f "$T_TMP/key.ttl"
 	if ! got=$(t_upcall_rejected "$2"); then not_ok "$1: was accepted"; return; fi
-	case "$got" in "28s $3" | "29s $3" | "30s $3") ok "$1 ($3, negative key for ${got%% *})" ;;
-	*) not_ok "$1: expected '30s $3' (Nobody-TTL, the helper's error), got '$got'" ;; esac
+	got=${got#* } # (the timeout column: the wrapper's bounds are what count)
+	if [ "$got" = "$3" ] && t_key_ttl_check $NOBODY_TTL "$(key_ttl)"; then
+		ok "$1 ($3, negative key for $NOBODY_TTL s:" \
+			"between $(key_ttl | sed 's/ / and /') s)"
+	else
+		not_ok "$1: expected '$3' (the helper's error) for $NOBODY_TTL s (Nobody-TTL)"
+		diag "got '$got', a timeout between $(key_ttl) s"
+	fi
 }
 
 # id_resolver descriptions
@@ -60,13 +97,13 @@ expect_payload "domain compared case-insensitively" "uid:root@EXAMPLE.TEST" "$ro
 expect_payload "gid:root@domain -> \"0\\0\"" "gid:root@example.test" "$root_uid_hex"
 expect_payload "[Static] user -> 4242\\0" "uid:statuser@example.test" "$(t_hex 4242)00"
 expect_payload "[Static] group -> 4343\\0" "gid:staticgrp@example.test" "$(t_hex 4343)00"
+# (a figure in minutes changes once a minute: up to 65 s of reads pin its second)
+echo 65 >"$T_TMP/ttl.wait"
 expect_payload "positive answer carries Positive-TTL" "uid:root@example.test" "$root_uid_hex"
-# /proc/keys rounds down to whole minutes: 1830 s shows as "30m" for the next 30 s, and no
-# other TTL near it (the 600 s default, an hour) does.
-check_eq "positive key timeout 1830 s" 30m "$LAST_EXPIRY"
+expect_ttl "positive key timeout is Positive-TTL" $POSITIVE_TTL
 expect_payload "unknown user -> nobody" "uid:no-such-user-$$@example.test" "$(t_hex "$nobody")00"
-case "$LAST_EXPIRY" in 28s | 29s | 30s) ok "nobody key timeout is the short Nobody-TTL ($LAST_EXPIRY)" ;;
-*) not_ok "nobody key timeout is the short Nobody-TTL (got $LAST_EXPIRY)" ;; esac
+expect_ttl "nobody key timeout is the short Nobody-TTL" $NOBODY_TTL
+rm -f "$T_TMP/ttl.wait"
 expect_payload "foreign domain -> nobody" "uid:root@other.example" "$(t_hex "$nobody")00"
 expect_payload "bare name (no @domain) -> nobody, as nfsidmap" "uid:root" "$(t_hex "$nobody")00"
 expect_payload "user:0 -> root@Example.Test, no NUL" "user:0" "$(t_hex root@Example.Test)"
@@ -100,12 +137,14 @@ expect_reject "negative id is rejected" "oi:-1" "Invalid argument"
 printf 'create\tuser\tfoo:*\t%s\t%s %%k %%d\n' "$T_CALLOUT" "$T_TMP/helper.sh" >>"$T_ROUTE"
 expect_reject "unknown prefix is rejected by the helper" "foo:bar" "Invalid argument"
 
-# -t caps good answers
+# -t replaces good answers' TTL; a nobody answer keeps its shorter one
 t_route_like_enable_upcalls "$T_TMP/helper-t.sh"
-expect_payload "-t 330: payload unchanged" "uid:root@example.test" "$root_uid_hex"
-check_eq "-t 330: key timeout (5m: 300-359 s left)" 5m "$LAST_EXPIRY"
-expect_payload "-t 330: nobody keeps the short TTL" "uid:no-such-$$@example.test" "$(t_hex "$nobody")00"
-case "$LAST_EXPIRY" in 28s | 29s | 30s) ok "-t 330: nobody timeout short ($LAST_EXPIRY)" ;;
-*) not_ok "-t 330: nobody timeout short (got $LAST_EXPIRY)" ;; esac
+echo 65 >"$T_TMP/ttl.wait"
+expect_payload "-t $CAP_TTL: payload unchanged" "uid:root@example.test" "$root_uid_hex"
+expect_ttl "-t $CAP_TTL: key timeout" $CAP_TTL
+expect_payload "-t $CAP_TTL: nobody keeps the short TTL" "uid:no-such-$$@example.test" \
+	"$(t_hex "$nobody")00"
+expect_ttl "-t $CAP_TTL: nobody timeout is Nobody-TTL" $NOBODY_TTL
+rm -f "$T_TMP/ttl.wait"
 
 if [ -s "$T_TMP/helper.err" ]; then diag "helper stderr:"; sed 's/^/#   /' "$T_TMP/helper.err"; fi

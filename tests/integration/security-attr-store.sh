@@ -7,6 +7,7 @@
 # through the daemon: every set must succeed at once, and the other uid still reads the
 # new values through the library.
 . "$top_srcdir/tests/harness/lib.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (another uid, the daemon's store)"
 command -v setpriv >/dev/null || skip_all "setpriv missing"
@@ -14,8 +15,6 @@ command -v setpriv >/dev/null || skip_all "setpriv missing"
 
 plan 12
 chmod 755 "$T_TMP"
-ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
 CONF="$T_TMP/nfskeys.conf"
 SOCK="$T_TMP/attrd.sock"
 DB="$T_TMP/store/attr.db"
@@ -25,7 +24,9 @@ chmod 644 "$CONF"
 $T_DAEMON_WRAPPER "$ATTRD" -f -c "$CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_on_exit "kill $ATTRD_PID"
-t_wait_for "[ -S '$SOCK' ] && '$NFSATTR' -c '$CONF' stats >/dev/null" $T_DAEMON_WAIT
+# the daemon itself must answer ("nfsattr stats" exits 0 with none: it reads the store)
+t_wait_for "t_attrd_alive $ATTRD_PID '$CONF'" $T_DAEMON_WAIT ||
+	{ sed 's/^/# /' "$T_TMP/attrd.log"; fail_all "attrd: does not answer over $SOCK"; }
 na() { "$NFSATTR" -c "$CONF" "$@"; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # what uid 65534 runs is the installed copy (the build tree may be out of its reach)
@@ -82,5 +83,5 @@ check_contains "... and the other uid sees it (a new snapshot was renamed in)" "
 	"$(as_nobody $T_OU_ENV "$NFSATTR_OU" -c "$CONF" show "$DIR" 2>&1 | grep actimeo)"
 wait $LOCKER
 check_eq "the daemon's log has no lock error" "" "$(grep -i 'locked\|busy' "$T_TMP/attrd.log")"
-check "the daemon is alive" kill -0 "$ATTRD_PID"
-kill -0 "$ATTRD_PID" 2>/dev/null || sed -n "1,30s/^/# /p" "$T_TMP/attrd.log"
+check "the daemon is alive and answers" t_attrd_alive "$ATTRD_PID" "$CONF"
+t_attrd_alive "$ATTRD_PID" "$CONF" || sed -n "1,30s/^/# /p" "$T_TMP/attrd.log"

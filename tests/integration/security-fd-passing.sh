@@ -36,7 +36,10 @@ t_idmapd_start || { sed 's/^/# /' "$T_TMP/idmapd.log"; exit 1; }
 $T_DAEMON_WRAPPER "$ATTRD" -f -c "$IDMAPD_CONF" -v >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_on_exit "kill -9 $ATTRD_PID"
-t_wait_for "[ -S '$ASOCK' ] && '$NFSATTR' -c '$IDMAPD_CONF' stats >/dev/null" $T_DAEMON_WAIT
+# attrd answers: its pid runs and its stats carry uptime_seconds, which only the daemon
+# gives ("nfsattr stats" with no daemon reads the store and exits 0 too)
+attr_ok="kill -0 $ATTRD_PID && '$NFSATTR' -c '$IDMAPD_CONF' stats | grep -q '^uptime_seconds '"
+t_wait_for "$attr_ok" $T_DAEMON_WAIT || fail_all "nfskeys-attrd answers: $(tail -3 "$T_TMP/attrd.log")"
 
 MNT="$T_TMP/mnt"
 mkdir "$MNT"
@@ -56,7 +59,6 @@ abort_fuse() {
 }
 t_on_exit abort_fuse
 idmap_ok="'$NFSKEYS' -c '$IDMAPD_CONF' idmapd lookup name-to-uid alice@example.test"
-attr_ok="'$NFSATTR' -c '$IDMAPD_CONF' stats"
 
 # --- idmapd takes no descriptor at all
 timeout 10 $FDPASS "$IDMAPD_SOCK" 0x20004e01 2 "$MNT/file" rdonly "$LOOKUP_ARGS" >"$T_TMP/fd.out" 2>&1

@@ -5,6 +5,7 @@
 # logs to syslog only, through the same helper: tests/unit/test-hostile-input.c.)
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
+. "$top_srcdir/tests/harness/attrd.sh"
 
 plan 4
 FDPASS="python3 $top_srcdir/tests/harness/fd-pass.py"
@@ -23,14 +24,14 @@ check_contains "... the key is there, escaped" 'evil\x0anfskeys-idmapd: FORGED' 
 	"$(cat "$T_TMP/idmapd.log")"
 t_idmapd_stop
 
-ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\n' "$T_TMP/attr.db" "$T_TMP/attrd.sock" \
 	>>"$IDMAPD_CONF"
 $T_DAEMON_WRAPPER "$ATTRD" -f -c "$IDMAPD_CONF" -v -v >>"$T_TMP/attrd.log" 2>&1 &
 ATTRD_PID=$!
 t_on_exit "kill $ATTRD_PID"
-t_wait_for "[ -S '$T_TMP/attrd.sock' ] && '$NFSATTR' -c '$IDMAPD_CONF' stats >/dev/null" $T_DAEMON_WAIT
+# the daemon itself must answer ("nfsattr stats" exits 0 with none: it reads the store)
+t_wait_for "t_attrd_alive $ATTRD_PID '$IDMAPD_CONF'" $T_DAEMON_WAIT ||
+	{ sed 's/^/# /' "$T_TMP/attrd.log"; fail_all "attrd: no answer over $T_TMP/attrd.sock"; }
 DIR="$T_TMP/d
 FORGED uid 0 removed 9 attribute(s)"
 mkdir "$DIR"
