@@ -11,10 +11,13 @@ _printf_(6, 0) void ctx_log_stderr(void *userdata, int priority, const char *fil
 	static const char *const names[] = { "emerg", "alert", "crit", "error",
 					     "warning", "notice", "info", "debug" };
 
-	/* the running program's name (nfsattr, nfskeys-mount, ...), as its own errors */
-	fprintf(stderr, "%s: %s: ", program_invocation_short_name, names[priority & 7]);
-	vfprintf(stderr, format, args);
-	fputc('\n', stderr);
+	char raw[LOG_LINE_MAX], shown[LOG_LINE_MAX];
+
+	/* the running program's name (nfsattr, nfskeys-mount, ...), as its own errors; a
+	 * message quotes paths and names a user chose: escaped for the terminal */
+	vsnprintf(raw, sizeof(raw), format, args);
+	display_escape(shown, sizeof(shown), raw);
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, names[priority & 7], shown);
 }
 
 int ctx_log_priority_parse(const char *s)

@@ -987,6 +987,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	char root[PATH_MAX], sd_dir[PATH_MAX];
 	int c;
 
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "jr:u:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'j':

@@ -189,6 +189,7 @@ int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	bool help = false;
 	int c;
 
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "ajh", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'a':

@@ -123,6 +123,7 @@ static int wb_apply(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	int c, r;
 
 	optind = 0;
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "l:h", opts, NULL)) >= 0) {
 		if (c == 'l') {
 			if (parse_limit(optarg, &limit) < 0)
@@ -268,6 +269,7 @@ static int wb_status(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	int c, ret = EXIT_OK;
 
 	optind = 0;
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) >= 0) {
 		if (c == 'j') {
 			json = true;
@@ -452,6 +454,7 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	char *end;
 
 	optind = 0;
+	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
 	while ((c = getopt_long(argc, argv, "i:r:l:c:t:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'i':

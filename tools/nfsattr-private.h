@@ -27,6 +27,11 @@ struct opts {
 
 /* "nfsattr: ..." on stderr; returns EXIT_FAIL. */
 _printf_(1, 2) int nfsattr_fail(const char *fmt, ...);
+/* The library has printed an error (naming its cause) since the start. */
+extern bool nfsattr_library_said;
+/* The policy store could not be read (-r): said once, by the library where it named the
+ * cause, else here; returns EXIT_FAIL. */
+int nfsattr_store_fail(int r);
 /* s as it may be shown to a person: control bytes, invalid UTF-8 and bidirectional
  * controls as \xNN, a backslash as \\ (common/log-escape.h's display_escape).  The
  * result lives in one of 8 rotating buffers: enough for one printf, not for keeping. */

@@ -213,7 +213,7 @@ int nfsattr_cmd_lookup(struct opts *o, int argc, char **argv, bool effective)
 	if (r == 0)
 		print_policy(o, id, p, effective);
 	else
-		nfsattr_fail("cannot read the policy store: %s", strerror(-r));
+		nfsattr_store_fail(r);
 out:
 	nfskeys_attr_policy_free(p);
 	nfskeys_attr_id_free(id);
@@ -300,7 +300,7 @@ int nfsattr_cmd_list(struct opts *o, int argc, char **argv, bool export_mode)
 		printf("]\n");
 	nfskeys_attr_id_free(id);
 	if (r < 0)
-		return nfsattr_fail("cannot read the policy store: %s", strerror(-r));
+		return nfsattr_store_fail(r);
 	return EXIT_OK;
 }
 
@@ -370,7 +370,7 @@ int nfsattr_cmd_writeback(struct opts *o, int argc, char **argv)
 	if (r == 0)
 		r = nfskeys_attr_effective(o->ctx, id, NFSKEYS_ATTR_SOURCES, p);
 	if (r < 0) {
-		nfsattr_fail("cannot read the policy store: %s", strerror(-r));
+		nfsattr_store_fail(r);
 		goto out;
 	}
 	r = nfskeys_attr_wb_apply(o->ctx, id, NULL, &mode, &limit);

@@ -48,7 +48,7 @@ int nfsattr_cmd_stats(struct opts *o, int argc, char **argv)
 	/* no daemon: what the store holds */
 	r = nfskeys_attr_list(o->ctx, NULL, count_one, &n);
 	if (r < 0)
-		return nfsattr_fail("cannot read the policy store: %s", strerror(-r));
+		return nfsattr_store_fail(r);
 	if (o->json)
 		printf("{\"daemon\":false,\"policies\":%zu}\n", n);
 	else

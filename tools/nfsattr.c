@@ -35,6 +35,32 @@ _printf_(1, 2) int nfsattr_fail(const char *fmt, ...)
 	return EXIT_FAIL;
 }
 
+bool nfsattr_library_said;
+
+/* The library's messages as its default sink prints them (libnfskeys/log.c), noting that an error was said,
+ * so that the command does not say the same failure again (nfsattr_store_fail). */
+_printf_(6, 0) static void nfsattr_log(void *userdata, int priority, const char *file, int line,
+				       const char *fn, const char *format, va_list args)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "error",
+					     "warning", "notice", "info", "debug" };
+	char raw[LOG_LINE_MAX], shown[LOG_LINE_MAX];
+
+	(void)userdata, (void)file, (void)line, (void)fn;
+	if (priority <= LOG_ERR)
+		nfsattr_library_said = true;
+	vsnprintf(raw, sizeof(raw), format, args);
+	display_escape(shown, sizeof(shown), raw);
+	fprintf(stderr, "nfsattr: %s: %s\n", names[priority & 7], shown);
+}
+
+int nfsattr_store_fail(int r)
+{
+	if (nfsattr_library_said)
+		return EXIT_FAIL;
+	return nfsattr_fail("cannot read the policy store: %s", strerror(-r));
+}
+
 const char *nfsattr_shown(const char *s)
 {
 	static char bufs[8][4 * PATH_MAX + 1];
@@ -234,7 +260,7 @@ int main(int argc, char *argv[])
 		unsigned skipped = 0;
 
 		/* a file with an error is named (by the library) and gone past */
-		r = nfskeys_ctx_new_partial(config, NULL, NULL, &o.ctx, &skipped);
+		r = nfskeys_ctx_new_partial(config, nfsattr_log, NULL, &o.ctx, &skipped);
 		if (r == 0 && skipped)
 			fprintf(stderr, "nfsattr: going on without what the errors above spoil\n");
 	}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The nfskeys CLI: help, version, exit codes, config errors and keys list (no payloads).
 . "$top_srcdir/tests/harness/lib.sh"
-plan 26
+plan 30
 
 out=$("$NFSKEYS" --help); check_contains "--help lists the keys command" "keys" "$out"
 out=$("$NFSKEYS" --version); check_eq "--version" "nfskeys $(sed -n 's/^AC_INIT(\[nfskeys\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")" "$out"
@@ -63,6 +63,18 @@ err=$("$top_builddir/tools/nfskeys-mount" -c "$T_TMP/store.conf" -n srv:/x /mnt 
 check_eq "nfskeys-mount: a damaged store is one error and one warning" \
 	"nfskeys-mount: error: attr store $T_TMP/damaged.db: PRAGMA user_version: file is not a database
 nfskeys-mount: warning: mounting without policy options" "$err"
+# ... and nfsattr says it once too (the library's line names the file and the cause)
+mkdir -p "$T_TMP/dir"
+err=$("$top_builddir/tools/nfsattr" -c "$T_TMP/store.conf" list 2>&1 >/dev/null); rc=$?
+check_eq "nfsattr list: a damaged store is one error, exit 1" \
+	"1 nfsattr: error: attr store $T_TMP/damaged.db: PRAGMA user_version: file is not a database" \
+	"$rc $err"
+# getopt's complaints name the program in every subcommand
+for sub in doctor keys "wb status"; do
+	# shellcheck disable=SC2086
+	err=$("$NFSKEYS" $sub --bogus 2>&1 >/dev/null)
+	check_contains "$sub --bogus: named nfskeys" "nfskeys: unrecognized option '--bogus'" "$err"
+done
 # getopt's complaints name the program, not the subcommand
 err=$("$NFSKEYS" status --bogus 2>&1 >/dev/null); rc=$?
 check_eq "status --bogus: exit 2" 2 "$rc"
