@@ -21,8 +21,8 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "nfskeys-wb.h"
 #include "time-util.h"
-#include "wb-kernel.h"
 
 #define WB_MIN (1ull << 20)
 #define WB_MAX (1ull << 40)

@@ -122,3 +122,12 @@ int attr_store_sweep(struct nfskeys_attr_store *store, unsigned *ret_dropped);
 const char *attr_default_store_path(const struct nfskeys_ctx *ctx);
 /* The daemon socket for ctx ([Attrd] Socket or RUNDIR/attrd.sock). */
 const char *attr_default_socket_path(const struct nfskeys_ctx *ctx);
+
+struct nfskeys_wb_mount;
+/* A writeback mount object (nfskeys-wb.h) from what the mount table says, for
+ * nfskeys-attrd's writeback policy (libnfskeys/wb-kernel.c): a daemon must not stat a
+ * path on a server that may have stopped answering.  The mount's id, its mount point
+ * (unescaped), its superblock's device and fstype.  -EMEDIUMTYPE for a filesystem other
+ * than NFS or CIFS (not logged), -ENODEV when the bdi has no directory (logged). */
+int wbk_mount_from_table(struct nfskeys_ctx *ctx, int mnt_id, const char *target, dev_t dev,
+			 const char *fstype, struct nfskeys_wb_mount **ret_mount);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "libnfskeys-private.h"
+#include "nfskeys-attr-daemon.h"
 #include "wb-kernel.h"
 #include "wb-private.h"
 #include "wb-kernel-private.h"

@@ -50,9 +50,3 @@ enum { WBK_CTL_NFSKEYS, WBK_CTL_HALVE };
  * ceiling]; the ceiling while there is no estimate (bw <= 0). */
 uint64_t wbk_limit_from_bandwidth(double bw, double target_s, uint64_t ceiling);
 
-/* A mount object from what the mount table says (nfskeys-attrd: a daemon must not stat a
- * path on a server that may have stopped answering): the mount's id, its mount point
- * (unescaped), its superblock's device and fstype.  -EMEDIUMTYPE for a filesystem other
- * than NFS or CIFS (not logged), -ENODEV when the bdi has no directory (logged). */
-int wbk_mount_from_table(struct nfskeys_ctx *ctx, int mnt_id, const char *target, dev_t dev,
-			 const char *fstype, struct nfskeys_wb_mount **ret_mount);
