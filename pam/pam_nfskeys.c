@@ -147,6 +147,40 @@ static int work(struct job *j)
 	return j->failures ? 1 : 0;
 }
 
+/* In the child: become the user for good.  Root in any of the ids is enough to drop: under
+ * a set-user-ID caller (su, passwd) the real uid is the caller's and only the effective
+ * uid is 0, and keys or a Kerberos cache made like that would be root's.  Every uid and
+ * gid (real, effective, saved) becomes the user's, and root must not be regainable.  The
+ * parent keeps its ids (the PAM application goes on as it was).  A caller that is neither
+ * root nor the user cannot act for the user: -EPERM. */
+static int become_user(pam_handle_t *pamh, const struct passwd *pw, const gid_t *groups,
+		       int ngroups)
+{
+	uid_t ru, eu, su;
+
+	if (getresuid(&ru, &eu, &su) < 0)
+		return -errno;
+	if (ru == 0 || eu == 0 || su == 0) {
+		if (setgroups((size_t)ngroups, groups) < 0 ||
+		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0) {
+			pam_syslog(pamh, LOG_ERR, "%s: cannot become uid %u: %m", pw->pw_name,
+				   (unsigned)pw->pw_uid);
+			return -EPERM;
+		}
+		if (pw->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+			pam_syslog(pamh, LOG_ERR, "%s: root could be regained after the drop",
+				   pw->pw_name);
+			return -EPERM;
+		}
+	}
+	if (getresuid(&ru, &eu, &su) < 0)
+		return -errno;
+	if (ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid)
+		return -EPERM; /* run by someone else: nothing to do for this user */
+	return 0;
+}
+
 /* Fork, become the user in the child (keys it makes are then the user's, in this
  * process's session keyring), do the work there.  0, or 1 when something failed. */
 static int run_as_user(pam_handle_t *pamh, const struct opts *o, const char *user,
@@ -176,13 +210,8 @@ static int run_as_user(pam_handle_t *pamh, const struct opts *o, const char *use
 		/* the configuration is root's: read it (and load the plugins) before the drop */
 		if (nfskeys_ctx_new_full(o->config, o->debug ? NULL : log_none, NULL, &j.ctx) < 0)
 			_exit(1);
-		if (getuid() == 0 &&
-		    (setgroups((size_t)ngroups, groups) < 0 || setresgid(pw.pw_gid, pw.pw_gid,
-									  pw.pw_gid) < 0 ||
-		     setresuid(pw.pw_uid, pw.pw_uid, pw.pw_uid) < 0))
+		if (become_user(pamh, &pw, groups, ngroups) < 0)
 			_exit(1);
-		if (getuid() != pw.pw_uid)
-			_exit(1); /* run by someone else: nothing to do for this user */
 		unsetenv("KRB5CCNAME");
 		status = work(&j);
 		nfskeys_ctx_unref(j.ctx);
