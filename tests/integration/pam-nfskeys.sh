@@ -131,11 +131,12 @@ check_eq "... nor in the process environment" "" "$(grep -F "$NEW" "$W/env.passw
 # standard input (the one the change above set), the conversation answers PAM's prompt
 # with it.
 cat >"$W/setuid-pam.py" <<'EOPY'
-import ctypes, ctypes.util, os, sys
+import ctypes, os, sys
 svc, user, ruid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 password = sys.stdin.readline().rstrip("\n").encode()
 pam = ctypes.CDLL("libpam.so.0")
-libc = ctypes.CDLL(ctypes.util.find_library("c"))
+# the process's own malloc (a sanitizer's, when preloaded), the one libpam frees with
+libc = ctypes.CDLL(None)
 libc.calloc.restype = ctypes.c_void_p
 libc.strdup.restype = ctypes.c_void_p
 class Msg(ctypes.Structure):
