@@ -8,10 +8,13 @@
 #define PAM_SM_AUTH
 #define PAM_SM_SESSION
 #define PAM_SM_PASSWORD
+#include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
 
@@ -20,9 +23,13 @@
 
 #define PAM_EXPORT __attribute__((visibility("default")))
 
+/* the systemd user timer that runs 'nfskeys nfs renew' hourly */
+#define RENEW_TIMER "nfskeys-nfs-renew.timer"
+
 struct opts {
 	const char *config; /* config=FILE */
 	bool debug;
+	bool renew; /* renew: enable the user's renewal timer once the TGT is there */
 };
 
 static void parse_args(int argc, const char **argv, struct opts *o)
@@ -33,6 +40,8 @@ static void parse_args(int argc, const char **argv, struct opts *o)
 			o->config = argv[i] + 7;
 		else if (streq(argv[i], "debug"))
 			o->debug = true;
+		else if (streq(argv[i], "renew"))
+			o->renew = true;
 	}
 }
 
@@ -48,6 +57,7 @@ struct job {
 	uid_t uid;
 	const struct nfskeys_secret *password; /* NULL at close */
 	bool open;
+	bool tgt; /* the Kerberos TGT was made */
 	int failures;
 };
 
@@ -113,6 +123,66 @@ static void afs_cell(struct job *j, const char *cell)
 		fail(j, j->open ? "AFS token" : "removing the AFS token", cell, r);
 }
 
+/* In the child, as the user: enable the renewal timer for this user alone, as
+ * 'systemctl --user enable' would (the link in ~/.config/systemd/user/timers.target.wants),
+ * without needing the user's manager, which often starts after this session step; the
+ * manager reads the link when it starts.  One that already runs is asked to start the timer
+ * now.  A user who wants no renewal masks the timer (systemctl --user mask). */
+static void enable_renew_timer(struct job *j, const char *home)
+{
+	static const char *const dirs[] = { "/.config", "/.config/systemd", "/.config/systemd/user",
+					    "/.config/systemd/user/timers.target.wants" };
+	const char *unit = SYSTEMDUSERUNITDIR "/" RENEW_TIMER;
+	char path[PATH_MAX];
+	pid_t pid;
+
+	if (access(unit, R_OK) < 0) {
+		fail(j, "enabling the renewal timer", unit, -errno);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", home, dirs[i]) >= sizeof(path)) {
+			fail(j, "enabling the renewal timer", home, -ENAMETOOLONG);
+			return;
+		}
+		if (mkdir(path, i == 0 ? 0700 : 0755) < 0 && errno != EEXIST) {
+			fail(j, "enabling the renewal timer", path, -errno);
+			return;
+		}
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s/" RENEW_TIMER, home,
+			     dirs[ARRAY_SIZE(dirs) - 1]) >= sizeof(path)) {
+		fail(j, "enabling the renewal timer", home, -ENAMETOOLONG);
+		return;
+	}
+	if (symlink(unit, path) < 0 && errno != EEXIST) {
+		fail(j, "enabling the renewal timer", path, -errno);
+		return;
+	}
+	/* the user's manager, when it runs, listens on XDG_RUNTIME_DIR/systemd/private */
+	snprintf(path, sizeof(path), "/run/user/%u/systemd/private", (unsigned)j->uid);
+	if (access(path, F_OK) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		snprintf(path, sizeof(path), "/run/user/%u", (unsigned)j->uid);
+		setenv("XDG_RUNTIME_DIR", path, 1);
+		execlp("systemctl", "systemctl", "--user", "--no-block", "start", RENEW_TIMER,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 /* In the child, as the user: everything [PAM] asks for. */
 static int work(struct job *j)
 {
@@ -138,6 +208,7 @@ static int work(struct job *j)
 		}
 		if (r < 0)
 			fail(j, j->open ? "Kerberos TGT" : "destroying the Kerberos cache", cache, r);
+		j->tgt = j->open && r >= 0;
 		/* AFS tokens are made from this cache */
 		setenv("KRB5CCNAME", cache, 1);
 	}
@@ -145,6 +216,40 @@ static int work(struct job *j)
 	each_word(nfskeys_conf_get(j->ctx, "PAM", "CIFS-Domains"), cifs_domain, j);
 	each_word(nfskeys_conf_get(j->ctx, "PAM", "AFS-Cells"), afs_cell, j);
 	return j->failures ? 1 : 0;
+}
+
+/* In the child: become the user for good.  Root in any of the ids is enough to drop: under
+ * a set-user-ID caller (su, passwd) the real uid is the caller's and only the effective
+ * uid is 0, and keys or a Kerberos cache made like that would be root's.  Every uid and
+ * gid (real, effective, saved) becomes the user's, and root must not be regainable.  The
+ * parent keeps its ids (the PAM application goes on as it was).  A caller that is neither
+ * root nor the user cannot act for the user: -EPERM. */
+static int become_user(pam_handle_t *pamh, const struct passwd *pw, const gid_t *groups,
+		       int ngroups)
+{
+	uid_t ru, eu, su;
+
+	if (getresuid(&ru, &eu, &su) < 0)
+		return -errno;
+	if (ru == 0 || eu == 0 || su == 0) {
+		if (setgroups((size_t)ngroups, groups) < 0 ||
+		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0) {
+			pam_syslog(pamh, LOG_ERR, "%s: cannot become uid %u: %m", pw->pw_name,
+				   (unsigned)pw->pw_uid);
+			return -EPERM;
+		}
+		if (pw->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+			pam_syslog(pamh, LOG_ERR, "%s: root could be regained after the drop",
+				   pw->pw_name);
+			return -EPERM;
+		}
+	}
+	if (getresuid(&ru, &eu, &su) < 0)
+		return -errno;
+	if (ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid)
+		return -EPERM; /* run by someone else: nothing to do for this user */
+	return 0;
 }
 
 /* Fork, become the user in the child (keys it makes are then the user's, in this
@@ -176,15 +281,14 @@ static int run_as_user(pam_handle_t *pamh, const struct opts *o, const char *use
 		/* the configuration is root's: read it (and load the plugins) before the drop */
 		if (nfskeys_ctx_new_full(o->config, o->debug ? NULL : log_none, NULL, &j.ctx) < 0)
 			_exit(1);
-		if (getuid() == 0 &&
-		    (setgroups((size_t)ngroups, groups) < 0 || setresgid(pw.pw_gid, pw.pw_gid,
-									  pw.pw_gid) < 0 ||
-		     setresuid(pw.pw_uid, pw.pw_uid, pw.pw_uid) < 0))
+		if (become_user(pamh, &pw, groups, ngroups) < 0)
 			_exit(1);
-		if (getuid() != pw.pw_uid)
-			_exit(1); /* run by someone else: nothing to do for this user */
 		unsetenv("KRB5CCNAME");
 		status = work(&j);
+		if (j.tgt && o->renew) {
+			enable_renew_timer(&j, pw.pw_dir);
+			status = j.failures ? 1 : 0;
+		}
 		nfskeys_ctx_unref(j.ctx);
 		_exit(status);
 	}

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -134,6 +135,7 @@ struct cred_args {
 	const char *domain;
 	const char *print; /* non-NULL: given */
 	const char *json;  /* non-NULL: --json given (cifs list, afs list) */
+	bool renew;	   /* nfs login --renew */
 	char **operands;
 	int n_operands;
 };
@@ -156,6 +158,8 @@ struct cred_syntax {
 };
 #define CRED_ARG(c, field) { c, offsetof(struct cred_args, field) }
 #define CRED_OPTS_MAX 8
+/* a long option without a letter (nfs login --renew) */
+#define OPT_RENEW 0x100
 
 /* The usage lines of the options parse_cred_args adds, descriptions at column width. */
 static void usage_common_options(FILE *f, int width, bool user_keyring)
@@ -206,6 +210,8 @@ static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *sy
 			*(const char **)((char *)a + syn->args[i].offset) = optarg ? optarg : "";
 		} else if (c == 'U') {
 			a->p.flags |= NFSKEYS_CRED_USER_KEYRING;
+		} else if (c == OPT_RENEW) {
+			a->renew = true;
 		} else if (c == 't') {
 			if (!parse_uint(optarg, &a->p.timeout)) {
 				tool_error("invalid timeout '%s' (seconds, > 0)", optarg);
@@ -556,7 +562,7 @@ static int nfs_renew(void *state, int argc, char *argv[]);
 static int nfs_logout(void *state, int argc, char *argv[]);
 
 const struct cli_sub nfs_subs[] = {
-	{ "login", NULL, "[-p PRINCIPAL] [-k KEYTAB] [-c CCACHE]",
+	{ "login", NULL, "[-p PRINCIPAL] [-k KEYTAB] [-c CCACHE] [--renew]",
 	  "get a ticket (password, or a keytab)", nfs_login },
 	{ "status", NULL, "[-c CCACHE]", "the ticket held, its expiry and renewal", nfs_status },
 	{ "renew", NULL, "[-k KEYTAB] [-p PRINCIPAL] [-c CCACHE]",
@@ -577,7 +583,8 @@ static void nfs_usage(FILE *f)
 	fprintf(f, "\n"
 		   "  -p, --principal NAME  client principal (default: your user name)\n"
 		   "  -k, --keytab FILE     get the ticket with this keytab instead of a password\n"
-		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n");
+		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n"
+		   "      --renew           login: also enable your hourly renewal timer\n");
 	usage_common_options(f, 24, false);
 }
 
@@ -605,6 +612,33 @@ static void print_nfs_status(const struct nfskeys_cred_info *info)
 	       info->description, exp, info->renew_until ? ren : "no");
 }
 
+/* nfs login --renew: the hourly renewal timer, enabled and started for this user alone
+ * (never for every user of the machine).  systemctl does it, in the user's manager. */
+static int enable_renew_timer(void)
+{
+	static const char timer[] = "nfskeys-nfs-renew.timer";
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return tool_error("cannot enable %s: fork: %s", timer, strerror(errno));
+	if (pid == 0) {
+		execlp("systemctl", "systemctl", "--user", "enable", "--now", timer, (char *)NULL);
+		fprintf(stderr, "nfskeys: cannot run systemctl: %s\n", strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return tool_error("the ticket is held, but the renewal timer was not enabled "
+				  "(systemctl --user enable --now %s failed; is your systemd user "
+				  "manager running?)", timer);
+	printf("renewal:   %s enabled for you (hourly)\n", timer);
+	return EXIT_OK;
+}
+
 static int nfs_login(void *state, int argc, char *argv[])
 {
 	struct cred_args *a = state;
@@ -627,7 +661,7 @@ static int nfs_login(void *state, int argc, char *argv[])
 		if (!p.keytab)
 			warn_short_ticket(&info);
 	}
-	return EXIT_OK;
+	return a->renew ? enable_renew_timer() : EXIT_OK;
 }
 
 static int nfs_status(void *state, int argc, char *argv[])
@@ -695,6 +729,7 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "principal", required_argument, NULL, 'p' },
 		{ "keytab", required_argument, NULL, 'k' },
 		{ "ccache", required_argument, NULL, 'c' },
+		{ "renew", no_argument, NULL, OPT_RENEW },
 		{}
 	};
 	static const struct cred_syntax syn = {
@@ -710,6 +745,10 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return r;
 	if (a.n_operands > 0) {
 		tool_error("unexpected argument '%s'", a.operands[0]);
+		return EXIT_USAGE;
+	}
+	if (a.renew && a.sub->fn != nfs_login) {
+		tool_error("--renew goes with 'nfs login' only");
 		return EXIT_USAGE;
 	}
 	return a.sub->fn(&a, 0, NULL);

@@ -1,10 +1,13 @@
 #!/bin/sh
 # make install into a temporary DESTDIR: the public headers under include/nfskeys/, the
 # library with the soname the libtool version gives, a libnfskeys.pc that pkg-config
-# resolves, and a program built only from what was installed links and runs.  Then
-# make uninstall leaves no file behind.
+# resolves, and a program built only from what was installed links and runs.  No unit is
+# enabled for anyone (no .wants link: the renewal timer is each user's to enable).  The
+# packages' path check (scripts/build-debs --check-paths) refuses a package made of this
+# install (its units run /usr/local/sbin) and a request-key route that kept @sbindir@, and accepts
+# one whose programs are under /usr.  Then make uninstall leaves no file behind.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 17
+plan 22
 
 dest="$T_TMP/dest"
 # a make started by a test must not inherit the jobserver of the make running the tests
@@ -83,6 +86,54 @@ check_eq "state and runtime directories, mode 755" "755 755" \
 check_eq "tmpfiles.d snippet makes them at boot" \
 	"d $rundir 0755 root root -|d $statedir 0755 root root -" \
 	"$(grep '^d ' "$dest$tmpfilesdir/nfskeys.conf" 2>&1 | tr '\n' '|' | sed 's/|$//')"
+
+check_eq "no unit enabled by make install (no .wants link anywhere)" "" \
+	"$(find "$dest" -path '*.wants*' | sed "s,^$dest,,")"
+
+# --- the packages' path check, on packages made here with dpkg-deb
+# mkdeb NAME ROOT: NAME.deb of the tree ROOT (a control file added)
+mkdeb() {
+	mkdir -p "$2/DEBIAN"
+	printf 'Package: %s\nVersion: 1\nArchitecture: all\nMaintainer: t <t@example.org>\nDescription: t\n' \
+		"$1" >"$2/DEBIAN/control"
+	dpkg-deb -Znone --root-owner-group -b "$2" "$T_TMP/$1.deb" >/dev/null 2>&1
+}
+pathcheck() { sh "$top_srcdir/scripts/build-debs" --check-paths "$@" 2>&1; }
+if ! command -v dpkg-deb >/dev/null 2>&1; then
+	for i in 1 2 3 4; do skip "the packages' path check: dpkg-deb missing"; done
+else
+	# what make install put under $prefix, as a package (the units only: small and enough)
+	mkdir -p "$T_TMP/inst"
+	(cd "$dest" && find . \( -name '*.service' -o -name '*.timer' \) -print | tar -cf - -T -) |
+		(cd "$T_TMP/inst" && tar -xf -)
+	unit=$(find "$T_TMP/inst" -name nfskeys-attrd.service | head -n 1)
+	if [ -n "$unit" ] && mkdeb inst "$T_TMP/inst"; then
+		out=$(pathcheck "$T_TMP/inst.deb")
+		rc=$?
+		case $prefix in
+		/usr) check_eq "a package of this install (prefix /usr) passes the path check" "0|" "$rc|$out" ;;
+		*) check_eq "a package of this install (prefix $prefix) fails the path check" 1 $rc
+		   check_contains "... naming the unit and its program" \
+			"nfskeys-attrd.service: names '$prefix/sbin/nfskeys-attrd', outside /usr, /etc, /lib, /bin, /sbin" "$out" ;;
+		esac
+	else
+		skip "a package of this install: no nfskeys-attrd.service installed (built without systemd)"
+		[ "$prefix" = /usr ] || skip "... (same)"
+	fi
+	[ "$prefix" = /usr ] && skip "(the prefix is /usr: nothing of the install to refuse)"
+	mkdir -p "$T_TMP/good/usr/lib/systemd/system" "$T_TMP/bad/etc/request-key.d"
+	printf '[Service]\nExecStart=/usr/sbin/x --foreground\nExecReload=/bin/kill -HUP $MAINPID\n' \
+		>"$T_TMP/good/usr/lib/systemd/system/x.service"
+	printf 'create\tid_resolver\tuid:*\t*\t@sbindir@/nfskeys-upcall %%k %%d\n' \
+		>"$T_TMP/bad/etc/request-key.d/x.conf"
+	mkdeb good "$T_TMP/good" && mkdeb bad "$T_TMP/bad"
+	out=$(pathcheck "$T_TMP/good.deb")
+	check_eq "a unit whose programs are under /usr and /bin passes" "0|" "$?|$out"
+	out=$(pathcheck "$T_TMP/bad.deb")
+	check_eq "a request-key route that kept @sbindir@ fails, named" \
+		"1|bad.deb: /etc/request-key.d/x.conf: names '@sbindir@/nfskeys-upcall', outside /usr, /etc, /lib, /bin, /sbin" \
+		"$?|$out"
+fi
 
 make -C "$top_builddir" uninstall DESTDIR="$dest" >"$T_TMP/uninstall.log" 2>&1
 check_eq "make uninstall" 0 $?
