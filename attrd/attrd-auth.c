@@ -38,9 +38,9 @@ static bool peer_in_group(const struct ucred *peer, gid_t gid)
 
 /* May peer change the attributes of the directory st (identity id, shown as where)?
  * *ret_admin tells root and the admin group (no per-user limits) from owners. */
-int attrd_authorize(struct daemon *d, const struct ucred *peer, const struct stat *st,
-		     const struct nfskeys_attr_id *id, const char *where, bool *ret_admin,
-		     char *msg, size_t msg_size)
+int attrd_authorize(struct attrd *d, const struct ucred *peer, const struct stat *st,
+		    const struct nfskeys_attr_id *id, const char *where, bool *ret_admin, char *msg,
+		    size_t msg_size)
 {
 	const char *fstype = nfskeys_attr_id_get_fstype(id);
 

@@ -13,7 +13,7 @@
 /* The identity of the directory open as fd: its mount looked up in our mount table, or
  * (a mount of another namespace) in the caller's, read only so far: a caller makes its own
  * namespace's table as long as it likes (doc/security/FINDINGS.md D10). */
-static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
+static int fd_identity(struct attrd *d, int fd, const struct ucred *peer,
 		       struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
 {
 	char peer_mi[64];
@@ -35,7 +35,7 @@ static int fd_identity(struct daemon *d, int fd, const struct ucred *peer,
 }
 
 /* Take the passed directory, fstat it and work out its identity. */
-static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, struct stat *st,
+static int take_dir(struct attrd *d, struct rpc_request *req, int *ret_fd, struct stat *st,
 		    struct nfskeys_attr_id **ret_id, char *msg, size_t msg_size)
 {
 	_cleanup_close_ int fd = -1;
@@ -65,7 +65,7 @@ static int take_dir(struct daemon *d, struct rpc_request *req, int *ret_fd, stru
 
 /* The directory passed with a change (its identity, and its display form in *ret_where),
  * when the caller may change it; else a message in msg. */
-static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_fd,
+static int take_authorized(struct attrd *d, struct rpc_request *req, int *ret_fd,
 			   struct nfskeys_attr_id **ret_id, char **ret_where, bool *ret_admin,
 			   char *msg, size_t size)
 {
@@ -81,7 +81,7 @@ static int take_authorized(struct daemon *d, struct rpc_request *req, int *ret_f
 }
 
 /* Answer a set or unset (status r, message msg, the directory id) and free id. */
-static void change_reply(struct daemon *d, enum op op, struct rpc_request *req,
+static void change_reply(struct attrd *d, enum attrd_op op, struct rpc_request *req,
 			 attrd_change_res *res, int r, char *msg, struct nfskeys_attr_id *id)
 {
 	res->status = r;
@@ -93,7 +93,7 @@ static void change_reply(struct daemon *d, enum op op, struct rpc_request *req,
 	nfskeys_attr_id_free(id);
 }
 
-void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_set(struct attrd *d, struct rpc_request *req, XDR *args)
 {
 	attrd_set_args a = {};
 	attrd_change_res res = {};
@@ -107,7 +107,7 @@ void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_set_args, &a)) {
-		attrd_finish(d, OP_SET, req, -EINVAL);
+		attrd_finish(d, ATTRD_OP_SET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -164,12 +164,12 @@ void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args)
 	attrd_mounts_apply(d->mounts);
 	attrd_wb_apply(d->wb);
 reply:
-	change_reply(d, OP_SET, req, &res, r, msg, id);
+	change_reply(d, ATTRD_OP_SET, req, &res, r, msg, id);
 	nfskeys_attr_policy_free(policy);
 	xdr_free((xdrproc_t)xdr_attrd_set_args, (char *)&a);
 }
 
-void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_unset(struct attrd *d, struct rpc_request *req, XDR *args)
 {
 	attrd_unset_args a = {};
 	attrd_change_res res = {};
@@ -182,7 +182,7 @@ void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_unset_args, &a)) {
-		attrd_finish(d, OP_UNSET, req, -EINVAL);
+		attrd_finish(d, ATTRD_OP_UNSET, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -220,11 +220,11 @@ void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args)
 	attrd_mounts_apply(d->mounts);
 	attrd_wb_apply(d->wb);
 reply:
-	change_reply(d, OP_UNSET, req, &res, r, msg, id);
+	change_reply(d, ATTRD_OP_UNSET, req, &res, r, msg, id);
 	xdr_free((xdrproc_t)xdr_attrd_unset_args, (char *)&a);
 }
 
-void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
+void attrd_handle_lookup(struct attrd *d, struct rpc_request *req, XDR *args)
 {
 	attrd_lookup_args a = {};
 	attrd_lookup_res res = {};
@@ -235,7 +235,7 @@ void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 	int r;
 
 	if (!rpc_args_decode(args, (xdrproc_t)xdr_attrd_lookup_args, &a)) {
-		attrd_finish(d, OP_LOOKUP, req, -EINVAL);
+		attrd_finish(d, ATTRD_OP_LOOKUP, req, -EINVAL);
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
@@ -270,7 +270,7 @@ reply:
 	res.entries.entries_val = ent;
 	res.cut = (char *)(policy && nfskeys_attr_policy_cut(policy) ?
 				   nfskeys_attr_policy_cut(policy) : "");
-	attrd_finish(d, OP_LOOKUP, req, r);
+	attrd_finish(d, ATTRD_OP_LOOKUP, req, r);
 	rpc_request_reply(req, (xdrproc_t)xdr_attrd_lookup_res, &res);
 	nfskeys_attr_policy_free(policy);
 	nfskeys_attr_id_free(id);
@@ -278,7 +278,7 @@ reply:
 }
 
 /* The sub-mount table of [Mounts] Apply-Mounts: public, as the mount table is. */
-void attrd_handle_mounts(struct daemon *d, struct rpc_request *req)
+void attrd_handle_mounts(struct attrd *d, struct rpc_request *req, XDR *args)
 {
 	size_t n = attrd_mounts_count(d->mounts), shown = MIN(n, (size_t)ATTRD_MOUNTS_MAX);
 	_cleanup_free_ attrd_mount *v = calloc(shown ? shown : 1, sizeof(*v));
@@ -301,6 +301,6 @@ void attrd_handle_mounts(struct daemon *d, struct rpc_request *req)
 	res.mounts.mounts_len = (u_int)shown;
 	res.mounts.mounts_val = v;
 	res.more = (u_int)(n - shown);
-	attrd_finish(d, OP_OTHER, req, res.status);
+	attrd_finish(d, ATTRD_OP_OTHER, req, res.status);
 	rpc_request_reply(req, (xdrproc_t)xdr_attrd_mounts_res, &res);
 }

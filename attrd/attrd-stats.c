@@ -6,11 +6,11 @@
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
 
-static const char *const op_names[_OP_MAX] = { "set", "unset", "lookup", "other" };
+static const char *const attrd_op_names[_ATTRD_OP_MAX] = { "set", "unset", "lookup", "other" };
 
-void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status)
+void attrd_finish(struct attrd *d, enum attrd_op op, struct rpc_request *req, int status)
 {
-	struct op_stats *s = &d->ops[op];
+	struct attrd_op_stats *s = &d->ops[op];
 
 	stats_inc(&s->calls);
 	if (status == -EPERM)
@@ -20,11 +20,11 @@ void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int sta
 	stats_hist_add(&s->latency, mono_nsec() - req->start_ns);
 }
 
-void attrd_handle_stats(struct daemon *d, struct rpc_request *req)
+void attrd_handle_stats(struct attrd *d, struct rpc_request *req, XDR *args)
 {
-	stats_metric m[4 * _OP_MAX + 16];
-	uint64_t buckets[_OP_MAX][STATS_HIST_BUCKETS];
-	char labels[_OP_MAX][32];
+	stats_metric m[4 * _ATTRD_OP_MAX + 16];
+	uint64_t buckets[_ATTRD_OP_MAX][STATS_HIST_BUCKETS];
+	char labels[_ATTRD_OP_MAX][32];
 	struct rpc_server_stats ss;
 	stats_res res = {};
 	size_t n = 0;
@@ -41,10 +41,10 @@ void attrd_handle_stats(struct daemon *d, struct rpc_request *req)
 	COUNTER("bad_messages_total", "", ss.bad_frames + ss.bad_headers);
 	COUNTER("connections_refused_total", "", ss.refused);
 	COUNTER("connections_refused_user_total", "", ss.refused_uid);
-	for (int o = 0; o < _OP_MAX; o++) {
+	for (int o = 0; o < _ATTRD_OP_MAX; o++) {
 		struct stats_hist h;
 
-		snprintf(labels[o], sizeof(labels[o]), "op=\"%s\"", op_names[o]);
+		snprintf(labels[o], sizeof(labels[o]), "op=\"%s\"", attrd_op_names[o]);
 		COUNTER("requests_total", labels[o], __atomic_load_n(&d->ops[o].calls, __ATOMIC_RELAXED));
 		COUNTER("errors_total", labels[o], __atomic_load_n(&d->ops[o].errors, __ATOMIC_RELAXED));
 		COUNTER("refused_total", labels[o], __atomic_load_n(&d->ops[o].refused, __ATOMIC_RELAXED));
@@ -61,6 +61,6 @@ void attrd_handle_stats(struct daemon *d, struct rpc_request *req)
 #undef COUNTER
 	res.metrics.metrics_len = (u_int)n;
 	res.metrics.metrics_val = m;
-	attrd_finish(d, OP_OTHER, req, 0);
+	attrd_finish(d, ATTRD_OP_OTHER, req, 0);
 	rpc_request_reply(req, (xdrproc_t)xdr_stats_res, &res);
 }

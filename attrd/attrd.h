@@ -13,10 +13,11 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "rpc-dispatch.h"
 #include "rpc-server.h"
 #include "stats.h"
 
-enum op { OP_SET, OP_UNSET, OP_LOOKUP, OP_OTHER, _OP_MAX };
+enum attrd_op { ATTRD_OP_SET, ATTRD_OP_UNSET, ATTRD_OP_LOOKUP, ATTRD_OP_OTHER, _ATTRD_OP_MAX };
 
 /* What a user who is not an admin may do: bounded storage, so one user cannot fill the
  * store, and no policy on mounts whose owners the client makes up. */
@@ -27,12 +28,12 @@ struct attrd_limits {
 	bool synthesized_owners; /* [Attrd] Trust-Synthesized-Owners */
 };
 
-struct op_stats {
+struct attrd_op_stats {
 	uint64_t calls, errors, refused;
 	struct stats_hist latency;
 };
 
-struct daemon {
+struct attrd {
 	const char *conf_path;
 	const char *socket_override, *store_override;
 	struct nfskeys_ctx *ctx;
@@ -46,7 +47,7 @@ struct daemon {
 	struct attrd_limits lim;
 	uint64_t generation;
 	int64_t start_usec;
-	struct op_stats ops[_OP_MAX];
+	struct attrd_op_stats ops[_ATTRD_OP_MAX];
 	struct attrd_ldap *ldap;
 	struct attrd_mounts *mounts; /* [Mounts]: sub-mounts for policy on live mounts */
 	bool apply_mounts;
@@ -59,21 +60,24 @@ struct daemon {
 	unsigned max_clients_user;
 };
 
+/* nfskeys-attrd.c: the dispatch table, one row per procedure (common/rpc-dispatch.h) */
+RPC_PROC_ROW(attrd_proc, struct attrd);
+
 /* attrd-requests.c: the calls on a directory, each answered (and counted). */
-void attrd_handle_set(struct daemon *d, struct rpc_request *req, XDR *args);
-void attrd_handle_unset(struct daemon *d, struct rpc_request *req, XDR *args);
-void attrd_handle_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+void attrd_handle_set(struct attrd *d, struct rpc_request *req, XDR *args);
+void attrd_handle_unset(struct attrd *d, struct rpc_request *req, XDR *args);
+void attrd_handle_lookup(struct attrd *d, struct rpc_request *req, XDR *args);
 /* The sub-mount table of [Mounts] Apply-Mounts: public, as the mount table is. */
-void attrd_handle_mounts(struct daemon *d, struct rpc_request *req);
+void attrd_handle_mounts(struct attrd *d, struct rpc_request *req, XDR *args);
 
 /* attrd-auth.c: may peer change the attributes of the directory st (identity id, shown as
  * where)?  *ret_admin tells root and the admin group (no per-user limits) from owners;
  * on refusal, -EPERM with the reason in msg. */
-int attrd_authorize(struct daemon *d, const struct ucred *peer, const struct stat *st,
-		    const struct nfskeys_attr_id *id, const char *where, bool *ret_admin,
-		    char *msg, size_t msg_size);
+int attrd_authorize(struct attrd *d, const struct ucred *peer, const struct stat *st,
+		    const struct nfskeys_attr_id *id, const char *where, bool *ret_admin, char *msg,
+		    size_t msg_size);
 
 /* attrd-stats.c: count a request of kind op that ended with status, and its latency. */
-void attrd_finish(struct daemon *d, enum op op, struct rpc_request *req, int status);
+void attrd_finish(struct attrd *d, enum attrd_op op, struct rpc_request *req, int status);
 /* The STATS answer (metrics of requests, clients, index, LDAP sync). */
-void attrd_handle_stats(struct daemon *d, struct rpc_request *req);
+void attrd_handle_stats(struct attrd *d, struct rpc_request *req, XDR *args);

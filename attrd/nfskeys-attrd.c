@@ -83,7 +83,7 @@ static int conf_user_limits(struct nfskeys_ctx *ctx, struct attrd_limits *lim, c
 /* Load the configuration and open the store it names into *c (nothing of the running
  * daemon is touched); on error *msg says why and the exit code class is returned in
  * *ret_exit. */
-static int config_load(struct daemon *d, struct attrd_config *c, char *msg, size_t msg_size,
+static int config_load(struct attrd *d, struct attrd_config *c, char *msg, size_t msg_size,
 		       int *ret_exit)
 {
 	const char *g, *store_path;
@@ -164,7 +164,7 @@ fail:
 }
 
 /* Swap a loaded configuration in, in one step; *c then holds the old one to free. */
-static void config_swap(struct daemon *d, struct attrd_config *c)
+static void config_swap(struct attrd *d, struct attrd_config *c)
 {
 	struct attrd_config old = { .ctx = d->ctx, .store = d->store,
 				    .have_admin = d->have_admin, .admin_gid = d->admin_gid,
@@ -186,10 +186,10 @@ static void config_swap(struct daemon *d, struct attrd_config *c)
 	*c = old;
 }
 
-static void sweep(struct daemon *d);
+static void sweep(struct attrd *d);
 
 /* SIGHUP or RELOAD: the new configuration and store, all or nothing. */
-static int do_reload(struct daemon *d, char *msg, size_t msg_size)
+static int attrd_reload(struct attrd *d, char *msg, size_t msg_size)
 {
 	struct attrd_config c;
 	int code, r;
@@ -212,78 +212,94 @@ static int do_reload(struct daemon *d, char *msg, size_t msg_size)
 	return r;
 }
 
-static void on_sighup(void *userdata)
+static void attrd_on_sighup(void *userdata)
 {
 	char msg[512];
 
-	do_reload(userdata, msg, sizeof(msg));
+	attrd_reload(userdata, msg, sizeof(msg));
 }
 
 /* ---------------------------------------------------------------- dispatch */
 
-static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
+static bool attrd_allowed(const struct rpc_request *req);
+
+static void attrd_handle_null(struct attrd *d, struct rpc_request *req, XDR *args)
 {
-	struct daemon *d = userdata;
+	attrd_finish(d, ATTRD_OP_OTHER, req, 0);
+	rpc_request_reply(req, NULL, NULL);
+}
+
+static void attrd_handle_ping(struct attrd *d, struct rpc_request *req, XDR *args)
+{
+	attrd_ping_res res = { .release = (char *)PACKAGE_VERSION,
+			       .pid = (u_int)getpid(),
+			       .generation = d->generation,
+			       .policies = attr_index_count(attr_store_index(d->store)),
+			       .store = (char *)attr_store_path(d->store) };
+
+	attrd_finish(d, ATTRD_OP_OTHER, req, 0);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_ping_res, &res);
+}
+
+static void attrd_handle_reload(struct attrd *d, struct rpc_request *req, XDR *args)
+{
+	char msg[ATTRD_MESSAGE_MAX + 1] = "";
+	attrd_reload_res res = { .message = msg };
+
+	if (!attrd_allowed(req)) {
+		snprintf(msg, sizeof(msg), "only root may reload nfskeys-attrd");
+		res.status = -EPERM;
+	} else {
+		res.status = attrd_reload(d, msg, sizeof(msg));
+	}
+	res.generation = d->generation;
+	attrd_finish(d, ATTRD_OP_OTHER, req, res.status);
+	rpc_request_reply(req, (xdrproc_t)xdr_attrd_reload_res, &res);
+}
+
+/* Indexed by procedure number.  Who may change a directory's attributes depends on the
+ * directory too: attrd_authorize decides that for SET and UNSET. */
+static const struct attrd_proc attrd_procs[] = {
+	[ATTRD_NULL] = { ATTRD_NULL, "null", RPC_CALLER_ANY, attrd_handle_null },
+	[ATTRD_PING] = { ATTRD_PING, "ping", RPC_CALLER_ANY, attrd_handle_ping },
+	[ATTRD_SET] = { ATTRD_SET, "set", RPC_CALLER_ANY, attrd_handle_set },
+	[ATTRD_UNSET] = { ATTRD_UNSET, "unset", RPC_CALLER_ANY, attrd_handle_unset },
+	[ATTRD_LOOKUP] = { ATTRD_LOOKUP, "lookup", RPC_CALLER_ANY, attrd_handle_lookup },
+	[ATTRD_STATS] = { ATTRD_STATS, "stats", RPC_CALLER_ANY, attrd_handle_stats },
+	[ATTRD_RELOAD] = { ATTRD_RELOAD, "reload", RPC_CALLER_ROOT, attrd_handle_reload },
+	[ATTRD_MOUNTS] = { ATTRD_MOUNTS, "mounts", RPC_CALLER_ANY, attrd_handle_mounts },
+};
+
+/* May the caller make this call (its row's who)? */
+static bool attrd_allowed(const struct rpc_request *req)
+{
+	const struct attrd_proc *p = RPC_PROC_FIND(attrd_procs, req->call.proc);
+
+	return p && rpc_caller_permitted(p->who, &req->peer);
+}
+
+static void attrd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
+			   void *userdata)
+{
+	struct attrd *d = userdata;
+	const struct attrd_proc *p = RPC_PROC_FIND(attrd_procs, req->call.proc);
 
 	/* readers may lag behind a commit whose snapshot failed (a full disk): any call
 	 * publishes it again, so the lag ends when space returns */
 	(void)attr_store_publish_retry(d->store);
-	switch (req->call.proc) {
-	case ATTRD_NULL:
-		attrd_finish(d, OP_OTHER, req, 0);
-		rpc_request_reply(req, NULL, NULL);
-		return;
-	case ATTRD_PING: {
-		attrd_ping_res res = { .release = (char *)PACKAGE_VERSION,
-				       .pid = (u_int)getpid(),
-				       .generation = d->generation,
-				       .policies = attr_index_count(attr_store_index(d->store)),
-				       .store = (char *)attr_store_path(d->store) };
-		attrd_finish(d, OP_OTHER, req, 0);
-		rpc_request_reply(req, (xdrproc_t)xdr_attrd_ping_res, &res);
-		return;
-	}
-	case ATTRD_SET:
-		attrd_handle_set(d, req, args);
-		return;
-	case ATTRD_UNSET:
-		attrd_handle_unset(d, req, args);
-		return;
-	case ATTRD_LOOKUP:
-		attrd_handle_lookup(d, req, args);
-		return;
-	case ATTRD_STATS:
-		attrd_handle_stats(d, req);
-		return;
-	case ATTRD_MOUNTS:
-		attrd_handle_mounts(d, req);
-		return;
-	case ATTRD_RELOAD: {
-		char msg[ATTRD_MESSAGE_MAX + 1] = "";
-		attrd_reload_res res = { .message = msg };
-
-		if (req->peer.uid != 0) {
-			snprintf(msg, sizeof(msg), "only root may reload nfskeys-attrd");
-			res.status = -EPERM;
-		} else {
-			res.status = do_reload(d, msg, sizeof(msg));
-		}
-		res.generation = d->generation;
-		attrd_finish(d, OP_OTHER, req, res.status);
-		rpc_request_reply(req, (xdrproc_t)xdr_attrd_reload_res, &res);
-		return;
-	}
-	default:
-		attrd_finish(d, OP_OTHER, req, -EOPNOTSUPP);
+	if (!p) {
+		attrd_finish(d, ATTRD_OP_OTHER, req, -EOPNOTSUPP);
 		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
+		return;
 	}
+	p->handler(d, req, args);
 }
 
 /* ---------------------------------------------------------------- sync, main */
 
 static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata)
 {
-	struct daemon *d = userdata;
+	struct attrd *d = userdata;
 	unsigned interval = attrd_ldap_interval(d->ldap);
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
@@ -295,7 +311,7 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 /* Drop the policy of directories that are gone, so it neither binds a new directory of
  * the same name nor counts against its setter's limit: at start, on every
  * reload and every [Attrd] Orphan-Check-Interval. */
-static void sweep(struct daemon *d)
+static void sweep(struct attrd *d)
 {
 	unsigned dropped;
 	int r = attr_store_sweep(d->store, &dropped);
@@ -308,37 +324,37 @@ static void sweep(struct daemon *d)
 
 static void on_sweep_timer(struct evloop *loop, struct evtimer *t, void *userdata)
 {
-	struct daemon *d = userdata;
+	struct attrd *d = userdata;
 
 	sweep(d);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)d->lim.sweep_interval * USEC_PER_SEC);
 }
 
-static const char *socket_arg, *store_arg;
+static const char *attrd_socket_arg, *attrd_store_arg;
 
-static const struct daemon_option options[] = {
-	{ "socket", 's', "PATH", "listen here instead of [Attrd] Socket", &socket_arg },
-	{ "store", 'S', "PATH", "keep the store here instead of [Attr] Store", &store_arg },
+static const struct daemon_option attrd_options[] = {
+	{ "socket", 's', "PATH", "listen here instead of [Attrd] Socket", &attrd_socket_arg },
+	{ "store", 'S', "PATH", "keep the store here instead of [Attr] Store", &attrd_store_arg },
 	{}
 };
 
-static void help_config(FILE *f, bool all)
+static void attrd_help_config(FILE *f, bool all)
 {
 	conf_schema_print(f, all ? NULL : "General Attr Attrd Mounts");
 }
 
-static const struct daemon_info info = {
+static const struct daemon_info attrd_info = {
 	.name = "nfskeys-attrd",
 	.summary = "Keep per-directory cache policy for network filesystems.",
 	.pid_name = "attrd.pid",
-	.options = options,
+	.options = attrd_options,
 	.footer = "See nfskeys-attrd(8).",
-	.help_config = help_config,
+	.help_config = attrd_help_config,
 };
 
 int main(int argc, char *argv[])
 {
-	struct daemon d = { .generation = 1 };
+	struct attrd d = { .generation = 1 };
 	struct attrd_config c;
 	/* SET/UNSET take an O_PATH directory descriptor (the server refuses any other) */
 	struct rpc_server_limits limits = { .max_msg = 256 * 1024, .log = daemon_rpc_log,
@@ -348,12 +364,12 @@ int main(int argc, char *argv[])
 	const char *runtime_dir;
 	_cleanup_free_ char *mounts_state = NULL;
 
-	r = daemon_parse_args(&d.sh, &info, argc, argv);
+	r = daemon_parse_args(&d.sh, &attrd_info, argc, argv);
 	if (r >= 0)
 		return r;
 	d.conf_path = d.sh.conf_path;
-	d.socket_override = socket_arg;
-	d.store_override = store_arg;
+	d.socket_override = attrd_socket_arg;
+	d.store_override = attrd_store_arg;
 	r = daemon_detach(&d.sh);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "cannot detach: %s", strerror(-r));
@@ -382,7 +398,7 @@ int main(int argc, char *argv[])
 	r = evloop_new(&d.loop);
 	if (r < 0)
 		goto out;
-	r = daemon_add_signals(d.loop, on_sighup, &d);
+	r = daemon_add_signals(d.loop, attrd_on_sighup, &d);
 	if (r < 0)
 		goto out;
 	runtime_dir = nfskeys_conf_get(d.ctx, "General", "Runtime-Dir");
@@ -396,8 +412,8 @@ int main(int argc, char *argv[])
 		ret = DAEMON_EXIT_SOCKET;
 		goto out;
 	}
-	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits, dispatch, &d,
-			   &d.srv);
+	r = rpc_server_new(d.loop, lfd, NFSKEYS_ATTRD_PROG, NFSKEYS_ATTRD_V1, &limits,
+			   attrd_dispatch, &d, &d.srv);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "cannot serve: %s", strerror(-r));
 		close(lfd);

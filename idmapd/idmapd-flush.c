@@ -10,7 +10,7 @@
 
 /* Clear the kernel's cached mapping keys so a changed configuration applies at once.
  * Returns the number of keyrings cleared. */
-unsigned clear_kernel_keyrings(struct daemon *d)
+unsigned idmapd_clear_kernel_keyrings(struct idmapd *d)
 {
 	char buf[sizeof(d->set.keyrings)], *save = NULL;
 	unsigned n = 0;
@@ -55,7 +55,7 @@ static const char *kernel_prefix(unsigned kind)
  * configured keyrings (those whose description is the kernel's for kind and key),
  * leaving every other cached mapping alone.  Returns the number of keyrings in which a
  * key was invalidated. */
-static unsigned invalidate_kernel_key(struct daemon *d, unsigned kind, const char *key)
+static unsigned invalidate_kernel_key(struct idmapd *d, unsigned kind, const char *key)
 {
 	char buf[sizeof(d->set.keyrings)], want[512], *save = NULL;
 	const char *prefix = kernel_prefix(kind);
@@ -101,7 +101,7 @@ static unsigned invalidate_kernel_key(struct daemon *d, unsigned kind, const cha
 /* Drop every cached answer; fetches running are orphaned (their callers still get their
  * result, which is not cached).  Returns how many keys went: answers, and the keys being
  * fetched for the first time. */
-size_t flush_cache(struct daemon *d)
+size_t idmapd_flush_cache(struct idmapd *d)
 {
 	size_t first;
 
@@ -110,7 +110,7 @@ size_t flush_cache(struct daemon *d)
 }
 
 /* Drop one key's answer and orphan its fetch; whether there was either. */
-static bool flush_key(struct daemon *d, uint32_t kind, const char *key)
+static bool flush_key(struct idmapd *d, uint32_t kind, const char *key)
 {
 	struct idmapd_fetch *f = idmapd_fetch_find(d->fetches, kind, key);
 
@@ -119,7 +119,7 @@ static bool flush_key(struct daemon *d, uint32_t kind, const char *key)
 	return (idmap_cache_drop(d->cache, kind, key) == 0) | (f != NULL);
 }
 
-void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
+void idmapd_handle_flush(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
 	idmapd_flush_args a = {};
 	idmapd_flush_res res = {};
@@ -128,11 +128,11 @@ void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
-	if (!allowed(d, OP_FLUSH, req)) {
+	if (!idmapd_allowed(d, IDMAPD_OP_FLUSH, req)) {
 		res.status = -EPERM;
 	} else if (a.all) {
-		res.dropped = flush_cache(d);
-		res.kernel_keyrings_cleared = clear_kernel_keyrings(d);
+		res.dropped = idmapd_flush_cache(d);
+		res.kernel_keyrings_cleared = idmapd_clear_kernel_keyrings(d);
 		d->st.flushes++;
 		daemon_log(LOG_INFO, "cache flushed by uid %u: %u entries", (unsigned)req->peer.uid,
 			res.dropped);
@@ -148,6 +148,6 @@ void do_flush(struct daemon *d, struct rpc_request *req, XDR *args)
 		else
 			res.status = -ENOENT;
 	}
-	reply(d, OP_FLUSH, req, (xdrproc_t)xdr_idmapd_flush_res, &res);
+	idmapd_reply(d, IDMAPD_OP_FLUSH, req, (xdrproc_t)xdr_idmapd_flush_res, &res);
 	xdr_free((xdrproc_t)xdr_idmapd_flush_args, (char *)&a);
 }

@@ -8,7 +8,7 @@
 #include "idmapd.h"
 #include "rpc-args.h"
 
-struct daemon *the_daemon;
+struct idmapd *idmapd_instance;
 
 /* ---------------------------------------------------------------- lookups */
 
@@ -45,7 +45,7 @@ static void answer_to_wire(const struct nfskeys_idmap_answer *a, idmapd_answer *
 }
 
 /* Answer a kernel query (knfsd channel, client pipe) from an entry's current state. */
-static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquery *kq,
+static void answer_kernel(struct idmapd *d, struct idmapd_entry *e, struct kquery *kq,
 			  unsigned lflags, enum lres result)
 {
 	int64_t left = e->m.expires - evloop_now(d->loop);
@@ -67,12 +67,12 @@ static void answer_kernel(struct daemon *d, struct idmapd_entry *e, struct kquer
 			nfskeys_idmap_kind_to_string(e->kind), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
-	recent_note(d, e, recent_path_of(kq), NULL, status, result);
+	idmapd_recent_note(d, e, idmapd_recent_path_of(kq), NULL, status, result);
 	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
 }
 
 /* Answer one caller from an entry's current state. */
-static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_request *req,
+static void answer_waiter(struct idmapd *d, struct idmapd_entry *e, struct rpc_request *req,
 			  struct kquery *kq, unsigned lflags, unsigned extra_flags,
 			  enum lres result)
 {
@@ -111,8 +111,8 @@ static void answer_waiter(struct daemon *d, struct idmapd_entry *e, struct rpc_r
 			nfskeys_idmap_kind_to_string(e->kind), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
-	recent_note(d, e, RP_SOCKET, req, res.status, result);
-	reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
+	idmapd_recent_note(d, e, RP_SOCKET, req, res.status, result);
+	idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
 /* The kind that maps a name -> id answer back (0: none). */
@@ -123,7 +123,7 @@ static uint32_t reverse_kind(uint32_t kind)
 						    0;
 }
 
-static void job_run(struct job *j)
+static void job_run(struct idmapd_job *j)
 {
 	const unsigned flags = NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE;
 	uint64_t t0 = mono_nsec();
@@ -157,14 +157,14 @@ static void job_run(struct job *j)
 	j->reverse_done = true;
 }
 
-static void job_done(struct evloop *loop, void *userdata);
+static void idmapd_job_done(struct evloop *loop, void *userdata);
 
-static void *worker_main(void *arg)
+static void *idmapd_worker_main(void *arg)
 {
-	struct daemon *d = arg;
+	struct idmapd *d = arg;
 
 	for (;;) {
-		struct job *j;
+		struct idmapd_job *j;
 
 		pthread_mutex_lock(&d->lock);
 		while (!d->queue_head && !d->pool_stop)
@@ -181,18 +181,18 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&d->lock);
 
 		job_run(j);
-		while (evloop_post(d->loop, job_done, j) < 0)
+		while (evloop_post(d->loop, idmapd_job_done, j) < 0)
 			usleep(1000); /* out of memory: retry rather than lose the callers */
 	}
 }
 
-int pool_start(struct daemon *d, unsigned n)
+int idmapd_pool_start(struct idmapd *d, unsigned n)
 {
 	d->threads = calloc(n, sizeof(*d->threads));
 	if (!d->threads)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
-		int r = pthread_create(&d->threads[i], NULL, worker_main, d);
+		int r = pthread_create(&d->threads[i], NULL, idmapd_worker_main, d);
 
 		if (r)
 			return -r;
@@ -201,7 +201,7 @@ int pool_start(struct daemon *d, unsigned n)
 	return 0;
 }
 
-void pool_stop(struct daemon *d)
+void idmapd_pool_stop(struct idmapd *d)
 {
 	pthread_mutex_lock(&d->lock);
 	d->pool_stop = true;
@@ -216,7 +216,7 @@ void pool_stop(struct daemon *d)
 
 /* Work for the pool is bounded in all and per uid (root, the kernel's helpers and
  * channels, exempt from the latter): past it a lookup is answered -EAGAIN at once. */
-static bool queue_full(struct daemon *d, uid_t uid)
+static bool queue_full(struct idmapd *d, uid_t uid)
 {
 	return d->quota.total >= d->set.max_queue ||
 	       (uid != 0 && idmapd_quota_get(&d->quota, uid) >= d->set.max_queue_user);
@@ -224,11 +224,11 @@ static bool queue_full(struct daemon *d, uid_t uid)
 
 /* Queue a fetch of kind/key for the workers, tracked in the in-flight table; it pins the
  * key's cache entry (when there is one), so a stale answer to fall back on stays. */
-static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool refresh,
-		       bool reverse, uid_t uid, struct idmapd_fetch **ret_fetch)
+static int fetch_start(struct idmapd *d, uint32_t kind, const char *key, bool refresh, bool reverse,
+		       uid_t uid, struct idmapd_fetch **ret_fetch)
 {
 	struct idmapd_fetch *f;
-	struct job *j;
+	struct idmapd_job *j;
 
 	if (queue_full(d, uid) || idmapd_quota_inc(&d->quota, uid) < 0)
 		return -EAGAIN;
@@ -250,7 +250,7 @@ static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool re
 	j->f = f;
 	j->kind = kind;
 	j->reverse = reverse && reverse_kind(kind) != 0;
-	f->pinned = idmap_cache_pin(d->cache, kind, key) == 0; /* until job_done is over */
+	f->pinned = idmap_cache_pin(d->cache, kind, key) == 0; /* until idmapd_job_done is over */
 	f->refresh = refresh;
 	f->start = evloop_now(d->loop);
 	pthread_mutex_lock(&d->lock);
@@ -265,7 +265,7 @@ static int fetch_start(struct daemon *d, uint32_t kind, const char *key, bool re
 }
 
 /* A positive answer past expiry that may still be served while backends fail. */
-static bool stale_ok(struct daemon *d, const struct idmapd_entry *e, int64_t now)
+static bool stale_ok(struct idmapd *d, const struct idmapd_entry *e, int64_t now)
 {
 	return d->set.stale_limit > 0 && e && e->m.positive &&
 	       now <= e->m.good_expires + (int64_t)d->set.stale_limit * USEC_PER_SEC;
@@ -273,7 +273,7 @@ static bool stale_ok(struct daemon *d, const struct idmapd_entry *e, int64_t now
 
 /* The cache entry of a fetch's key as it is now (no hit counted); NULL when there is none
  * or the fetch was flushed (an orphan's key is no longer its to read). */
-static struct idmapd_entry *fetch_entry(struct daemon *d, struct idmapd_fetch *f,
+static struct idmapd_entry *fetch_entry(struct idmapd *d, struct idmapd_fetch *f,
 					struct idmapd_entry *buf)
 {
 	buf->kind = f->kind;
@@ -284,7 +284,7 @@ static struct idmapd_entry *fetch_entry(struct daemon *d, struct idmapd_fetch *f
 	return buf;
 }
 
-static void answer_all(struct daemon *d, struct idmapd_fetch *f, struct idmapd_entry *e,
+static void answer_all(struct idmapd *d, struct idmapd_fetch *f, struct idmapd_entry *e,
 		       unsigned extra, enum lres result)
 {
 	while (f->waiters) {
@@ -298,7 +298,7 @@ static void answer_all(struct daemon *d, struct idmapd_fetch *f, struct idmapd_e
 
 /* A backend's fresh answer (r, ans) for kind/key as the entry callers are answered from
  * (in buf), stored in the cache unless store is false: the TTL of its kind of answer. */
-static struct idmapd_entry *fresh_answer(struct daemon *d, uint32_t kind, const char *key, int r,
+static struct idmapd_entry *fresh_answer(struct idmapd *d, uint32_t kind, const char *key, int r,
 					 const struct nfskeys_idmap_answer *ans, bool failed,
 					 int64_t now, bool store, struct idmapd_entry *buf)
 {
@@ -333,7 +333,7 @@ static struct idmapd_entry *fresh_answer(struct daemon *d, uint32_t kind, const 
  * must ask could block) is answered here, in the loop, without the two thread switches
  * of a worker; true when it was.  A backend failure is left to the workers' path, which
  * owns serve-stale. */
-static bool lookup_inline(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+static bool lookup_inline(struct idmapd *d, uint32_t kind, const char *key, unsigned flags,
 			  struct rpc_request *req, struct kquery *kq)
 {
 	struct nfskeys_idmap_answer ans;
@@ -355,7 +355,7 @@ static bool lookup_inline(struct daemon *d, uint32_t kind, const char *key, unsi
 	 * worker */
 	if (r < 0)
 		memset(&ans, 0, sizeof(ans));
-	b = backend_slot(d, r == 0 && ans.backend[0] ? ans.backend : "none");
+	b = idmapd_backend_slot(d, r == 0 && ans.backend[0] ? ans.backend : "none");
 	b->requests++;
 	stats_hist_add(&b->latency, mono_nsec() - t0);
 	d->st.inlined++;
@@ -364,10 +364,10 @@ static bool lookup_inline(struct daemon *d, uint32_t kind, const char *key, unsi
 	return true;
 }
 
-static void job_done(struct evloop *loop, void *userdata)
+static void idmapd_job_done(struct evloop *loop, void *userdata)
 {
-	struct job *j = userdata;
-	struct daemon *d = j->d;
+	struct idmapd_job *j = userdata;
+	struct idmapd *d = j->d;
 	struct idmapd_fetch *f = j->f;
 	struct idmapd_entry buf, *e;
 	int64_t now = evloop_now(loop);
@@ -375,7 +375,7 @@ static void job_done(struct evloop *loop, void *userdata)
 	struct backend_stats *b;
 
 	idmapd_quota_dec(&d->quota, j->uid);
-	b = backend_slot(d, failed ? "failed" : j->ans.backend[0] ? j->ans.backend : "none");
+	b = idmapd_backend_slot(d, failed ? "failed" : j->ans.backend[0] ? j->ans.backend : "none");
 	b->requests++;
 	b->failures += failed;
 	stats_hist_add(&b->latency, j->latency_ns);
@@ -392,7 +392,9 @@ static void job_done(struct evloop *loop, void *userdata)
 			/* no request of its own went to the backend */
 			d->st.rev_cocached++;
 		} else {
-			b = backend_slot(d, j->rev_ans.backend[0] ? j->rev_ans.backend : "none");
+			const char *be = j->rev_ans.backend[0] ? j->rev_ans.backend : "none";
+
+			b = idmapd_backend_slot(d, be);
 			b->requests++;
 			stats_hist_add(&b->latency, j->rev_latency_ns);
 		}
@@ -401,8 +403,8 @@ static void job_done(struct evloop *loop, void *userdata)
 				 true, &buf);
 		/* nobody asked it yet: the record says how it came, for explain's reader */
 		if (e)
-			recent_note(d, e, j->reverse_cocached ? RP_NAME_SEARCH : RP_PREFETCH, NULL,
-				    j->rev_r, LR_MISS);
+			idmapd_recent_note(d, e, j->reverse_cocached ? RP_NAME_SEARCH : RP_PREFETCH,
+					   NULL, j->rev_r, LR_MISS);
 	}
 	e = fetch_entry(d, f, &buf);
 	if (failed && e && (f->refresh || stale_ok(d, e, now))) {
@@ -435,9 +437,9 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 
 /* ---------------------------------------------------------------- gone callers */
 
-void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight)
+void idmapd_lookups_orphaned(void *userdata, uid_t uid, unsigned inflight)
 {
-	struct daemon *d = userdata;
+	struct idmapd *d = userdata;
 
 	/* Called from inside the RPC server, maybe from a reply in answer_all: the queue is
 	 * swept from the loop instead, once for any number of closes. */
@@ -461,15 +463,15 @@ static bool fetch_abandoned(const struct idmapd_fetch *f)
  * starts them (a running one goes on: its answer fills the cache and goes to nobody, and
  * it counts against its uid's queue bound until it is done, so closing connections never
  * frees a user's share while the workers are still busy with its work). */
-void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
+void idmapd_cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
 {
-	struct daemon *d = userdata;
-	struct job *gone = NULL, **pp;
+	struct idmapd *d = userdata;
+	struct idmapd_job *gone = NULL, **pp;
 
 	evloop_timer_cancel(t);
 	pthread_mutex_lock(&d->lock);
 	for (pp = &d->queue_head; *pp;) {
-		struct job *j = *pp;
+		struct idmapd_job *j = *pp;
 
 		if (!fetch_abandoned(j->f)) {
 			pp = &j->next;
@@ -484,7 +486,7 @@ void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata)
 	pthread_mutex_unlock(&d->lock);
 
 	while (gone) {
-		struct job *j = gone;
+		struct idmapd_job *j = gone;
 		struct idmapd_fetch *f = j->f;
 
 		gone = j->next;
@@ -517,7 +519,7 @@ static void fail_caller(struct rpc_request *req, struct kquery *kq)
 		rpc_request_error(req, RPC_STATUS_SYSTEM_ERR);
 }
 
-static void add_waiter(struct daemon *d, struct idmapd_fetch *f, struct rpc_request *req,
+static void add_waiter(struct idmapd *d, struct idmapd_fetch *f, struct rpc_request *req,
 		       struct kquery *kq, unsigned flags)
 {
 	struct idmapd_waiter *w = calloc(1, sizeof(*w));
@@ -533,10 +535,10 @@ static void add_waiter(struct daemon *d, struct idmapd_fetch *f, struct rpc_requ
 	f->waiters = w;
 }
 
-static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+static void lookup_key(struct idmapd *d, uint32_t kind, const char *key, unsigned flags,
 		       struct rpc_request *req, struct kquery *kq);
 
-void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
+void idmapd_handle_lookup(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
 	idmapd_lookup_args a = {};
 
@@ -558,21 +560,22 @@ void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args)
 		idmapd_lookup_res res = { .status = -EINVAL };
 
 		d->st.lookups[LR_ERROR]++;
-		reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
+		idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 		return;
 	}
 	lookup_key(d, a.kind, a.key, a.flags, req, NULL);
 	/* nothing to free: the key is d->keybuf */
 }
 
-void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody)
+void idmapd_kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key,
+			  bool nobody)
 {
 	lookup_key(userdata, kind, key, nobody ? IDMAPD_LOOKUP_NOBODY : 0, NULL, q);
 }
 
 /* One lookup of kind/key for a socket caller (req) or a kernel query (kq): from the cache
  * when fresh, else joined to (or starting) a fetch on the worker pool. */
-static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigned flags,
+static void lookup_key(struct idmapd *d, uint32_t kind, const char *key, unsigned flags,
 		       struct rpc_request *req, struct kquery *kq)
 {
 	struct idmapd_entry e; /* not zeroed: the cache fills what its kind uses (a hit's cost) */
@@ -614,7 +617,8 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 		if (req) {
 			idmapd_lookup_res res = { .status = -EAGAIN };
 
-			reply(d, OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
+			idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res,
+				     &res);
 		} else {
 			kquery_answer(kq, -EAGAIN, NULL, 0);
 		}
@@ -641,7 +645,7 @@ static void lookup_key(struct daemon *d, uint32_t kind, const char *key, unsigne
 
 static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userdata)
 {
-	struct daemon *d = the_daemon;
+	struct idmapd *d = idmapd_instance;
 	struct idmapd_fetch *f = userdata;
 	struct idmapd_entry buf, *e;
 
@@ -657,7 +661,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 
 /* ---------------------------------------------------------------- other operations */
 
-void do_ping(struct daemon *d, struct rpc_request *req)
+void idmapd_handle_ping(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
 	idmapd_ping_res res = {
 		.release = (char *)PACKAGE_VERSION,
@@ -666,5 +670,5 @@ void do_ping(struct daemon *d, struct rpc_request *req)
 		.uptime_ms = (evloop_now(d->loop) - d->start) / USEC_PER_MSEC,
 	};
 
-	reply(d, OP_PING, req, (xdrproc_t)xdr_idmapd_ping_res, &res);
+	idmapd_reply(d, IDMAPD_OP_PING, req, (xdrproc_t)xdr_idmapd_ping_res, &res);
 }

@@ -4,26 +4,14 @@
 
 #include "idmapd.h"
 
-const char *const op_names[_OP_MAX] = { "null", "ping", "lookup", "flush", "stats", "reload",
-					"recent" };
 const char *const lres_names[_LR_MAX] = { "hit", "miss", "negative_hit", "stale",
 					  "coalesced", "refresh_ahead", "nobody", "error" };
 
-bool allowed(struct daemon *d, enum op op, struct rpc_request *req)
-{
-	if (req->peer.uid == 0)
-		return true;
-	d->st.denied[op]++;
-	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", op_names[op],
-		(int)req->peer.pid, (unsigned)req->peer.uid);
-	return false;
-}
-
 /* ---------------------------------------------------------------- statistics */
 
-struct backend_stats *backend_slot(struct daemon *d, const char *name)
+struct backend_stats *idmapd_backend_slot(struct idmapd *d, const char *name)
 {
-	struct daemon_stats *st = &d->st;
+	struct idmapd_stats *st = &d->st;
 
 	if (!name || !*name)
 		name = "unknown";
@@ -37,7 +25,7 @@ struct backend_stats *backend_slot(struct daemon *d, const char *name)
 }
 
 /* Reply and account the request's latency under its operation. */
-void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
+void idmapd_reply(struct idmapd *d, enum idmapd_op op, struct rpc_request *req, xdrproc_t fn,
 		  const void *res)
 {
 	uint64_t start = req->start_ns;
@@ -48,7 +36,7 @@ void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
 struct metrics {
 	stats_metric *m;
 	size_t n, cap;
-	char labels[_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4 + _KPATH_SRC_MAX * 6]
+	char labels[_IDMAPD_OP_MAX * 4 + _LR_MAX + MAX_BACKENDS * 4 + _KPATH_SRC_MAX * 6]
 		   [STATS_METRIC_LABELS_MAX];
 	size_t nlabels;
 };
@@ -97,7 +85,7 @@ static void madd(struct metrics *ms, const char *name, const char *labels,
 	}
 }
 
-void do_stats(struct daemon *d, struct rpc_request *req)
+void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
 	_cleanup_free_ struct metrics *ms = calloc(1, sizeof(*ms));
 	_cleanup_free_ stats_metric *m = calloc(STATS_METRICS_MAX, sizeof(*m));
@@ -111,12 +99,12 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	}
 	ms->m = m;
 	ms->cap = STATS_METRICS_MAX;
-	for (int op = 0; op < _OP_MAX; op++)
-		madd(ms, "requests_total", mlabel(ms, "op", op_names[op]),
+	for (int op = 0; op < _IDMAPD_OP_MAX; op++)
+		madd(ms, "requests_total", mlabel(ms, "op", idmapd_op_name(op)),
 		     STATS_METRIC_COUNTER, d->st.requests[op], NULL);
-	for (int op = 0; op < _OP_MAX; op++)
+	for (int op = 0; op < _IDMAPD_OP_MAX; op++)
 		if (d->st.denied[op])
-			madd(ms, "denied_total", mlabel(ms, "op", op_names[op]),
+			madd(ms, "denied_total", mlabel(ms, "op", idmapd_op_name(op)),
 			     STATS_METRIC_COUNTER, d->st.denied[op], NULL);
 	for (int i = 0; i < _LR_MAX; i++)
 		madd(ms, "lookups_total", mlabel(ms, "result", lres_names[i]),
@@ -180,8 +168,8 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 	madd(ms, "overflow_closed_total", NULL, STATS_METRIC_COUNTER, ss.overflow_closed, NULL);
 	madd(ms, "uptime_seconds", NULL, STATS_METRIC_GAUGE,
 	     (evloop_now(d->loop) - d->start) / USEC_PER_SEC, NULL);
-	for (int op = 0; op < _OP_MAX; op++)
-		madd(ms, "request_latency", mlabel(ms, "op", op_names[op]),
+	for (int op = 0; op < _IDMAPD_OP_MAX; op++)
+		madd(ms, "request_latency", mlabel(ms, "op", idmapd_op_name(op)),
 		     STATS_METRIC_HISTOGRAM, 0, &d->st.latency[op]);
 	for (size_t i = 0; i < d->st.n_backends; i++)
 		madd(ms, "backend_latency", mlabel(ms, "backend", d->st.backends[i].name),
@@ -191,5 +179,5 @@ void do_stats(struct daemon *d, struct rpc_request *req)
 		     STATS_METRIC_HISTOGRAM, 0, &kpaths_stats(d->kpaths, s)->latency);
 	res.metrics.metrics_len = ms->n;
 	res.metrics.metrics_val = m;
-	reply(d, OP_STATS, req, (xdrproc_t)xdr_stats_res, &res);
+	idmapd_reply(d, IDMAPD_OP_STATS, req, (xdrproc_t)xdr_stats_res, &res);
 }

@@ -19,7 +19,7 @@ static const char *const recent_path_names[_RP_MAX] = {
 	[RP_PREFETCH] = "prefetch",
 };
 
-enum recent_path recent_path_of(const struct kquery *kq)
+enum recent_path idmapd_recent_path_of(const struct kquery *kq)
 {
 	if (kquery_is_prime(kq))
 		return RP_NFSD_PRIME;
@@ -33,7 +33,7 @@ enum recent_path recent_path_of(const struct kquery *kq)
 	}
 }
 
-void recent_free(struct daemon *d)
+void idmapd_recent_free(struct idmapd *d)
 {
 	free(d->recent);
 	d->recent = NULL;
@@ -41,8 +41,8 @@ void recent_free(struct daemon *d)
 
 /* Called for every answer: a copy of at most two short strings into the ring, no
  * allocation after the first. */
-void recent_note(struct daemon *d, const struct idmapd_entry *e, enum recent_path path,
-		 const struct rpc_request *req, int status, enum lres result)
+void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
+			const struct rpc_request *req, int status, enum lres result)
 {
 	struct recent *r;
 	size_t n;
@@ -72,7 +72,7 @@ void recent_note(struct daemon *d, const struct idmapd_entry *e, enum recent_pat
 	}
 }
 
-void do_recent(struct daemon *d, struct rpc_request *req, XDR *args)
+void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
 	_cleanup_free_ char *keybuf = malloc(IDMAPD_KEY_MAX + 1);
 	idmapd_recent_args a = { .key = keybuf };
@@ -91,9 +91,9 @@ void do_recent(struct daemon *d, struct rpc_request *req, XDR *args)
 		rpc_request_error(req, RPC_STATUS_GARBAGE_ARGS);
 		return;
 	}
-	if (!allowed(d, OP_RECENT, req)) {
+	if (!idmapd_allowed(d, IDMAPD_OP_RECENT, req)) {
 		res.status = -EPERM;
-		reply(d, OP_RECENT, req, (xdrproc_t)xdr_idmapd_recent_res, &res);
+		idmapd_reply(d, IDMAPD_OP_RECENT, req, (xdrproc_t)xdr_idmapd_recent_res, &res);
 		return;
 	}
 	/* newest first */
@@ -123,5 +123,5 @@ void do_recent(struct daemon *d, struct rpc_request *req, XDR *args)
 	}
 	res.entries.entries_len = n;
 	res.entries.entries_val = out;
-	reply(d, OP_RECENT, req, (xdrproc_t)xdr_idmapd_recent_res, &res);
+	idmapd_reply(d, IDMAPD_OP_RECENT, req, (xdrproc_t)xdr_idmapd_recent_res, &res);
 }

@@ -24,10 +24,10 @@ static int conf_idmapd(struct nfskeys_ctx *ctx, const char *key, unsigned *val, 
 	return 0;
 }
 
-static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct settings *ret,
-			 char *err, size_t errlen)
+static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg,
+			 struct idmapd_settings *ret, char *err, size_t errlen)
 {
-	struct settings s = { 0 };
+	struct idmapd_settings s = { 0 };
 	const char *v;
 	unsigned inl = 1;
 	int r;
@@ -70,11 +70,11 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg, struct
 
 /* A new context from the configuration, with the engine initialized (backends loaded,
  * domain found) so that a broken configuration fails here and not on first use. */
-int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *ret_set,
-		    char *err, size_t errlen)
+int idmapd_load_ctx(struct idmapd *d, struct nfskeys_ctx **ret_ctx,
+		    struct idmapd_settings *ret_set, char *err, size_t errlen)
 {
 	struct nfskeys_ctx *ctx = NULL;
-	struct settings s;
+	struct idmapd_settings s;
 	const char *domain;
 	char why[256] = "";
 	int r;
@@ -122,13 +122,13 @@ static void *reload_main(void *arg)
 {
 	struct reload_job *j = arg;
 
-	j->r = load_ctx(j->d, &j->ctx, &j->set, j->msg, sizeof(j->msg));
+	j->r = idmapd_load_ctx(j->d, &j->ctx, &j->set, j->msg, sizeof(j->msg));
 	while (evloop_post(j->d->loop, reload_done, j) < 0)
 		usleep(1000); /* out of memory: retry rather than lose the callers */
 	return NULL;
 }
 
-static void reload_answer(struct daemon *d, struct reload_waiter **list, int status,
+static void reload_answer(struct idmapd *d, struct reload_waiter **list, int status,
 			  const char *msg)
 {
 	while (*list) {
@@ -137,15 +137,15 @@ static void reload_answer(struct daemon *d, struct reload_waiter **list, int sta
 					  .generation = d->generation };
 
 		*list = w->next;
-		reply(d, OP_RELOAD, w->req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		idmapd_reply(d, IDMAPD_OP_RELOAD, w->req, (xdrproc_t)xdr_idmapd_reload_res, &res);
 		free(w);
 	}
 }
 
 /* Swap in the configuration a reload thread built (on the loop thread). */
-static void reload_apply(struct daemon *d, struct reload_job *j)
+static void reload_apply(struct idmapd *d, struct reload_job *j)
 {
-	struct settings *s = &j->set;
+	struct idmapd_settings *s = &j->set;
 
 	if (!streq(s->socket, d->set.socket) || s->workers != d->set.workers)
 		daemon_log(LOG_NOTICE, "Socket and Workers changes take effect at restart");
@@ -163,14 +163,14 @@ static void reload_apply(struct daemon *d, struct reload_job *j)
 	d->set = *s;
 	d->generation++;
 	idmap_cache_set_capacity(d->cache, s->cache_size);
-	flush_cache(d);
-	clear_kernel_keyrings(d);
+	idmapd_flush_cache(d);
+	idmapd_clear_kernel_keyrings(d);
 	(void)kpaths_flush_server(d->kpaths); /* knfsd's cached answers may have changed too */
 	snprintf(j->msg, sizeof(j->msg), "configuration %s loaded (generation %" PRIu64 ")",
 		 nfskeys_ctx_get_conf_path(d->ctx), d->generation);
 }
 
-static void reload_start(struct daemon *d)
+static void reload_start(struct idmapd *d)
 {
 	struct reload_job *j = calloc(1, sizeof(*j));
 	int r;
@@ -197,7 +197,7 @@ fail:
 static void reload_done(struct evloop *loop, void *userdata)
 {
 	struct reload_job *j = userdata;
-	struct daemon *d = j->d;
+	struct idmapd *d = j->d;
 	struct reload_waiter *callers;
 
 	if (!j->joined)
@@ -230,7 +230,7 @@ static void reload_done(struct evloop *loop, void *userdata)
 }
 
 /* Ask for a reload; req (NULL for SIGHUP) is answered when it is done. */
-void reload_request(struct daemon *d, struct rpc_request *req)
+void idmapd_reload_request(struct idmapd *d, struct rpc_request *req)
 {
 	struct reload_waiter *w = NULL;
 
@@ -259,7 +259,7 @@ void reload_request(struct daemon *d, struct rpc_request *req)
 
 /* At shutdown: wait for a running reload thread (its result is then discarded by
  * reload_done, which the final loop iteration runs). */
-void reload_wait(struct daemon *d)
+void idmapd_reload_wait(struct idmapd *d)
 {
 	if (d->reload && !d->reload->joined) {
 		pthread_join(d->reload->thread, NULL);
@@ -267,15 +267,15 @@ void reload_wait(struct daemon *d)
 	}
 }
 
-void do_reload(struct daemon *d, struct rpc_request *req)
+void idmapd_handle_reload(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
-	if (!allowed(d, OP_RELOAD, req)) {
+	if (!idmapd_allowed(d, IDMAPD_OP_RELOAD, req)) {
 		idmapd_reload_res res = { .status = -EPERM,
 					  .message = (char *)"reload is reserved to root",
 					  .generation = d->generation };
 
-		reply(d, OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
+		idmapd_reply(d, IDMAPD_OP_RELOAD, req, (xdrproc_t)xdr_idmapd_reload_res, &res);
 		return;
 	}
-	reload_request(d, req);
+	idmapd_reload_request(d, req);
 }

@@ -16,6 +16,7 @@
 #include "macros.h"
 #include "nfskeys.h"
 #include "nfskeys-idmap-daemon.h"
+#include "rpc-dispatch.h"
 #include "rpc-server.h"
 #include "stats.h"
 #include "time-util.h"
@@ -26,7 +27,7 @@
 #define MAX_BACKENDS 16
 
 /* [Idmapd] settings; see nfskeys-idmapd(8). */
-struct settings {
+struct idmapd_settings {
 	char socket[UNIX_PATH_MAX_LEN + 1];
 	unsigned workers;
 	bool inline_lookups;     /* answer what needs no I/O in the loop (LOOKUP_NOWAIT) */
@@ -49,8 +50,16 @@ struct settings {
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
 };
 
-enum op { OP_NULL, OP_PING, OP_LOOKUP, OP_FLUSH, OP_STATS, OP_RELOAD, OP_RECENT, _OP_MAX };
-extern const char *const op_names[_OP_MAX];
+enum idmapd_op {
+	IDMAPD_OP_NULL,
+	IDMAPD_OP_PING,
+	IDMAPD_OP_LOOKUP,
+	IDMAPD_OP_FLUSH,
+	IDMAPD_OP_STATS,
+	IDMAPD_OP_RELOAD,
+	IDMAPD_OP_RECENT,
+	_IDMAPD_OP_MAX
+};
 
 enum lres { LR_HIT, LR_MISS, LR_NEGATIVE_HIT, LR_STALE, LR_COALESCED, LR_REFRESH_AHEAD,
 	    LR_NOBODY, LR_ERROR, _LR_MAX };
@@ -62,10 +71,10 @@ struct backend_stats {
 	struct stats_hist latency;
 };
 
-struct daemon_stats {
-	uint64_t requests[_OP_MAX];
-	struct stats_hist latency[_OP_MAX];
-	uint64_t denied[_OP_MAX];
+struct idmapd_stats {
+	uint64_t requests[_IDMAPD_OP_MAX];
+	struct stats_hist latency[_IDMAPD_OP_MAX];
+	uint64_t denied[_IDMAPD_OP_MAX];
 	uint64_t lookups[_LR_MAX];
 	struct backend_stats backends[MAX_BACKENDS];
 	size_t n_backends;
@@ -97,24 +106,24 @@ struct recent {
 enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, RP_NFSD_PRIME,
 		   RP_NAME_SEARCH, RP_PREFETCH, _RP_MAX };
 
-struct job;
+struct idmapd_job;
 struct reload_job;
 struct reload_waiter;
 
-struct daemon {
+struct idmapd {
 	struct evloop *loop;
 	struct rpc_server *srv;
 	struct nfskeys_ctx *ctx; /* current configuration; jobs hold their own reference */
 	const char *conf_arg;
 	const char *socket_arg;
 	uint64_t generation;
-	struct settings set;
+	struct idmapd_settings set;
 	struct idmap_cache *cache;        /* the answers: the library's one cache, µs clock */
 	struct idmapd_fetches *fetches;   /* the lookups being fetched now, and their callers */
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
-	struct daemon_stats st;
-	char *keybuf; /* lookup keys decode here: no allocation per lookup (do_lookup) */
+	struct idmapd_stats st;
+	char *keybuf; /* lookup keys decode here: no allocation per lookup (idmapd_handle_lookup) */
 	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */
 	unsigned recent_next, recent_count;
 	int64_t start;
@@ -132,7 +141,7 @@ struct daemon {
 	/* worker pool */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct job *queue_head, **queue_tail;
+	struct idmapd_job *queue_head, **queue_tail;
 	size_t queued;
 	struct evtimer *cancel_timer; /* a client went with calls unanswered: sweep the queue */
 	bool pool_stop;
@@ -140,9 +149,8 @@ struct daemon {
 	size_t n_threads;
 };
 
-
 /* The one daemon of this process, for timer callbacks that carry an entry. */
-extern struct daemon *the_daemon;
+extern struct idmapd *idmapd_instance;
 
 /* The cache entry a caller is answered from: copied out of the one cache
  * (idmap_cache_peek), or for a flushed fetch its own result. */
@@ -161,9 +169,9 @@ struct idmapd_waiter {
 	struct idmapd_waiter *next;
 };
 
-struct job {
-	struct job *next;
-	struct daemon *d;
+struct idmapd_job {
+	struct idmapd_job *next;
+	struct idmapd *d;
 	struct nfskeys_ctx *ctx;
 	struct idmapd_fetch *f;
 	uid_t uid;               /* whose lookup started it (idmapd_quota) */
@@ -182,18 +190,18 @@ struct job {
 	uint64_t rev_latency_ns;
 };
 
-/* A reload: load_ctx() in its own thread (a large [Static] section or a slow backend
+/* A reload: idmapd_load_ctx() in its own thread (a large [Static] section or a slow backend
  * init would otherwise stall the loop), then reload_done() on the loop thread swaps the
  * configuration in or keeps the old one.  Requests are answered entirely by the old
  * configuration until the swap and entirely by the new one after it; lookups in flight
  * on the worker pool keep the old context alive through their own reference. */
 struct reload_job {
-	struct daemon *d;
+	struct idmapd *d;
 	pthread_t thread;
 	bool joined;
 	int r;
 	struct nfskeys_ctx *ctx;
-	struct settings set;
+	struct idmapd_settings set;
 	char msg[IDMAPD_MESSAGE_MAX];
 };
 
@@ -202,43 +210,47 @@ struct reload_waiter {
 	struct reload_waiter *next;
 };
 
-
+/* nfskeys-idmapd.c: the dispatch table, one row per procedure (common/rpc-dispatch.h) */
+RPC_PROC_ROW(idmapd_proc, struct idmapd);
+/* The procedure's name, in logs and as the op="" label of the statistics. */
+const char *idmapd_op_name(enum idmapd_op op);
+/* May the caller make the call op (its row's who)?  Counts and logs a refusal. */
+bool idmapd_allowed(struct idmapd *d, enum idmapd_op op, struct rpc_request *req);
 
 /* idmapd-lookup.c: lookups on the worker pool */
-int pool_start(struct daemon *d, unsigned n);
-void pool_stop(struct daemon *d);
-void do_lookup(struct daemon *d, struct rpc_request *req, XDR *args);
+int idmapd_pool_start(struct idmapd *d, unsigned n);
+void idmapd_pool_stop(struct idmapd *d);
+void idmapd_handle_lookup(struct idmapd *d, struct rpc_request *req, XDR *args);
 /* kpaths_lookup_fn: a kernel query through the same cache and engine */
-void kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key, bool nobody);
-void do_ping(struct daemon *d, struct rpc_request *req);
+void idmapd_kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key,
+			  bool nobody);
+void idmapd_handle_ping(struct idmapd *d, struct rpc_request *req, XDR *args);
 /* rpc_server_limits.conn_closed: cancel queued work nobody waits for any more (from the
- * loop, soon after); cancel_sweep is the timer that does it. */
-void lookups_orphaned(void *userdata, uid_t uid, unsigned inflight);
-void cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
+ * loop, soon after); idmapd_cancel_sweep is the timer that does it. */
+void idmapd_lookups_orphaned(void *userdata, uid_t uid, unsigned inflight);
+void idmapd_cancel_sweep(struct evloop *loop, struct evtimer *t, void *userdata);
 
 /* idmapd-flush.c: cache flushes and the kernel's keyrings */
-unsigned clear_kernel_keyrings(struct daemon *d);
-size_t flush_cache(struct daemon *d);
-void do_flush(struct daemon *d, struct rpc_request *req, XDR *args);
+unsigned idmapd_clear_kernel_keyrings(struct idmapd *d);
+size_t idmapd_flush_cache(struct idmapd *d);
+void idmapd_handle_flush(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-reload.c: configuration load and reload */
-int load_ctx(struct daemon *d, struct nfskeys_ctx **ret_ctx, struct settings *ret_set,
-	     char *err, size_t errlen);
-void reload_request(struct daemon *d, struct rpc_request *req);
-void reload_wait(struct daemon *d);
-void do_reload(struct daemon *d, struct rpc_request *req);
+int idmapd_load_ctx(struct idmapd *d, struct nfskeys_ctx **ret_ctx,
+		    struct idmapd_settings *ret_set, char *err, size_t errlen);
+void idmapd_reload_request(struct idmapd *d, struct rpc_request *req);
+void idmapd_reload_wait(struct idmapd *d);
+void idmapd_handle_reload(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-recent.c: the answers given lately, for IDMAPD_RECENT */
-void recent_free(struct daemon *d);
-void recent_note(struct daemon *d, const struct idmapd_entry *e, enum recent_path path,
-		 const struct rpc_request *req, int status, enum lres result);
-enum recent_path recent_path_of(const struct kquery *kq);
-void do_recent(struct daemon *d, struct rpc_request *req, XDR *args);
+void idmapd_recent_free(struct idmapd *d);
+void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
+			const struct rpc_request *req, int status, enum lres result);
+enum recent_path idmapd_recent_path_of(const struct kquery *kq);
+void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-metrics.c: statistics */
-struct backend_stats *backend_slot(struct daemon *d, const char *name);
-void reply(struct daemon *d, enum op op, struct rpc_request *req, xdrproc_t fn,
-	   const void *res);
-void do_stats(struct daemon *d, struct rpc_request *req);
-/* Root only: counts and logs a refusal. */
-bool allowed(struct daemon *d, enum op op, struct rpc_request *req);
+struct backend_stats *idmapd_backend_slot(struct idmapd *d, const char *name);
+void idmapd_reply(struct idmapd *d, enum idmapd_op op, struct rpc_request *req, xdrproc_t fn,
+		  const void *res);
+void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args);

@@ -8,73 +8,84 @@
 #include "conf-schema.h"
 #include "idmapd.h"
 
-static void dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args, void *userdata)
+static void idmapd_handle_null(struct idmapd *d, struct rpc_request *req, XDR *args)
 {
-	struct daemon *d = userdata;
-	uint32_t proc = req->call.proc;
+	idmapd_reply(d, IDMAPD_OP_NULL, req, NULL, NULL);
+}
 
-	if (proc < _OP_MAX)
-		d->st.requests[proc]++;
-	switch (proc) {
-	case IDMAPD_NULL:
-		reply(d, OP_NULL, req, NULL, NULL);
-		return;
-	case IDMAPD_PING:
-		do_ping(d, req);
-		return;
-	case IDMAPD_LOOKUP:
-		do_lookup(d, req, args);
-		return;
-	case IDMAPD_FLUSH:
-		do_flush(d, req, args);
-		return;
-	case IDMAPD_STATS:
-		do_stats(d, req);
-		return;
-	case IDMAPD_RELOAD:
-		do_reload(d, req);
-		return;
-	case IDMAPD_RECENT:
-		do_recent(d, req, args);
-		return;
-	default:
+/* Indexed by procedure number, which is also the enum idmapd_op of its statistics. */
+static const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
+	[IDMAPD_NULL] = { IDMAPD_NULL, "null", RPC_CALLER_ANY, idmapd_handle_null },
+	[IDMAPD_PING] = { IDMAPD_PING, "ping", RPC_CALLER_ANY, idmapd_handle_ping },
+	[IDMAPD_LOOKUP] = { IDMAPD_LOOKUP, "lookup", RPC_CALLER_ANY, idmapd_handle_lookup },
+	[IDMAPD_FLUSH] = { IDMAPD_FLUSH, "flush", RPC_CALLER_ROOT, idmapd_handle_flush },
+	[IDMAPD_STATS] = { IDMAPD_STATS, "stats", RPC_CALLER_ANY, idmapd_handle_stats },
+	[IDMAPD_RELOAD] = { IDMAPD_RELOAD, "reload", RPC_CALLER_ROOT, idmapd_handle_reload },
+	[IDMAPD_RECENT] = { IDMAPD_RECENT, "recent", RPC_CALLER_ROOT, idmapd_handle_recent },
+};
+
+const char *idmapd_op_name(enum idmapd_op op)
+{
+	return idmapd_procs[op].name;
+}
+
+bool idmapd_allowed(struct idmapd *d, enum idmapd_op op, struct rpc_request *req)
+{
+	if (rpc_caller_permitted(idmapd_procs[op].who, &req->peer))
+		return true;
+	d->st.denied[op]++;
+	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", idmapd_procs[op].name,
+		   (int)req->peer.pid, (unsigned)req->peer.uid);
+	return false;
+}
+
+static void idmapd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
+			    void *userdata)
+{
+	struct idmapd *d = userdata;
+	const struct idmapd_proc *p = RPC_PROC_FIND(idmapd_procs, req->call.proc);
+
+	if (!p) {
 		rpc_request_error(req, RPC_STATUS_PROC_UNAVAIL);
+		return;
 	}
+	d->st.requests[p->proc]++;
+	p->handler(d, req, args);
 }
 
 /* ---------------------------------------------------------------- main */
 
-static void on_sighup(void *userdata)
+static void idmapd_on_sighup(void *userdata)
 {
-	struct daemon *d = userdata;
+	struct idmapd *d = userdata;
 
 	if (d->reload)
 		daemon_log(LOG_INFO, "a reload is running: one more after it");
-	reload_request(d, NULL);
+	idmapd_reload_request(d, NULL);
 }
 
-static const char *socket_arg;
+static const char *idmapd_socket_arg;
 
-static const struct daemon_option options[] = {
-	{ "socket", 's', "PATH", "listen on PATH instead of [Idmapd] Socket", &socket_arg },
+static const struct daemon_option idmapd_options[] = {
+	{ "socket", 's', "PATH", "listen on PATH instead of [Idmapd] Socket", &idmapd_socket_arg },
 	{ "debug", 'd', NULL, "log every request (the same as -vv)", NULL, 2 },
 	{}
 };
 
-static void help_config(FILE *f, bool all)
+static void idmapd_help_config(FILE *f, bool all)
 {
 	conf_schema_print(f, all ? NULL : "General Idmapd Kernel Mapping Translation Static Regex "
 					  "LDAP SID Idmap");
 }
 
-static const struct daemon_info info = {
+static const struct daemon_info idmapd_info = {
 	.name = "nfskeys-idmapd",
 	.summary = "The nfskeys ID-mapping service: answers nfskeys-upcall and nfskeys from one\n"
 		   "shared cache over " IDMAPD_SOCKET_DEFAULT ".",
 	.pid_name = "idmapd.pid",
-	.options = options,
+	.options = idmapd_options,
 	.footer = "See nfskeys-idmapd(8).",
-	.help_config = help_config,
+	.help_config = idmapd_help_config,
 };
 
 static void post_exit(struct evloop *loop, void *userdata)
@@ -84,17 +95,17 @@ static void post_exit(struct evloop *loop, void *userdata)
 
 int main(int argc, char *argv[])
 {
-	struct daemon d = { .queue_tail = &d.queue_head };
+	struct idmapd d = { .queue_tail = &d.queue_head };
 	struct rpc_server_limits lim;
 	char err[IDMAPD_MESSAGE_MAX];
 	int r, lfd = -1, ret = DAEMON_EXIT_FAIL;
 
-	the_daemon = &d;
-	r = daemon_parse_args(&d.sh, &info, argc, argv);
+	idmapd_instance = &d;
+	r = daemon_parse_args(&d.sh, &idmapd_info, argc, argv);
 	if (r >= 0)
 		return r;
 	d.conf_arg = d.sh.conf_path;
-	d.socket_arg = socket_arg;
+	d.socket_arg = idmapd_socket_arg;
 	d.lib_priority = daemon_lib_priority(&d.sh);
 	r = daemon_detach(&d.sh);
 	if (r < 0) {
@@ -104,7 +115,7 @@ int main(int argc, char *argv[])
 	pthread_mutex_init(&d.lock, NULL);
 	pthread_cond_init(&d.cond, NULL);
 
-	r = load_ctx(&d, &d.ctx, &d.set, err, sizeof(err));
+	r = idmapd_load_ctx(&d, &d.ctx, &d.set, err, sizeof(err));
 	if (r < 0) {
 		daemon_log(LOG_ERR, "%s", err);
 		return DAEMON_EXIT_CONFIG;
@@ -115,10 +126,11 @@ int main(int argc, char *argv[])
 		return DAEMON_EXIT_SOCKET;
 	}
 
-	if ((r = evloop_new(&d.loop)) < 0 || (r = daemon_add_signals(d.loop, on_sighup, &d)) < 0 ||
+	if ((r = evloop_new(&d.loop)) < 0 ||
+	    (r = daemon_add_signals(d.loop, idmapd_on_sighup, &d)) < 0 ||
 	    (r = (d.cache = idmap_cache_new(d.set.cache_size)) ? 0 : -ENOMEM) < 0 ||
 	    (r = idmapd_fetches_new(&d.fetches)) < 0 ||
-	    (r = evloop_add_timer(d.loop, 0, cancel_sweep, &d, &d.cancel_timer)) < 0) {
+	    (r = evloop_add_timer(d.loop, 0, idmapd_cancel_sweep, &d, &d.cancel_timer)) < 0) {
 		daemon_log(LOG_ERR, "cannot set up the event loop: %s", strerror(-r));
 		goto out;
 	}
@@ -129,23 +141,23 @@ int main(int argc, char *argv[])
 		.max_clients = d.set.max_clients,
 		.max_clients_per_uid = d.set.max_clients_user,
 		.log = daemon_rpc_log,
-		.conn_closed = lookups_orphaned,
+		.conn_closed = idmapd_lookups_orphaned,
 	};
 	evloop_timer_cancel(d.cancel_timer);
-	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim, dispatch, &d,
-			   &d.srv);
+	r = rpc_server_new(d.loop, lfd, NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1, &lim,
+			   idmapd_dispatch, &d, &d.srv);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "cannot serve: %s", strerror(-r));
 		goto out;
 	}
 	lfd = -1;
 	/* Threads start after the signals are blocked, so they inherit the mask. */
-	r = pool_start(&d, d.set.workers);
+	r = idmapd_pool_start(&d, d.set.workers);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "cannot start workers: %s", strerror(-r));
 		goto out;
 	}
-	r = kpaths_new(d.loop, &d.set.kernel, kernel_lookup, daemon_log, &d, &d.kpaths, err,
+	r = kpaths_new(d.loop, &d.set.kernel, idmapd_kernel_lookup, daemon_log, &d, &d.kpaths, err,
 		       sizeof(err));
 	if (r < 0) {
 		daemon_log(LOG_ERR, "%s", err);
@@ -166,13 +178,13 @@ int main(int argc, char *argv[])
 	 * dropped), then run the loop once more to process their results. */
 	d.stopping = true;
 	d.srv = rpc_server_free(d.srv);
-	pool_stop(&d);
-	reload_wait(&d);
+	idmapd_pool_stop(&d);
+	idmapd_reload_wait(&d);
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
 	unlink(d.set.socket);
 out:
-	pool_stop(&d);
+	idmapd_pool_stop(&d);
 	rpc_server_free(d.srv);
 	kpaths_free(d.kpaths); /* after the last answers: kernel queries are cache waiters */
 	idmapd_fetches_free(d.fetches);
@@ -184,7 +196,7 @@ out:
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
 	free(d.keybuf);
-	recent_free(&d);
+	idmapd_recent_free(&d);
 	pthread_cond_destroy(&d.cond);
 	pthread_mutex_destroy(&d.lock);
 	daemon_shell_done(&d.sh);
