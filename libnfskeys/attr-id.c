@@ -1,7 +1,6 @@
 /* Directory identity: which filesystem a directory lives on and where inside it, read
  * from the mount table with libmount, so that a policy set through one mount point of
  * an export applies through every other mount of it (and through subtree mounts). */
-#include <ctype.h>
 #include <fcntl.h>
 #include <libmount.h>
 #include <limits.h>
@@ -83,42 +82,6 @@ const char *attr_id_get_handle(const struct nfskeys_attr_id *id)
 const char *attr_id_get_local(const struct nfskeys_attr_id *id)
 {
 	return id ? id->local : NULL;
-}
-
-/* Is the comma-separated option list opts holding exactly the option name? */
-static bool has_option(const char *opts, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = opts; p && *p;) {
-		const char *end = strchrnul(p, ',');
-		size_t len = (size_t)(end - p);
-		const char *eq = memchr(p, '=', len);
-
-		if (eq)
-			len = (size_t)(eq - p);
-		if (len == n && strncmp(p, name, n) == 0)
-			return true;
-		p = *end ? end + 1 : end;
-	}
-	return false;
-}
-
-bool attr_owner_synthesized(const char *fstype, const char *options)
-{
-	if (!fstype)
-		return false;
-	/* kafs (and OpenAFS's client, also "afs") shows AFS PTS ids as owners */
-	if (streq(fstype, "afs"))
-		return true;
-	if (!streq(fstype, "cifs") && !streq(fstype, "smb3"))
-		return false;
-	/* forceuid: every inode shows the mount's uid=, whatever the server says */
-	if (has_option(options, "forceuid"))
-		return true;
-	/* real owners come from the Unix or POSIX extensions, or from the ACL's SIDs */
-	return !has_option(options, "unix") && !has_option(options, "posix") &&
-	       !has_option(options, "cifsacl") && !has_option(options, "idsfromsid");
 }
 
 int attr_path_normalize(const char *path, char **ret)
@@ -221,107 +184,6 @@ _public_ int nfskeys_attr_id_new(const char *domain, const char *path,
 	return id_build(domain, path, NULL, NULL, NULL, ret_id);
 }
 
-static void lowercase(char *s)
-{
-	for (; *s; s++)
-		*s = (char)tolower((unsigned char)*s);
-}
-
-/* "server:/path" or "[v6addr]:/path": server lower-cased and path out. */
-static int split_nfs_source(const char *source, char **ret_server, const char **ret_path)
-{
-	const char *colon;
-	char *server;
-
-	if (source[0] == '[') {
-		const char *end = strchr(source, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		colon = end + 1;
-	} else {
-		colon = strchr(source, ':');
-	}
-	if (!colon || colon == source || colon[1] != '/')
-		return -EINVAL;
-	server = strndup(source, (size_t)(colon - source));
-	if (!server)
-		return -ENOMEM;
-	lowercase(server);
-	*ret_server = server;
-	*ret_path = colon + 1;
-	return 0;
-}
-
-/* "//server/share/prefix" (or with backslashes): server and share lower-cased (SMB
- * names are case-insensitive), the prefix path kept as written. */
-static int split_cifs_source(const char *source, char **ret_domain, char **ret_prefix)
-{
-	_cleanup_free_ char *s = strdup(source);
-	char *server, *share, *prefix;
-
-	if (!s)
-		return -ENOMEM;
-	for (char *p = s; *p; p++)
-		if (*p == '\\')
-			*p = '/';
-	if (!startswith(s, "//"))
-		return -EINVAL;
-	server = s + 2;
-	share = strchr(server, '/');
-	if (!share || share == server)
-		return -EINVAL;
-	*share++ = '\0';
-	prefix = strchr(share, '/');
-	if (prefix)
-		*prefix++ = '\0';
-	if (!*share)
-		return -EINVAL;
-	lowercase(server);
-	lowercase(share);
-	if (asprintf(ret_domain, "cifs://%s/%s", server, share) < 0)
-		return -ENOMEM;
-	if (asprintf(ret_prefix, "/%s", prefix ? prefix : "") < 0) {
-		free(*ret_domain);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* kafs sources: "%cell:volume." or "#cell:volume." (the leading character picks the
- * read-write or read-only preference, the trailing dot is kafs's marker), or
- * "cell:volume" as written by users.  The volume names the tree; ".readonly" and
- * ".backup" are the same tree's snapshots and share its policy. */
-static int split_afs_source(const char *source, char **ret_domain)
-{
-	_cleanup_free_ char *s = NULL;
-	char *cell, *vol, *end;
-	size_t n;
-
-	if (source[0] == '%' || source[0] == '#')
-		source++;
-	s = strdup(source);
-	if (!s)
-		return -ENOMEM;
-	cell = s;
-	vol = strchr(s, ':');
-	if (!vol || vol == cell)
-		return -EINVAL;
-	*vol++ = '\0';
-	n = strlen(vol);
-	if (n && vol[n - 1] == '.')
-		vol[--n] = '\0';
-	if ((end = strstr(vol, ".readonly")) && end[9] == '\0')
-		*end = '\0';
-	else if ((end = strstr(vol, ".backup")) && end[7] == '\0')
-		*end = '\0';
-	if (!*vol || strchr(vol, '/') || strchr(cell, '/'))
-		return -EINVAL;
-	lowercase(cell);
-	if (asprintf(ret_domain, "afs://%s/%s", cell, vol) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
 /* base + "/" + rel, normalized. */
 static int join(const char *base, const char *mid, const char *rel, char **ret)
 {
@@ -354,7 +216,7 @@ int attr_id_from_mount(const char *fstype, const char *source, const char *root,
 		source = "none";
 
 	if ((streq(fstype, "nfs") || streq(fstype, "nfs4")) &&
-	    split_nfs_source(source, &server, &spath) == 0) {
+	    attr_split_nfs_source(source, &server, &spath) == 0) {
 		/* The NFS client names a mount by the server path of its root dentry (also for
 		 * bind mounts of subdirectories) and always shows "/" as the root, so the
 		 * source alone places the mount in the server's tree.  nfs and nfs4 share one
@@ -363,7 +225,7 @@ int attr_id_from_mount(const char *fstype, const char *source, const char *root,
 			return -ENOMEM;
 		r = join(spath, NULL, rel, &path);
 	} else if ((streq(fstype, "cifs") || streq(fstype, "smb3")) &&
-		   split_cifs_source(source, &domain, &prefix) == 0) {
+		   attr_split_cifs_source(source, &domain, &prefix) == 0) {
 		/* The root field may or may not already include the prefix path, depending
 		 * on whether the superblock's root is the share or the prefix directory. */
 		_cleanup_free_ char *nroot = NULL;
@@ -374,7 +236,7 @@ int attr_id_from_mount(const char *fstype, const char *source, const char *root,
 			r = join(nroot, NULL, rel, &path);
 		else
 			r = join(prefix, nroot, rel, &path);
-	} else if (streq(fstype, "afs") && split_afs_source(source, &domain) == 0) {
+	} else if (streq(fstype, "afs") && attr_split_afs_source(source, &domain) == 0) {
 		r = join(root, NULL, rel, &path);
 	} else {
 		/* Local filesystems (and network ones whose source we cannot parse) are keyed
@@ -757,12 +619,12 @@ _public_ int nfskeys_attr_id_from_spec(const char *spec, struct nfskeys_attr_id 
 	if (!spec || !ret_id)
 		return -EINVAL;
 	if (startswith(spec, "//") || startswith(spec, "\\\\")) {
-		r = split_cifs_source(spec, &domain, &prefix);
+		r = attr_split_cifs_source(spec, &domain, &prefix);
 		if (r < 0)
 			return r;
 		return id_build(domain, prefix, "cifs", spec, NULL, ret_id);
 	}
-	if (split_nfs_source(spec, &server, &spath) == 0) {
+	if (attr_split_nfs_source(spec, &server, &spath) == 0) {
 		if (asprintf(&domain, "nfs://%s", server) < 0)
 			return -ENOMEM;
 		return id_build(domain, spath, "nfs", spec, NULL, ret_id);
@@ -783,7 +645,7 @@ _public_ int nfskeys_attr_id_from_spec(const char *spec, struct nfskeys_attr_id 
 			*slash = '\0';
 			sub = subcopy;
 		}
-		r = split_afs_source(afs, &domain);
+		r = attr_split_afs_source(afs, &domain);
 		if (r < 0)
 			return -EINVAL;
 		return id_build(domain, sub, "afs", spec, NULL, ret_id);

@@ -55,6 +55,18 @@ const char *attr_id_get_local(const struct nfskeys_attr_id *id);
 /* name_to_handle_at() of fd as "TYPE:HEX" (malloc()ed), NULL when there is none. */
 char *attr_fd_handle(int fd);
 
+/* ---------------------------------------------------------------- attr-id-source.c */
+
+/* "server:/path" or "[v6addr]:/path": the server lower-cased (malloc()ed) and the path
+ * (inside source). */
+int attr_split_nfs_source(const char *source, char **ret_server, const char **ret_path);
+/* "//server/share/prefix" (or with backslashes): "cifs://server/share" lower-cased and
+ * "/prefix" as written, both malloc()ed. */
+int attr_split_cifs_source(const char *source, char **ret_domain, char **ret_prefix);
+/* kafs's "%cell:volume." / "#cell:volume." or "cell:volume": "afs://cell/volume" with
+ * the snapshot suffix (.readonly, .backup) dropped, malloc()ed. */
+int attr_split_afs_source(const char *source, char **ret_domain);
+
 /* ---------------------------------------------------------------- attr-index.c */
 
 int attr_index_new(struct attr_index **ret);

@@ -1,6 +1,7 @@
-/* The ID-mapping engine's walk and the calls between its parts: the engine
- * (idmap-engine.c), the explanation of an answer (idmap-explain.c) and the kernel's upcall
- * formats (idmap-kernel.c).  Not installed. */
+/* The calls between the ID-mapping engine's parts: the state and its loader
+ * (idmap-loader.c), the chain walk (idmap-chain.c), the lookup (idmap-engine.c), the
+ * explanation of an answer (idmap-explain.c) and the kernel's upcall formats
+ * (idmap-kernel.c).  Not installed. */
 #pragma once
 
 #include "idmap-builtin.h"

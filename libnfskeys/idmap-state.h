@@ -1,6 +1,7 @@
 /* The ID-mapping engine's state (the configured chains, domain, nobody ids and TTLs) and
  * the small helpers on kinds and ids that every part of the engine uses.  Types and inline
- * code only, below the engine (idmap-engine.c) and its parts.  Not installed. */
+ * code only, below the engine (idmap-engine.c, idmap-loader.c, idmap-chain.c) and its
+ * parts.  Not installed. */
 #pragma once
 
 #include <ctype.h>

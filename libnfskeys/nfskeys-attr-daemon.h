@@ -125,7 +125,7 @@ const char *attr_default_socket_path(const struct nfskeys_ctx *ctx);
 
 struct nfskeys_wb_mount;
 /* A writeback mount object (nfskeys-wb.h) from what the mount table says, for
- * nfskeys-attrd's writeback policy (libnfskeys/wb-kernel.c): a daemon must not stat a
+ * nfskeys-attrd's writeback policy (libnfskeys/wb-kernel-mount.c): a daemon must not stat a
  * path on a server that may have stopped answering.  The mount's id, its mount point
  * (unescaped), its superblock's device and fstype.  -EMEDIUMTYPE for a filesystem other
  * than NFS or CIFS (not logged), -ENODEV when the bdi has no directory (logged). */

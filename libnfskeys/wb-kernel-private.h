@@ -1,6 +1,6 @@
-/* What the two halves of kernel mounts' writeback share: the mount object (wb-kernel.c, the
- * bdi knobs, opens it; wb-kernel-sampler.c reads its escaped mount point), the limits' bounds
- * and the /proc root.  Included by wb-kernel*.c only. */
+/* What the parts of kernel mounts' writeback share: the mount object (wb-kernel-mount.c
+ * opens it, wb-kernel.c sets its bdi knobs, wb-kernel-sampler.c reads its escaped mount
+ * point), the limits' bounds and the /proc root.  Included by wb-kernel*.c only. */
 #pragma once
 
 #include <limits.h>

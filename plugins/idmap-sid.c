@@ -14,67 +14,11 @@
 #include <sys/stat.h>
 
 #include "conf-get.h"
+#include "idmap-sid.h"
 #include "idmap-util.h"
 
 #define HASH_SEED 0xdeadbeefu
 #define MAX_SLICES_LIMIT (1u << 22)
-
-struct slice {
-	uint32_t dom[3];    /* the a, b, c of S-1-5-21-a-b-c */
-	uint32_t first_rid; /* 0 for the primary slice */
-	uint32_t slice;
-};
-
-struct fixed_range {
-	uint32_t dom[3];
-	uint32_t min, max;
-};
-
-/* The fast path's view of one domain, keyed by the canonical text "a-b-c" of its
- * sub-authorities.  Entries are filled in place by the writer (d->lock held) and read
- * without a lock: klen is stored last (release), then only primary/secs change, each
- * published by a release store after what it guards. */
-struct fast_secs {
-	uint32_t n, cap; /* n published with release after v[n-1] */
-	struct {
-		uint32_t first_rid, base;
-	} v[];
-};
-
-struct fast_dom {
-	uint32_t klen; /* 0: empty slot */
-	uint32_t hash;
-	char text[32]; /* "4294967295-4294967295-4294967295" at most, not NUL-terminated */
-	bool fixed;
-	uint32_t fixed_min, fixed_span;
-	uint32_t primary; /* 1 once base0 is valid */
-	uint32_t base0;
-	struct fast_secs *secs; /* secondary slices, NULL when none */
-};
-
-struct fast_table {
-	uint32_t mask; /* slots - 1, a power of two minus one */
-	uint32_t count;
-	struct fast_dom slots[];
-};
-
-struct sid_data {
-	pthread_mutex_t lock;
-	uint32_t lower, upper, size, max_slices;
-	bool auto_domains;
-	char *state_file;
-	/* slices only grow, and only with lock held; lookups read them without it: a new
-	 * element is written before n is released, a bigger array is a copy published
-	 * before n, and replaced arrays stay allocated (in retired) until done() */
-	struct slice *slices;
-	size_t n, cap;
-	void **retired; /* replaced slice arrays, fast tables and fast_secs */
-	size_t n_retired;
-	struct fast_table *fast; /* published with release; never NULL after init */
-	int32_t *by_slice; /* slice number -> index in slices, -1 when free */
-	struct fixed_range *fixed;
-	size_t n_fixed;
-};
 
 /* MurmurHash3 x86_32 (Austin Appleby's public-domain algorithm), little-endian blocks. */
 static uint32_t rotl32(uint32_t x, int r)
@@ -121,148 +65,6 @@ static uint32_t murmur3_32(const void *key, size_t len, uint32_t seed)
 	h *= 0xc2b2ae35;
 	h ^= h >> 16;
 	return h;
-}
-
-/* Keep p allocated until done(): lock-free readers may still hold it. */
-static int retire(struct sid_data *d, void *p)
-{
-	void **n = realloc(d->retired, (d->n_retired + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	d->retired = n;
-	d->retired[d->n_retired++] = p;
-	return 0;
-}
-
-/* Hash of the domain text key[0..klen) with 5 <= klen <= 32.  Reads whole 8-byte words,
- * the last one ending at key + klen, so it may start up to 3 bytes before key: callers
- * pass a key preceded by at least 8 bytes ("S-1-5-21-").  The key is part of the string
- * the caller gave, so nothing past its end is read. */
-static uint32_t dom_hash(const char *key, size_t klen)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ klen, w;
-	size_t i = 0;
-
-	for (; i + 8 < klen; i += 8) {
-		memcpy(&w, key + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	memcpy(&w, key + klen - 8, 8);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return (uint32_t)h;
-}
-
-/* The slot of key in t (or the empty slot where it would go). */
-static struct fast_dom *fast_slot(struct fast_table *t, const char *key, size_t klen,
-				  uint32_t hash)
-{
-	for (uint32_t i = hash & t->mask;; i = (i + 1) & t->mask) {
-		struct fast_dom *e = &t->slots[i];
-		uint32_t l = __atomic_load_n(&e->klen, __ATOMIC_ACQUIRE);
-
-		if (l == 0 || (e->hash == hash && l == klen && !memcmp(e->text, key, klen)))
-			return e;
-	}
-}
-
-static struct fast_table *fast_table_new(uint32_t slots)
-{
-	struct fast_table *t = calloc(1, sizeof(*t) + slots * sizeof(t->slots[0]));
-
-	if (t)
-		t->mask = slots - 1;
-	return t;
-}
-
-/* The entry of dom, created when absent (writer side, d->lock held or in init); NULL when
- * memory runs out (the fast path then just misses: lookup still answers). */
-static struct fast_dom *fast_dom_get(struct sid_data *d, const uint32_t dom[3])
-{
-	char buf[48], *key = buf + 9;
-	int len = snprintf(buf, sizeof(buf), "S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32, dom[0],
-			   dom[1], dom[2]);
-	size_t klen = (size_t)len - 9;
-	uint32_t hash = dom_hash(key, klen);
-	struct fast_table *t = d->fast;
-	struct fast_dom *e = fast_slot(t, key, klen, hash);
-
-	if (e->klen)
-		return e;
-	if ((t->count + 1) * 2 > t->mask + 1) {
-		/* grow: re-insert into a table twice the size, publish it, retire this one */
-		struct fast_table *n = fast_table_new((t->mask + 1) * 2);
-
-		if (!n)
-			return NULL;
-		if (retire(d, t) < 0) {
-			free(n);
-			return NULL;
-		}
-		for (uint32_t i = 0; i <= t->mask; i++)
-			if (t->slots[i].klen)
-				*fast_slot(n, t->slots[i].text, t->slots[i].klen,
-					   t->slots[i].hash) = t->slots[i];
-		n->count = t->count;
-		__atomic_store_n(&d->fast, n, __ATOMIC_RELEASE);
-		t = n;
-		e = fast_slot(t, key, klen, hash);
-	}
-	e->hash = hash;
-	memcpy(e->text, key, klen);
-	t->count++;
-	__atomic_store_n(&e->klen, (uint32_t)klen, __ATOMIC_RELEASE);
-	return e;
-}
-
-static void fast_add_fixed(struct sid_data *d, const struct fixed_range *fr)
-{
-	struct fast_dom *e = fast_dom_get(d, fr->dom);
-
-	/* fixed ranges are known before any slice, so readers never see the entry without
-	 * them; the first [SID] line of a domain wins, as in find_fixed() */
-	if (e && !e->fixed) {
-		e->fixed_min = fr->min;
-		e->fixed_span = fr->max - fr->min;
-		e->fixed = true;
-	}
-}
-
-static void fast_add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_rid,
-			   uint32_t slice)
-{
-	struct fast_dom *e = fast_dom_get(d, dom);
-	uint32_t base = d->lower + slice * d->size;
-	struct fast_secs *s;
-
-	if (!e || e->fixed)
-		return;
-	if (first_rid == 0) {
-		e->base0 = base;
-		__atomic_store_n(&e->primary, 1, __ATOMIC_RELEASE);
-		return;
-	}
-	s = e->secs;
-	if (!s || s->n == s->cap) {
-		uint32_t cap = s ? s->cap * 2 : 4;
-		struct fast_secs *n = malloc(sizeof(*n) + cap * sizeof(n->v[0]));
-
-		if (!n || (s && retire(d, s) < 0)) {
-			free(n);
-			return;
-		}
-		n->cap = cap;
-		n->n = s ? s->n : 0;
-		if (s)
-			memcpy(n->v, s->v, s->n * sizeof(s->v[0]));
-		__atomic_store_n(&e->secs, n, __ATOMIC_RELEASE);
-		s = n;
-	}
-	s->v[s->n].first_rid = first_rid;
-	s->v[s->n].base = base;
-	__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
 }
 
 /* The slice name as SSSD hashes it. */
@@ -321,7 +123,7 @@ static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_r
 		if (!n)
 			return -ENOMEM;
 		if (d->slices) {
-			if (retire(d, d->slices) < 0) {
+			if (sid_retire(d, d->slices) < 0) {
 				free(n);
 				return -ENOMEM;
 			}
@@ -335,7 +137,7 @@ static int add_slice(struct sid_data *d, const uint32_t dom[3], uint32_t first_r
 	d->slices[d->n].slice = slice;
 	d->by_slice[slice] = (int32_t)d->n;
 	__atomic_store_n(&d->n, d->n + 1, __ATOMIC_RELEASE);
-	fast_add_slice(d, dom, first_rid, slice);
+	sid_fast_add_slice(d, dom, first_rid, slice);
 	return 0;
 }
 
@@ -559,7 +361,7 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		goto fail;
 	}
 	memset(d->by_slice, 0xff, d->max_slices * sizeof(int32_t));
-	d->fast = fast_table_new(16);
+	d->fast = sid_fast_table_new(16);
 	if (!d->fast) {
 		r = -ENOMEM;
 		goto fail;
@@ -570,7 +372,7 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		goto fail;
 	}
 	for (size_t i = 0; i < d->n_fixed; i++)
-		fast_add_fixed(d, &d->fixed[i]);
+		sid_fast_add_fixed(d, &d->fixed[i]);
 	{
 		FILE *f = fopen(d->state_file, "re");
 

@@ -30,7 +30,6 @@ static double rng_uniform(uint64_t *s, double lo, double hi)
 
 /* ---------------------------------------------------------------- events */
 
-
 static bool ev_before(const struct event *a, const struct event *b)
 {
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -77,7 +76,6 @@ static struct event heap_pop(struct heap *h)
 }
 
 /* ---------------------------------------------------------------- the simulation */
-
 
 static unsigned hbucket(uint64_t ns)
 {

@@ -5,15 +5,14 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <syslog.h>
 
 #include "conf-get.h"
 #include "macros.h"
 #include "nfskeys.h"
+#include "test-util.h"
 
-static char dir[64];
 static char logbuf[4096];
 
 static void capture(void *userdata, int priority, const char *file, int line, const char *fn,
@@ -32,26 +31,20 @@ static void write_file(const char *rel, const char *text)
 	char path[256];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(path, sizeof(path), "%s/%s", tu_dir, rel);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	char path[128];
 
-	strcpy(dir, "/tmp/nfskeys-test-config.XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_dir_setup("config") < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/conf.d", dir);
+	snprintf(path, sizeof(path), "%s/conf.d", tu_dir);
 	mkdir(path, 0755);
 	logbuf[0] = '\0';
 	unsetenv("NFSKEYS_CONF");
@@ -61,8 +54,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
+	return tu_dir_teardown();
 }
 
 static struct nfskeys_ctx *load(int expect)
@@ -70,7 +62,7 @@ static struct nfskeys_ctx *load(int expect)
 	struct nfskeys_ctx *ctx = NULL;
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", tu_dir);
 	assert_int_equal(nfskeys_ctx_new_full(path, capture, NULL, &ctx), expect);
 	if (expect == 0)
 		assert_non_null(ctx);
@@ -111,7 +103,7 @@ static void test_malformed(void **state)
 	write_file("nfskeys.conf", "[General]\nDomain = example.com\nthis is not valid\n");
 	load(-EINVAL);
 	snprintf(expect, sizeof(expect),
-		 "<3>%s/nfskeys.conf:3: expected 'key = value', '[section]' or a comment\n", dir);
+		 "<3>%s/nfskeys.conf:3: expected 'key = value', '[section]' or a comment\n", tu_dir);
 	assert_string_equal(logbuf, expect);
 }
 
@@ -123,7 +115,7 @@ static void test_malformed_dropin(void **state)
 	write_file("conf.d/10-bad.conf", "[General\n");
 	load(-EINVAL);
 	snprintf(expect, sizeof(expect),
-		 "<3>%s/conf.d/10-bad.conf:1: section header without closing ']'\n", dir);
+		 "<3>%s/conf.d/10-bad.conf:1: section header without closing ']'\n", tu_dir);
 	assert_string_equal(logbuf, expect);
 }
 
@@ -150,13 +142,13 @@ static void test_dropin_masked_and_fifo(void **state)
 
 	write_file("nfskeys.conf", "[General]\nDomain = main\n");
 	/* a drop-in symlinked to /dev/null is empty (masked), not an error */
-	snprintf(path, sizeof(path), "%s/conf.d/50-masked.conf", dir);
+	snprintf(path, sizeof(path), "%s/conf.d/50-masked.conf", tu_dir);
 	assert_int_equal(symlink("/dev/null", path), 0);
 	ctx = load(0);
 	assert_string_equal(nfskeys_conf_get(ctx, "General", "Domain"), "main");
 	nfskeys_ctx_unref(ctx);
 	/* a FIFO is refused at once (it used to block the reader forever) */
-	snprintf(path, sizeof(path), "%s/conf.d/60-fifo.conf", dir);
+	snprintf(path, sizeof(path), "%s/conf.d/60-fifo.conf", tu_dir);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	load(-EINVAL);
 	snprintf(expect, sizeof(expect), "<3>%s: not a regular file\n", path);
@@ -170,7 +162,7 @@ static void test_dropin_dir_unsafe(void **state)
 
 	write_file("nfskeys.conf", "[General]\nDomain = main\n");
 	write_file("conf.d/50.conf", "[General]\nDomain = injected\n");
-	snprintf(path, sizeof(path), "%s/conf.d", dir);
+	snprintf(path, sizeof(path), "%s/conf.d", tu_dir);
 	/* a conf.d others may write to is skipped, with a warning */
 	assert_int_equal(chmod(path, 0777), 0);
 	setenv("NFSKEYS_LOG", "warning", 1);
@@ -237,7 +229,7 @@ static FILE *open_file(const char *rel)
 	char path[256];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(path, sizeof(path), "%s/%s", tu_dir, rel);
 	f = fopen(path, "we");
 	assert_non_null(f);
 	return f;
@@ -341,7 +333,7 @@ static void test_unknown_warned(void **state)
 	snprintf(expect, sizeof(expect),
 		 "<4>%s/nfskeys.conf:2: unknown key 'Domian' in [General], ignored\n"
 		 "<4>%s/nfskeys.conf:3: unknown section [Nonsense], ignored\n",
-		 dir, dir);
+		 tu_dir, tu_dir);
 	assert_string_equal(logbuf, expect);
 	assert_null(nfskeys_conf_get(ctx, "Nonsense", "x"));
 	nfskeys_ctx_unref(ctx);
@@ -359,7 +351,7 @@ static void test_env_override(void **state)
 	char path[128];
 
 	write_file("nfskeys.conf", "[General]\nDomain = fromenv\n");
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	snprintf(path, sizeof(path), "%s/nfskeys.conf", tu_dir);
 	setenv("NFSKEYS_CONF", path, 1);
 	assert_int_equal(nfskeys_ctx_new_full(NULL, capture, NULL, &ctx), 0);
 	unsetenv("NFSKEYS_CONF");
@@ -428,7 +420,7 @@ static void test_verbosity(void **state)
 	snprintf(expect, sizeof(expect),
 		 "<3>%s/nfskeys.conf:2: bad value: [General] Verbosity = loud: expected one of "
 		 "err|warning|notice|info|debug|error|warn|emerg|alert|crit|0|1|2|3|4|5|6|7\n",
-		 dir);
+		 tu_dir);
 	assert_string_equal(logbuf, expect);
 }
 
@@ -495,7 +487,7 @@ static void test_bad_value_at_load(void **state)
 		 "expected one of auto|yes|no|true|false|on|off|1|0\n"
 		 "<4>%1$s/nfskeys.conf:13: bad value: [Cred] CIFS-Negative-TTL = 2h: expected a "
 		 "duration from 1 to 3600 s (a number, optionally with ms, s, m, h or d)\n",
-		 dir);
+		 tu_dir);
 	assert_string_equal(logbuf, expect);
 	/* the values are kept for the readers, which refuse them with their own words */
 	assert_string_equal(nfskeys_conf_get(ctx, "Idmapd", "Workers"), "lots");
@@ -586,7 +578,7 @@ static void test_no_hidden_typos(void **state)
 		 "<4>%1$s/nfskeys.conf:17: unknown key 'Dirty-Limt' in [Writeback], ignored\n"
 		 "<4>%1$s/nfskeys.conf:19: unknown key 'Positive-TL' in [Idmap], ignored\n"
 		 "<4>%1$s/nfskeys.conf:21: unknown key 'Nobody-Usr' in [Mapping], ignored\n",
-		 dir);
+		 tu_dir);
 	assert_string_equal(logbuf, expect);
 	nfskeys_ctx_unref(ctx);
 }

@@ -91,6 +91,12 @@ struct nfskeys_ctx *tu_ctx_conf(const char *fmt, ...)
 	return ctx;
 }
 
+struct nfskeys_ctx *tu_ctx_attr(void)
+{
+	return tu_ctx_conf("[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n", tu_dir,
+			   tu_dir);
+}
+
 struct nfskeys_ctx *tu_ctx_empty(nfskeys_log_fn log)
 {
 	struct nfskeys_ctx *ctx = NULL;

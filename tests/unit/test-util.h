@@ -35,6 +35,8 @@ void tu_log_capture(void *u, int p, const char *f, int l, const char *fn, const 
 
 /* A context on tu_dir/nfskeys.conf written from the format (load must succeed). */
 struct nfskeys_ctx *tu_ctx_conf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A context whose attribute store and attrd socket live in tu_dir. */
+struct nfskeys_ctx *tu_ctx_attr(void);
 /* A context on an empty configuration (/dev/null) logging through LOG (clears tu_last_log). */
 struct nfskeys_ctx *tu_ctx_empty(nfskeys_log_fn log);
 

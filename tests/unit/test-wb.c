@@ -12,6 +12,7 @@
 
 #include "macros.h"
 #include "nfskeys.h"
+#include "test-util.h"
 #include "wb-rt.h"
 
 #define MS 1000000ull
@@ -506,15 +507,24 @@ static void test_limit_change(void **state)
 	}
 }
 
+static int wb_dir_setup(void **state)
+{
+	return tu_dir_setup("wb");
+}
+
+static int wb_dir_teardown(void **state)
+{
+	return tu_dir_teardown();
+}
+
 static void test_ctx_registry(void **state)
 {
-	char dir[] = "/tmp/nfskeys-wb.XXXXXX", path[256];
+	char path[256];
 	struct nfskeys_ctx *ctx = NULL;
 	struct nfskeys_wb_dev *a = NULL, *b = NULL;
 	FILE *f;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/nfskeys.conf", dir);
+	tu_path(path, sizeof(path), "nfskeys.conf");
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fputs("[Writeback]\nPolicy = wu2011\nDirty-Limit = 64M\n", f);
@@ -556,8 +566,6 @@ static void test_ctx_registry(void **state)
 		assert_int_equal(nfskeys_wb_dev_get(ctx, "x", 0, &b), -ERANGE);
 		nfskeys_ctx_unref(ctx);
 	}
-	unlink(path);
-	rmdir(dir);
 }
 
 /* ---------------------------------------------------------------- wall clock */
@@ -603,7 +611,7 @@ int main(void)
 		cmocka_unit_test(test_nfskeys_stall_and_wake),
 		cmocka_unit_test(test_equal_shares),
 		cmocka_unit_test(test_limit_change),
-		cmocka_unit_test(test_ctx_registry),
+		cmocka_unit_test_setup_teardown(test_ctx_registry, wb_dir_setup, wb_dir_teardown),
 		cmocka_unit_test(test_wall_clock),
 	};
 
