@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <syslog.h>
 
 #include "daemon.h"
 #include "evloop.h"
@@ -210,12 +211,29 @@ struct reload_waiter {
 	struct reload_waiter *next;
 };
 
-/* nfskeys-idmapd.c: the dispatch table, one row per procedure (common/rpc-dispatch.h) */
+/* nfskeys-idmapd.c: the dispatch table, one row per procedure (common/rpc-dispatch.h),
+ * indexed by procedure number.  The handlers in the other files read their rows through
+ * the two inline functions below, data only: they never call back into the dispatcher
+ * (scripts/call-graph keeps the files of a folder free of call circles). */
 RPC_PROC_ROW(idmapd_proc, struct idmapd);
+extern const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX];
+
 /* The procedure's name, in logs and as the op="" label of the statistics. */
-const char *idmapd_op_name(enum idmapd_op op);
+static inline const char *idmapd_op_name(enum idmapd_op op)
+{
+	return idmapd_procs[op].name;
+}
+
 /* May the caller make the call op (its row's who)?  Counts and logs a refusal. */
-bool idmapd_allowed(struct idmapd *d, enum idmapd_op op, struct rpc_request *req);
+static inline bool idmapd_allowed(struct idmapd *d, enum idmapd_op op, struct rpc_request *req)
+{
+	if (rpc_caller_permitted(idmapd_procs[op].who, &req->peer))
+		return true;
+	d->st.denied[op]++;
+	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", idmapd_procs[op].name,
+		   (int)req->peer.pid, (unsigned)req->peer.uid);
+	return false;
+}
 
 /* idmapd-lookup.c: lookups on the worker pool */
 int idmapd_pool_start(struct idmapd *d, unsigned n);

@@ -14,7 +14,7 @@ static void idmapd_handle_null(struct idmapd *d, struct rpc_request *req, XDR *a
 }
 
 /* Indexed by procedure number, which is also the enum idmapd_op of its statistics. */
-static const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
+const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
 	[IDMAPD_NULL] = { IDMAPD_NULL, "null", RPC_CALLER_ANY, idmapd_handle_null },
 	[IDMAPD_PING] = { IDMAPD_PING, "ping", RPC_CALLER_ANY, idmapd_handle_ping },
 	[IDMAPD_LOOKUP] = { IDMAPD_LOOKUP, "lookup", RPC_CALLER_ANY, idmapd_handle_lookup },
@@ -23,21 +23,6 @@ static const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
 	[IDMAPD_RELOAD] = { IDMAPD_RELOAD, "reload", RPC_CALLER_ROOT, idmapd_handle_reload },
 	[IDMAPD_RECENT] = { IDMAPD_RECENT, "recent", RPC_CALLER_ROOT, idmapd_handle_recent },
 };
-
-const char *idmapd_op_name(enum idmapd_op op)
-{
-	return idmapd_procs[op].name;
-}
-
-bool idmapd_allowed(struct idmapd *d, enum idmapd_op op, struct rpc_request *req)
-{
-	if (rpc_caller_permitted(idmapd_procs[op].who, &req->peer))
-		return true;
-	d->st.denied[op]++;
-	daemon_log(LOG_NOTICE, "%s refused for pid %d uid %u (root only)", idmapd_procs[op].name,
-		   (int)req->peer.pid, (unsigned)req->peer.uid);
-	return false;
-}
 
 static void idmapd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
 			    void *userdata)
