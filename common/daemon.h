@@ -42,7 +42,7 @@ struct daemon_info {
 	const struct daemon_option *options;  /* ends with a zeroed entry */
 	const char *footer;                   /* --help's last paragraph, or NULL */
 	/* --help-config[=all]: print the daemon's configuration keys (all: every key) from
-	 * the schema (libnfskeys/conf-schema.h, a floor above this shell) */
+	 * the schema (conf-schema.h) */
 	void (*help_config)(FILE *f, bool all);
 };
 

@@ -96,7 +96,7 @@ static void ldap_done(void *data)
 	free(d);
 }
 
-/* A duration or number of the schema (libnfskeys/conf-schema.c: bounds, default). */
+/* A duration or number of the schema (common/conf-schema.c: bounds, default). */
 static int conf_num(struct nfskeys_ctx *ctx, const char *key, int *ret)
 {
 	char err[256];

@@ -305,7 +305,7 @@ static void sid_done(void *data)
 	free(d);
 }
 
-/* A number of the schema (libnfskeys/conf-schema.c: bounds, default). */
+/* A number of the schema (common/conf-schema.c: bounds, default). */
 static int conf_u32(struct nfskeys_ctx *ctx, const char *key, uint32_t *ret)
 {
 	char err[256];

@@ -36,7 +36,7 @@ nm -u $objs | awk 'NF == 2 { print $2 }' | sort -u >"$T_TMP/undef"
 comm -12 "$T_TMP/libdef" "$T_TMP/undef" >"$T_TMP/used"
 sed -e 's,/\*.*\*/,,g' "$top_srcdir/libnfskeys/libnfskeys.sym" |
 	grep -E '^[[:space:]]*[a-z_][a-z0-9_]*;' | tr -d ' \t;' | sort -u >"$T_TMP/exported"
-cat "$top_srcdir/libnfskeys/nfskeys-attr-daemon.h" "$top_srcdir/libnfskeys/conf-schema.h" \
+cat "$top_srcdir/libnfskeys/nfskeys-attr-daemon.h" "$top_srcdir/common/conf-schema.h" \
 	"$top_srcdir/libnfskeys/conf-get.h" | grep -oE '\b[a-z_][a-z0-9_]*\(' | tr -d '(' |
 	sort -u >"$T_TMP/declared"
 sort -u "$T_TMP/exported" "$T_TMP/declared" >"$T_TMP/allowed"

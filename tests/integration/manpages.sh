@@ -137,7 +137,7 @@ for v in $(cat "$top_srcdir"/libnfskeys/*.c "$top_srcdir"/common/*.c "$top_srcdi
 done
 check_eq "every NFSKEYS_* variable the code reads is documented" "" "$missing"
 extracted $n 2 "NFSKEYS_* variables the code reads"
-# configuration keys: the one table (libnfskeys/conf-schema.c, as --help-config=all prints
+# configuration keys: the one table (common/conf-schema.c, as --help-config=all prints
 # it, reading no configuration) against nfskeys.conf(5)'s KEYS list, both ways, each key
 # with its type, bounds, default and values; the build's state and runtime directories
 # are the page's /var/lib/nfskeys and /run/nfskeys.
