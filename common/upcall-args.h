@@ -13,6 +13,10 @@
 
 #include "units.h"
 
+/* How long a helper waits for nfskeys-idmapd before resolving itself (ms), when
+ * [Idmapd] Helper-Timeout is not set. */
+#define UPCALL_DAEMON_TIMEOUT_MS 500
+
 struct upcall_args {
 	const char *config;  /* -c */
 	const char *type;    /* -T: the key type when the key cannot be described */

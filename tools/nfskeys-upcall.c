@@ -26,8 +26,6 @@
 #include "upcall-args.h"
 #include "upcall-wire.h"
 
-#define DAEMON_TIMEOUT_MS 500 /* as tools/upcall-resolve.c */
-
 struct lean_conf {
 	char socket[PATH_MAX];
 	char runtime_dir[PATH_MAX - 16]; /* [General] Runtime-Dir: the socket's directory */
@@ -233,7 +231,8 @@ int main(int argc, char *argv[])
 		snprintf(conf.socket, sizeof(conf.socket), "%s/idmapd.sock", conf.runtime_dir);
 	r = rpc_client_new(conf.socket[0] ? conf.socket : IDMAPD_SOCKET_DEFAULT,
 			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,
-			   conf.helper_timeout > 0 ? (int)conf.helper_timeout : DAEMON_TIMEOUT_MS,
+			   conf.helper_timeout > 0 ? (int)conf.helper_timeout
+						   : UPCALL_DAEMON_TIMEOUT_MS,
 			   256 * 1024, &client);
 	if (r < 0)
 		fallback(false);

@@ -6,16 +6,14 @@
 #include "idmapd-client.h"
 #include "macros.h"
 #include "upcall.h"
+#include "upcall-args.h"
 #include "idmap.h"
-
-/* How long the helper waits for the daemon before resolving itself (ms). */
-#define DAEMON_TIMEOUT_MS 500
 
 static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key,
 		      struct nfskeys_idmap_answer *answer, bool *ret_transport)
 {
 	struct rpc_client *c = NULL;
-	int64_t timeout = DAEMON_TIMEOUT_MS;
+	int64_t timeout = UPCALL_DAEMON_TIMEOUT_MS;
 	int r;
 
 	*ret_transport = true;
@@ -27,8 +25,8 @@ static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, con
 				"[Idmapd] Helper-Timeout = %s: expected a duration from 0 to "
 				"60000 ms (e.g. 300, 300ms, 2s); using %d ms",
 				nfskeys_conf_get(ctx, "Idmapd", "Helper-Timeout"),
-				DAEMON_TIMEOUT_MS);
-		timeout = DAEMON_TIMEOUT_MS;
+				UPCALL_DAEMON_TIMEOUT_MS);
+		timeout = UPCALL_DAEMON_TIMEOUT_MS;
 	}
 	r = idmapd_client_new(idmapd_socket_path(ctx, NULL), (int)timeout, &c);
 	if (r < 0)
