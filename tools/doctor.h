@@ -1,0 +1,34 @@
+/* What the checks of nfskeys doctor share: the run's state and the one way a finding is
+ * printed (doctor.c).  The checks live by area in doctor-*.c; cmd-doctor.c is the
+ * command. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "macros.h"
+
+enum status { ST_OK, ST_INFO, ST_PROBLEM };
+
+struct doctor {
+	const char *root; /* "" for the real system */
+	bool json;
+	bool systemd; /* PID 1 is systemd: fixes name systemctl and journalctl */
+	unsigned problems, n;
+};
+
+/* One finding: check (routes, daemon, domain, channel, quota), subject, status, what was
+ * found and, for a problem, the fix in words. */
+_printf_(6, 7) void finding(struct doctor *d, const char *check, const char *subject,
+			    enum status st, const char *fix, const char *fmt, ...);
+
+/* path under --root; an overlong one becomes "" (nothing is found there) */
+void rooted(const struct doctor *d, const char *path, char *buf, size_t size);
+
+/* doctor-routes.c: request-key's configuration, read the way request-key reads it */
+void check_request_key_syntax(struct doctor *d);
+void check_routes(struct doctor *d);
+
+/* doctor-kernel.c: who holds the kernel's idmap channels, and the key quotas */
+void check_channels(struct doctor *d);
+void check_quotas(struct doctor *d);
