@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "attrd-client.h"
+#include "become-user.h"
 #include "idmapd-client.h"
 #include "log-escape.h"
 #include "nfskeys-idmap.h"
@@ -226,29 +227,14 @@ struct ticket {
 	char principal[256];
 };
 
-int tool_become_user(const struct passwd *pw)
-{
-	uid_t ru, eu, su;
-
-	if (initgroups(pw->pw_name, pw->pw_gid) < 0 ||
-	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
-		return -errno;
-	if (getresuid(&ru, &eu, &su) < 0 || ru != pw->pw_uid || eu != pw->pw_uid ||
-	    su != pw->pw_uid)
-		return -EPERM;
-	if (pw->pw_uid != 0 && setresuid(0, 0, 0) == 0)
-		return -EPERM;
-	return 0;
-}
-
 static void ticket_child(struct nfskeys_ctx *ctx, const struct passwd *pw, int fd)
 {
 	struct nfskeys_cred_params p = { 0 };
 	struct nfskeys_cred_info info;
 	struct ticket t = { 0 };
 
-	t.r = getuid() == pw->pw_uid ? 0 : tool_become_user(pw);
+	t.r = getuid() == pw->pw_uid ? 0
+					 : become_user_named(pw->pw_name, pw->pw_uid, pw->pw_gid);
 	if (t.r == 0) {
 		t.r = nfskeys_cred_find(ctx, "nfs", &p, &info);
 		if (t.r == 0) {

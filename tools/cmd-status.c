@@ -11,6 +11,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "become-user.h"
 #include "nfskeys-tool.h"
 
 #define WARN_SECONDS_DEFAULT (60 * 60) /* warn when something runs out within an hour */
@@ -241,7 +242,7 @@ static int status_run(struct nfskeys_ctx *ctx, struct status *st, bool session)
 /* Become @pw for good, in a keyring session of our own (the inherited one is root's). */
 static int become(const struct passwd *pw)
 {
-	int r = tool_become_user(pw);
+	int r = become_user_named(pw->pw_name, pw->pw_uid, pw->pw_gid);
 
 	if (r < 0)
 		return tool_error("cannot become %s for good: %s", pw->pw_name, strerror(-r));

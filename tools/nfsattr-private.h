@@ -1,8 +1,9 @@
-/* What nfsattr's parts share: the exit codes, the options, the error line and the
- * commands that main dispatches to (nfsattr-show.c reads, nfsattr-change.c changes,
- * nfsattr-status.c the daemon's statistics and sub-mounts). */
+/* What nfsattr's parts share: the exit codes, the options, the error line (nfsattr-util.c)
+ * and the commands that main dispatches to (nfsattr-show.c reads, nfsattr-change.c
+ * changes, nfsattr-status.c the daemon's statistics and sub-mounts). */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "macros.h"
@@ -36,6 +37,10 @@ int nfsattr_store_fail(int r);
  * controls as \xNN, a backslash as \\ (common/log-escape.h's display_escape).  The
  * result lives in one of 8 rotating buffers: enough for one printf, not for keeping. */
 const char *nfsattr_shown(const char *s);
+/* The library's log sink: its messages as its default sink prints them (libnfskeys/log.c),
+ * escaped, noting in nfsattr_library_said that an error was said. */
+_printf_(6, 0) void nfsattr_log(void *userdata, int priority, const char *file, int line,
+				const char *fn, const char *format, va_list args);
 /* DOMAIN/PATH of an identity (malloc'd; NULL when out of memory). */
 char *nfsattr_id_string(const struct nfskeys_attr_id *id);
 

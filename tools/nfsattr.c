@@ -3,7 +3,8 @@
  * without the daemon; changes (set, unset) go to nfskeys-attrd with the directory passed
  * as an open descriptor, or, for root only and when asked (--direct), into the store. */
 /* Here: the options, the help and the command table; the commands are in nfsattr-show.c,
- * nfsattr-change.c and nfsattr-status.c, what they share in nfsattr-private.h. */
+ * nfsattr-change.c and nfsattr-status.c, what they share in nfsattr-private.h and
+ * nfsattr-util.c. */
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,57 +20,6 @@
 #include "nfskeys.h"
 #include "stats.h"
 #include "nfsattr-private.h"
-
-/* The message escaped whole (ours is plain text): the paths, names and errors in it come
- * from users, servers and the kernel. */
-_printf_(1, 2) int nfsattr_fail(const char *fmt, ...)
-{
-	char raw[LOG_LINE_MAX], line[4 * LOG_LINE_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	display_escape(line, sizeof(line), raw);
-	fprintf(stderr, "nfsattr: %s\n", line);
-	return EXIT_FAIL;
-}
-
-bool nfsattr_library_said;
-
-/* The library's messages as its default sink prints them (libnfskeys/log.c), noting that an error was said,
- * so that the command does not say the same failure again (nfsattr_store_fail). */
-_printf_(6, 0) static void nfsattr_log(void *userdata, int priority, const char *file, int line,
-				       const char *fn, const char *format, va_list args)
-{
-	static const char *const names[] = { "emerg", "alert", "crit", "error",
-					     "warning", "notice", "info", "debug" };
-	char raw[LOG_LINE_MAX], shown[LOG_LINE_MAX];
-
-	(void)userdata, (void)file, (void)line, (void)fn;
-	if (priority <= LOG_ERR)
-		nfsattr_library_said = true;
-	vsnprintf(raw, sizeof(raw), format, args);
-	display_escape(shown, sizeof(shown), raw);
-	fprintf(stderr, "nfsattr: %s: %s\n", names[priority & 7], shown);
-}
-
-int nfsattr_store_fail(int r)
-{
-	if (nfsattr_library_said)
-		return EXIT_FAIL;
-	return nfsattr_fail("cannot read the policy store: %s", strerror(-r));
-}
-
-const char *nfsattr_shown(const char *s)
-{
-	static char bufs[8][4 * PATH_MAX + 1];
-	static unsigned next;
-	char *b = bufs[next++ % ARRAY_SIZE(bufs)];
-
-	display_escape(b, sizeof(bufs[0]), s ? s : "");
-	return b;
-}
 
 static const struct cli_sub commands[];
 

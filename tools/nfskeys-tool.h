@@ -33,10 +33,6 @@ void print_json_str(const char *s);
  * gave) on standard output through display_escape(): control bytes and invalid UTF-8 as
  * \xNN so they cannot drive the terminal, valid UTF-8 as it is. */
 void print_text_safe(const char *s);
-struct passwd;
-/* cmd-doctor.c: become pw for good (groups, gid, uid, all three ids), refusing to go on
- * if root could come back.  0 or -errno; for a child that reads a user's credentials. */
-int tool_become_user(const struct passwd *pw);
 /* nfskeys status: every credential held for the three filesystems (tools/cmd-status.c) */
 int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);

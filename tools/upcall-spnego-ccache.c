@@ -266,19 +266,3 @@ int spnego_default_cache(char *cache, size_t size)
 	krb5_free_context(k5);
 	return n ? 0 : -ENOENT;
 }
-
-/* Become uid with its primary and supplementary groups, for good.  The NSS lookups were
- * done before, as root, in the helper's own namespaces. */
-int spnego_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
-{
-	uid_t r, e, s;
-
-	if (setgroups((size_t)ngroups, groups) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
-	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid)
-		return -EPERM;
-	if (uid != 0 && setresuid(0, 0, 0) == 0)
-		return -EPERM; /* still able to regain root: refuse to go on */
-	return 0;
-}

@@ -1,6 +1,6 @@
-/* What the cifs.spnego upcall's parts share: the log line, the SPNEGO token made through
- * GSSAPI (upcall-spnego-token.c), the search of the user's credential caches and
- * becoming the user (upcall-spnego-ccache.c), called by the upcall (upcall-spnego.c). */
+/* What the cifs.spnego upcall's parts share: the log line (upcall-spnego-say.c), the
+ * SPNEGO token made through GSSAPI (upcall-spnego-token.c) and the search of the user's
+ * credential caches (upcall-spnego-ccache.c), called by the upcall (upcall-spnego.c). */
 #pragma once
 
 #include <gssapi/gssapi.h>
@@ -34,4 +34,3 @@ int spnego_wrap(const uint8_t *oid, size_t oid_len, const void *tok, size_t tok_
 int spnego_try_cache(struct attempt *at, const char *cache);
 int spnego_keytab_cache(const char *keytab, const char *princ_name, char *cache, size_t size);
 int spnego_default_cache(char *cache, size_t size);
-int spnego_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups);

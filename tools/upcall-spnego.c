@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "become-user.h"
 #include "conf-get.h"
 #include "macros.h"
 #include "nfskeys.h"
@@ -56,24 +57,6 @@ static const uint8_t oid_krb5[] = { 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7,
 				    0x12, 0x01, 0x02, 0x02 };
 static const uint8_t oid_mskrb5[] = { 0x06, 0x09, 0x2a, 0x86, 0x48, 0x82, 0xf7,
 				      0x12, 0x01, 0x02, 0x02 };
-
-/* Log to syslog and standard error (request-key keeps the helper's stderr nowhere, a
- * wrapper in tests keeps it). Never given a secret. */
-__attribute__((format(printf, 2, 3))) void spnego_say(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsyslog(prio, fmt, ap);
-	va_end(ap);
-	if (prio <= LOG_INFO) {
-		fputs("nfskeys-upcall: ", stderr);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-}
 
 static int reject(int32_t key, unsigned timeout, unsigned error)
 {
@@ -187,7 +170,7 @@ int upcall_spnego(const struct upcall_args *a)
 	if (d.creduid == 0 && keytab && spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ?
 						      d.user : NULL, cache, sizeof(cache)) == 0)
 		snprintf(defcache, sizeof(defcache), "%s", cache);
-	r = spnego_become(d.creduid, gid, groups, ngroups);
+	r = become_user(d.creduid, gid, groups, (size_t)ngroups);
 	if (r < 0) {
 		spnego_say(LOG_ERR, "cifs.spnego: cannot switch to uid %u: %s", (unsigned)d.creduid,
 		    strerror(-r));
