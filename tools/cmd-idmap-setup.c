@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cmd-idmap-private.h"
+#include "helper-path.h"
 #include "idmapd-client.h"
 #include "ini.h"
 #include "nfskeys-tool.h"
@@ -135,16 +136,10 @@ static const char *const upcall_routes[][2] = {
 
 static int find_helper(char *buf, size_t size)
 {
-	char self[PATH_MAX - 64], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char self[PATH_MAX - 64];
 
-	if (n <= 0)
+	if (self_dir(self, sizeof(self)) < 0)
 		return -ENOENT;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
 	/* the build tree keeps both in tools/; an install has bin/ and sbin/ */
 	snprintf(buf, size, "%s/nfskeys-upcall", self);
 	if (access(buf, X_OK) == 0)

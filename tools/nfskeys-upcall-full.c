@@ -5,12 +5,12 @@
  * kernel payload, or rejects it with a short timeout. */
 #include <inttypes.h>
 #include <limits.h>
-#include <sys/auxv.h>
 #include <syslog.h>
 
 #include "macros.h"
 #include "cli.h"
 #include "conf-get.h"
+#include "helper-path.h"
 #include "log-escape.h"
 #include "nfskeys.h"
 #include "upcall.h"
@@ -60,23 +60,9 @@ static void log_syslog(void *userdata, int priority, const char *file, int line,
  * run), else from the libexec directory. */
 static int run_spnego_helper(char *argv[])
 {
-	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
-	ssize_t l;
+	char path[PATH_MAX + 32];
 
-	snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
-	if (!getauxval(AT_SECURE) && (l = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[l] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			/* a libtool build tree runs us from .libs/; the helper's wrapper is above */
-			if (strlen(self) > 6 && streq(self + strlen(self) - 6, "/.libs"))
-				self[strlen(self) - 6] = 0;
-			snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", self);
-			if (access(path, X_OK) < 0)
-				snprintf(path, sizeof(path), "%s/nfskeys-upcall-spnego", LIBEXECDIR);
-		}
-	}
+	helper_path("nfskeys-upcall-spnego", LIBEXECDIR, path, sizeof(path));
 	argv[0] = path;
 	execv(path, argv);
 	syslog(LOG_ERR, "cannot run %s: %s", path, strerror(errno));

@@ -11,11 +11,11 @@
 #include <inttypes.h>
 #include <keyutils.h>
 #include <limits.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 
 /* macros.h first: <rpc/types.h> brings its own MIN/MAX (see rpc-client.h) */
 #include "macros.h"
+#include "helper-path.h"
 #include "idmap.h"
 #include "idmap-desc.h"
 #include "idmapd-client.h"
@@ -39,27 +39,12 @@ static char **saved_argv;
  * daemon again. */
 static __attribute__((noreturn)) void run_helper(const char *prog, bool no_daemon)
 {
-	char self[PATH_MAX], path[PATH_MAX + 32], *slash;
+	char path[PATH_MAX + 32];
 	char *argv[64];
 	size_t n = 0;
-	ssize_t l;
 
-	/* Next to this program first (the build tree; never in a setuid run), else the
-	 * installed one. */
-	snprintf(path, sizeof(path), "%s/%s", LIBEXECDIR, prog);
-	if (!getauxval(AT_SECURE)) {
-		l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (l > 0) {
-			self[l] = 0;
-			slash = strrchr(self, '/');
-			if (slash) {
-				*slash = 0;
-				snprintf(path, sizeof(path), "%s/%s", self, prog);
-				if (access(path, X_OK) < 0)
-					snprintf(path, sizeof(path), "%s/%s", LIBEXECDIR, prog);
-			}
-		}
-	}
+	/* next to this program first (the build tree), else the installed one */
+	helper_path(prog, LIBEXECDIR, path, sizeof(path));
 	argv[n++] = path;
 	if (no_daemon)
 		argv[n++] = (char *)"--no-daemon";
