@@ -31,3 +31,30 @@ static inline int conf_get_typed(const struct nfskeys_ctx *ctx, const char *sect
 		return -ENOENT;
 	return conf_value_parse(d, v, ret, err, errlen);
 }
+
+/* conf_get_typed() into an unsigned, for the rows whose bounds fit one: 0, or the error of
+ * conf_get_typed() (err filled, "" when unset with no default). */
+static inline int conf_get_unsigned(const struct nfskeys_ctx *ctx, const char *section,
+				    const char *key, unsigned *ret, char *err, size_t errlen)
+{
+	int64_t v;
+	int r = conf_get_typed(ctx, section, key, &v, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* conf_get_typed() into an int, for the rows whose bounds fit one: as conf_get_unsigned(). */
+static inline int conf_get_int(const struct nfskeys_ctx *ctx, const char *section,
+			       const char *key, int *ret, char *err, size_t errlen)
+{
+	int64_t v;
+	int r = conf_get_typed(ctx, section, key, &v, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = (int)v;
+	return 0;
+}

@@ -96,21 +96,6 @@ static void ldap_done(void *data)
 	free(d);
 }
 
-/* A duration or number of the schema (common/conf-schema.c: bounds, default). */
-static int conf_num(struct nfskeys_ctx *ctx, const char *key, int *ret)
-{
-	char err[256];
-	int64_t v;
-	int r = conf_get_typed(ctx, "LDAP", key, &v, err, sizeof(err));
-
-	if (r < 0) {
-		plog(ctx, LOG_ERR, "%s", err);
-		return r;
-	}
-	*ret = (int)v;
-	return 0;
-}
-
 /* libldap keeps process-global state (options, TLS context) that it never frees; when
  * the plugin is unloaded with the last context, libldap would go with it and that state
  * become lost memory (LeakSanitizer fails the process).  Keep libldap and liblber mapped
@@ -132,6 +117,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	const char *base;
 	int pool;
 	bool b;
+	char why[256];
 	int r;
 
 	if (!d)
@@ -177,11 +163,18 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 		ldap_done(d);
 		return -EINVAL;
 	}
-	if ((r = conf_num(ctx, "Timeout", &d->c.timeout)) < 0 ||
-	    (r = conf_num(ctx, "Search-Timeout", &d->c.search_timeout)) < 0 ||
-	    (r = conf_num(ctx, "Backoff-Max", &d->c.backoff_max)) < 0 ||
-	    (r = conf_num(ctx, "Pool-Size", &pool)) < 0 ||
-	    (r = util_no_strip(ctx, &d->c.no_strip)) < 0) {
+	/* durations and numbers of the schema (common/conf-schema.c: bounds, default) */
+	if ((r = conf_get_int(ctx, "LDAP", "Timeout", &d->c.timeout, why, sizeof(why))) < 0 ||
+	    (r = conf_get_int(ctx, "LDAP", "Search-Timeout", &d->c.search_timeout, why,
+			      sizeof(why))) < 0 ||
+	    (r = conf_get_int(ctx, "LDAP", "Backoff-Max", &d->c.backoff_max, why,
+			      sizeof(why))) < 0 ||
+	    (r = conf_get_int(ctx, "LDAP", "Pool-Size", &pool, why, sizeof(why))) < 0) {
+		plog(ctx, LOG_ERR, "%s", why);
+		ldap_done(d);
+		return r;
+	}
+	if ((r = util_no_strip(ctx, &d->c.no_strip)) < 0) {
 		ldap_done(d);
 		return r;
 	}

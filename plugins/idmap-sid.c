@@ -305,36 +305,25 @@ static void sid_done(void *data)
 	free(d);
 }
 
-/* A number of the schema (common/conf-schema.c: bounds, default). */
-static int conf_u32(struct nfskeys_ctx *ctx, const char *key, uint32_t *ret)
-{
-	char err[256];
-	int64_t v;
-	int r = conf_get_typed(ctx, "SID", key, &v, err, sizeof(err));
-
-	if (r < 0) {
-		plog(ctx, LOG_ERR, "%s", err);
-		return r;
-	}
-	*ret = (uint32_t)v;
-	return 0;
-}
-
 static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct sid_data *d = calloc(1, sizeof(*d));
 	struct init_state is = { ctx, d, 0 };
 	const char *v;
+	char err[256];
 	bool b;
 	int r;
 
 	if (!d)
 		return -ENOMEM;
 	pthread_mutex_init(&d->lock, NULL);
-	if ((r = conf_u32(ctx, "Range-Min", &d->lower)) < 0 ||
-	    (r = conf_u32(ctx, "Range-Max", &d->upper)) < 0 ||
-	    (r = conf_u32(ctx, "Range-Size", &d->size)) < 0)
+	/* numbers of the schema (common/conf-schema.c: bounds, default) */
+	if ((r = conf_get_unsigned(ctx, "SID", "Range-Min", &d->lower, err, sizeof(err))) < 0 ||
+	    (r = conf_get_unsigned(ctx, "SID", "Range-Max", &d->upper, err, sizeof(err))) < 0 ||
+	    (r = conf_get_unsigned(ctx, "SID", "Range-Size", &d->size, err, sizeof(err))) < 0) {
+		plog(ctx, LOG_ERR, "%s", err);
 		goto fail;
+	}
 	if (d->upper <= d->lower || (d->upper - d->lower) / d->size == 0 ||
 	    (d->upper - d->lower) / d->size > MAX_SLICES_LIMIT) {
 		plog(ctx, LOG_ERR, "[SID] Range-Min/Range-Max/Range-Size give %u slices; need 1 to %u",
