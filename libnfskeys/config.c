@@ -2,11 +2,11 @@
  * values overriding earlier ones.  Section and key names compare case-insensitively. */
 #include <dirent.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "conf-dropins.h"
 #include "hashmap.h"
 #include "ini.h"
 #include "units.h"
@@ -266,14 +266,13 @@ static int conf_parse_dropins(struct conf_load_state *state, const char *dir)
 		r = negerrno();
 		goto out;
 	}
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (!conf_dropin_dir_trusted(&st)) {
 		log_warning(state->ctx, "%s: ignored: owned by uid %u or writable by others",
 			    dir, (unsigned)st.st_uid);
 		goto out;
 	}
 	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len < 6 || !streq(de->d_name + len - 5, ".conf"))
+		if (!conf_dropin_name(de->d_name))
 			continue;
 		if (n == cap) {
 			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
@@ -330,21 +329,12 @@ int conf_load(struct nfskeys_ctx *ctx, const char *path, bool explicit_path,
 	if (r < 0 && !(r == -ENOENT && !explicit_path))
 		goto fail;
 
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-		r = -ENAMETOOLONG;
+	r = conf_dropin_dir(path, dir, sizeof(dir));
+	if (r < 0)
 		goto fail;
-	}
-	{
-		char dropins[PATH_MAX];
-		if (snprintf(dropins, sizeof(dropins), "%s/conf.d", dirname(dir)) >=
-		    (int)sizeof(dropins)) {
-			r = -ENAMETOOLONG;
-			goto fail;
-		}
-		r = conf_parse_dropins(&st, dropins);
-		if (r < 0)
-			goto fail;
-	}
+	r = conf_parse_dropins(&st, dir);
+	if (r < 0)
+		goto fail;
 	*ret = st.conf;
 	return 0;
 fail:

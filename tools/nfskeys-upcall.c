@@ -15,6 +15,7 @@
 
 /* macros.h first: <rpc/types.h> brings its own MIN/MAX (see rpc-client.h) */
 #include "macros.h"
+#include "conf-dropins.h"
 #include "helper-path.h"
 #include "idmap.h"
 #include "idmap-desc.h"
@@ -22,6 +23,7 @@
 #include "ini.h"
 #include "nfskeys.h"
 #include "rpc-client.h"
+#include "socket-path.h"
 #include "units.h"
 #include "upcall-args.h"
 #include "upcall-wire.h"
@@ -90,9 +92,7 @@ static int on_value(void *userdata, const char *file, unsigned line, const char 
 
 static int dropin_filter(const struct dirent *de)
 {
-	size_t len = strlen(de->d_name);
-
-	return de->d_name[0] != '.' && len >= 6 && streq(de->d_name + len - 5, ".conf");
+	return conf_dropin_name(de->d_name);
 }
 
 /* The two settings the fast path needs, read as libnfskeys reads the configuration (the
@@ -109,26 +109,15 @@ static bool read_conf(const char *path, bool explicit_path, struct lean_conf *c)
 	r = ini_parse_file(path, NULL, on_value, c, err, sizeof(err));
 	if (r < 0 && !(r == -ENOENT && !explicit_path))
 		return false;
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+	if (conf_dropin_dir(path, dir, sizeof(dir)) < 0)
 		return false;
-	{
-		char *slash = strrchr(dir, '/');
-
-		if (slash && slash != dir)
-			*slash = 0;
-		else
-			snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
-	}
-	if (strlen(dir) + sizeof("/conf.d") >= sizeof(dir))
-		return false;
-	strcat(dir, "/conf.d");
 	if (stat(dir, &st) < 0)
 		return errno == ENOENT || errno == ENOTDIR;
 	if (!S_ISDIR(st.st_mode))
 		return true;
 	/* libnfskeys skips (with a warning) a conf.d others may write to: leave that case,
 	 * and its warning, to the full helper. */
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+	if (!conf_dropin_dir_trusted(&st))
 		return false;
 	n = scandir(dir, &names, dropin_filter, alphasort);
 	if (n < 0)
@@ -155,6 +144,7 @@ int main(int argc, char *argv[])
 	struct upcall_args a;
 	const char *config, *type, *key = NULL;
 	char kdesc[512], ktype[64]; /* kdesc: "type;uid;gid;perm;" + the longest description */
+	char sock[PATH_MAX];
 	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
 	idmapd_lookup_res res = {};
 	struct rpc_client *client = NULL;
@@ -211,10 +201,8 @@ int main(int argc, char *argv[])
 
 	args.kind = kind;
 	args.key = (char *)key;
-	/* as idmapd_socket_path(): Socket, else Runtime-Dir/idmapd.sock, else the default */
-	if (!conf.socket[0] && conf.runtime_dir[0])
-		snprintf(conf.socket, sizeof(conf.socket), "%s/idmapd.sock", conf.runtime_dir);
-	r = rpc_client_new(conf.socket[0] ? conf.socket : IDMAPD_SOCKET_DEFAULT,
+	r = rpc_client_new(socket_path_pick(conf.socket, conf.runtime_dir, "idmapd.sock",
+					    IDMAPD_SOCKET_DEFAULT, sock, sizeof(sock)),
 			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,
 			   conf.helper_timeout > 0 ? (int)conf.helper_timeout
 						   : UPCALL_DAEMON_TIMEOUT_MS,
