@@ -3,6 +3,7 @@
  * when the daemon cannot be reached.  Kept apart from the key handling. */
 #include <syslog.h>
 
+#include "conf-get.h"
 #include "idmapd-client.h"
 #include "macros.h"
 #include "upcall.h"
@@ -14,18 +15,17 @@ static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, con
 {
 	struct rpc_client *c = NULL;
 	int64_t timeout = UPCALL_DAEMON_TIMEOUT_MS;
+	char err[256];
 	int r;
 
 	*ret_transport = true;
-	r = nfskeys_conf_get_duration(ctx, "Idmapd", "Helper-Timeout", 1, 0, 60000, &timeout);
+	/* a duration in ms: bounds and default from the schema */
+	r = conf_get_typed(ctx, "Idmapd", "Helper-Timeout", &timeout, err, sizeof(err));
 	if (r == 0 && timeout == 0)
 		return -ENOTCONN; /* daemon disabled for the helper */
 	if (r < 0 && r != -ENOENT) {
 		nfskeys_ctx_log(ctx, LOG_WARNING, __FILE__, __LINE__, __func__,
-				"[Idmapd] Helper-Timeout = %s: expected a duration from 0 to "
-				"60000 ms (e.g. 300, 300ms, 2s); using %d ms",
-				nfskeys_conf_get(ctx, "Idmapd", "Helper-Timeout"),
-				UPCALL_DAEMON_TIMEOUT_MS);
+				"%s; using %d ms", err, UPCALL_DAEMON_TIMEOUT_MS);
 		timeout = UPCALL_DAEMON_TIMEOUT_MS;
 	}
 	r = idmapd_client_new(idmapd_socket_path(ctx, NULL), (int)timeout, &c);
