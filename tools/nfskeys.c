@@ -32,16 +32,6 @@ static const struct nfskeys_cmd commands[] = {
 const char *tool_config_path;
 bool tool_config_failed;
 
-int tool_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_verror_self(fmt, ap);
-	va_end(ap);
-	return EXIT_FAIL;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
