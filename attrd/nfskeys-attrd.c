@@ -49,7 +49,7 @@ static void config_clear(struct attrd_config *c)
 }
 
 /* An [Attrd] number or duration: type, bounds and default from the schema
- * (libnfskeys/conf-schema.c); a malformed value is an error naming it. */
+ * (common/conf-schema.c); a malformed value is an error naming it. */
 static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *msg,
 		      size_t msg_size)
 {

@@ -1,9 +1,9 @@
 /* Dropping to a user's privileges for good: the one way root code acting for a user does
- * it (nfskeys doctor and status reading a user's credentials, the cifs.spnego upcall;
- * pam_nfskeys can call become_user() the same way).  Groups first, then the gid, then the
- * uid, all three ids of each; then a check that the uid took and that root cannot be
- * regained, so that a partial drop never goes on.  Header only, so that any program or
- * module can use it without linking an internal library. */
+ * it (nfskeys doctor and status reading a user's credentials, the cifs.spnego upcall,
+ * pam_nfskeys).  Groups first, then the gid, then the uid, all three ids of each; then a
+ * check that the uid took and that root cannot be regained, so that a partial drop never
+ * goes on.  Header only, so that any program or module can use it without linking an
+ * internal library. */
 #pragma once
 
 #include <errno.h>

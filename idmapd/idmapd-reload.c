@@ -10,7 +10,7 @@
 /* ---------------------------------------------------------------- settings */
 
 /* An [Idmapd] number, duration or size: type, bounds and default from the schema
- * (libnfskeys/conf-schema.c); a bad value is an error naming key, value and bounds. */
+ * (common/conf-schema.c); a bad value is an error naming key, value and bounds. */
 static int conf_idmapd(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *err,
 		       size_t errlen)
 {

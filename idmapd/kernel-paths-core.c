@@ -112,7 +112,7 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 	    (r = path_setting(ctx, "Pipefs-Directory", c.pipefs_dir, sizeof(c.pipefs_dir), err,
 			      errlen)) < 0)
 		return r;
-	/* durations: bounds and defaults from the schema (libnfskeys/conf-schema.c) */
+	/* durations: bounds and defaults from the schema (common/conf-schema.c) */
 	if ((r = conf_get_typed(ctx, "Kernel", "Negative-TTL", &v, err, errlen)) < 0)
 		return -EINVAL;
 	c.negative_ttl = (unsigned)v;

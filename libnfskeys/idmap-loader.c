@@ -40,7 +40,7 @@ static int resolve_nobody(const char *value, bool group, uint32_t *ret)
 	return -ENOENT;
 }
 
-/* A number or duration of the schema (libnfskeys/conf-schema.c: bounds, default). */
+/* A number or duration of the schema (common/conf-schema.c: bounds, default). */
 static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *key,
 		     unsigned *ret)
 {

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <syslog.h>
 
+#include "become-user.h"
 #include "macros.h"
 #include "nfskeys.h"
 
@@ -224,25 +225,22 @@ static int work(struct job *j)
  * gid (real, effective, saved) becomes the user's, and root must not be regainable.  The
  * parent keeps its ids (the PAM application goes on as it was).  A caller that is neither
  * root nor the user cannot act for the user: -EPERM. */
-static int become_user(pam_handle_t *pamh, const struct passwd *pw, const gid_t *groups,
-		       int ngroups)
+static int drop_to_user(pam_handle_t *pamh, const struct passwd *pw, const gid_t *groups,
+			int ngroups)
 {
 	uid_t ru, eu, su;
+	int r;
 
 	if (getresuid(&ru, &eu, &su) < 0)
 		return -errno;
+	/* any id of root (a set-user-ID-root caller such as passwd or su keeps the user's
+	 * real uid): the whole drop, checked (common/become-user.h) */
 	if (ru == 0 || eu == 0 || su == 0) {
-		if (setgroups((size_t)ngroups, groups) < 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0) {
-			pam_syslog(pamh, LOG_ERR, "%s: cannot become uid %u: %m", pw->pw_name,
-				   (unsigned)pw->pw_uid);
-			return -EPERM;
-		}
-		if (pw->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
-			pam_syslog(pamh, LOG_ERR, "%s: root could be regained after the drop",
-				   pw->pw_name);
-			return -EPERM;
+		r = become_user(pw->pw_uid, pw->pw_gid, groups, (size_t)ngroups);
+		if (r < 0) {
+			pam_syslog(pamh, LOG_ERR, "%s: cannot become uid %u for good: %s",
+				   pw->pw_name, (unsigned)pw->pw_uid, strerror(-r));
+			return r;
 		}
 	}
 	if (getresuid(&ru, &eu, &su) < 0)
@@ -281,7 +279,7 @@ static int run_as_user(pam_handle_t *pamh, const struct opts *o, const char *use
 		/* the configuration is root's: read it (and load the plugins) before the drop */
 		if (nfskeys_ctx_new_full(o->config, o->debug ? NULL : log_none, NULL, &j.ctx) < 0)
 			_exit(1);
-		if (become_user(pamh, &pw, groups, ngroups) < 0)
+		if (drop_to_user(pamh, &pw, groups, ngroups) < 0)
 			_exit(1);
 		unsetenv("KRB5CCNAME");
 		status = work(&j);
