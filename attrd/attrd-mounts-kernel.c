@@ -132,30 +132,6 @@ static int same_handle(int a, int b)
 	       memcmp(ha.fh.f_handle, hb.fh.f_handle, ha.fh.handle_bytes) == 0;
 }
 
-/* name_to_handle_at() of fd as "TYPE:HEX", as the store records it; NULL where the
- * mount gives none (NFSv4.0 on 6.1, CIFS) or for want of memory. */
-static char *fd_handle_text(int fd)
-{
-	union {
-		struct file_handle fh;
-		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
-	} h;
-	char *s, *p;
-	int mnt;
-
-	h.fh.handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0 ||
-	    h.fh.handle_bytes > MAX_HANDLE_SZ)
-		return NULL;
-	s = malloc(16 + 2 * h.fh.handle_bytes);
-	if (!s)
-		return NULL;
-	p = s + sprintf(s, "%d:", h.fh.handle_type);
-	for (unsigned i = 0; i < h.fh.handle_bytes; i++)
-		p += sprintf(p, "%02x", h.fh.f_handle[i]);
-	return s;
-}
-
 /* Is uid in [Attrd] Admin-Group (primary or supplementary, from NSS: in the worker)? */
 static bool in_admin_group(uid_t uid, void *userdata)
 {
@@ -192,7 +168,7 @@ static bool policy_dir(struct mset *m, const struct mentry *e, int fd, char *msg
 	int r;
 
 	if (e->handles) {
-		h = fd_handle_text(fd);
+		h = attr_fd_handle(fd);
 		/* no handle from its mount: the file id, as cached (it never changes; asking
 		 * the server about a directory removed there only says ESTALE) */
 		if (!h && statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &st) < 0) {

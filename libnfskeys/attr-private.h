@@ -52,8 +52,6 @@ int attr_path_normalize(const char *path, char **ret);
  * another namespace's). */
 const char *attr_id_get_handle(const struct nfskeys_attr_id *id);
 const char *attr_id_get_local(const struct nfskeys_attr_id *id);
-/* name_to_handle_at() of fd as "TYPE:HEX" (malloc()ed), NULL when there is none. */
-char *attr_fd_handle(int fd);
 
 /* ---------------------------------------------------------------- attr-id-source.c */
 

@@ -131,3 +131,6 @@ struct nfskeys_wb_mount;
  * than NFS or CIFS (not logged), -ENODEV when the bdi has no directory (logged). */
 int wbk_mount_from_table(struct nfskeys_ctx *ctx, int mnt_id, const char *target, dev_t dev,
 			 const char *fstype, struct nfskeys_wb_mount **ret_mount);
+
+/* name_to_handle_at() of fd as "TYPE:HEX" (malloc()ed), NULL when there is none. */
+char *attr_fd_handle(int fd);
