@@ -4,28 +4,22 @@
 
 #include "macros.h"
 #include "attrd-client.h"
+#include "socket-path.h"
 #include "stats.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
 
 const char *attrd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path)
 {
-	static char buf[4096];
-	const char *p;
+	static __thread char buf[4096];
 
 	if (explicit_path && *explicit_path)
 		return explicit_path;
-	if (ctx) {
-		p = nfskeys_conf_get(ctx, "Attrd", "Socket");
-		if (p && *p)
-			return p;
-		p = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
-		if (p && *p) {
-			snprintf(buf, sizeof(buf), "%s/attrd.sock", p);
-			return buf;
-		}
-	}
-	return RUNDIR "/attrd.sock";
+	if (!ctx)
+		return RUNDIR "/attrd.sock";
+	return socket_path_pick(nfskeys_conf_get(ctx, "Attrd", "Socket"),
+				nfskeys_conf_get(ctx, "General", "Runtime-Dir"), "attrd.sock",
+				RUNDIR "/attrd.sock", buf, sizeof(buf));
 }
 
 int attrd_client_new(const char *path, int timeout_ms, struct rpc_client **ret_client)

@@ -4,6 +4,7 @@
 
 #include "idmapd-client.h"
 #include "macros.h"
+#include "socket-path.h"
 #include "stats.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX silently in its system header */
 #include "idmap.h"
@@ -11,21 +12,14 @@
 const char *idmapd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path)
 {
 	static __thread char buf[4096];
-	const char *p;
 
 	if (explicit_path && *explicit_path)
 		return explicit_path;
-	if (ctx) {
-		p = nfskeys_conf_get(ctx, "Idmapd", "Socket");
-		if (p && *p)
-			return p;
-		p = nfskeys_conf_get(ctx, "General", "Runtime-Dir");
-		if (p && *p) {
-			snprintf(buf, sizeof(buf), "%s/idmapd.sock", p);
-			return buf;
-		}
-	}
-	return IDMAPD_SOCKET_DEFAULT;
+	if (!ctx)
+		return IDMAPD_SOCKET_DEFAULT;
+	return socket_path_pick(nfskeys_conf_get(ctx, "Idmapd", "Socket"),
+				nfskeys_conf_get(ctx, "General", "Runtime-Dir"), "idmapd.sock", IDMAPD_SOCKET_DEFAULT, buf,
+				sizeof(buf));
 }
 
 int idmapd_client_new(const char *path, int timeout_ms, struct rpc_client **ret_client)
