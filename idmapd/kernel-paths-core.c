@@ -4,7 +4,7 @@
  * goes back in one write().  Formats and kernel behaviour: doc/KERNEL-INTERFACES.md §1-2. */
 /* Here: the configuration and the object as a whole (its API is kernel-paths.h);
  * knfsd's channels are in kernel-paths-knfsd.c, the client's pipes in
- * kernel-paths-pipes.c. */
+ * kernel-paths-pipes.c, a query's start (which both use) in kernel-paths-query.c. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -193,20 +193,6 @@ static pid_t find_rpc_idmapd(bool server)
 	}
 	closedir(dir);
 	return found;
-}
-
-struct kquery *kpaths_query_new(struct kpaths *kp, enum kpath_src src)
-{
-	struct kquery *q = calloc(1, sizeof(*q));
-
-	if (!q)
-		return NULL;
-	q->kp = kp;
-	q->src = src;
-	q->start_ns = mono_nsec();
-	kp->st[src].requests++;
-	kp->refs++;
-	return q;
 }
 
 /* ---------------------------------------------------------------- the whole */

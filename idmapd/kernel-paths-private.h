@@ -81,7 +81,7 @@ struct kpaths {
 	unsigned refs; /* the owner's, and one per query out */
 };
 
-/* kernel-paths-core.c */
+/* kernel-paths-query.c */
 struct kquery *kpaths_query_new(struct kpaths *kp, enum kpath_src src);
 
 /* kernel-paths-knfsd.c */
