@@ -1,29 +1,23 @@
 /* nfskeys cifs|afs|nfs: the credential commands, thin front ends over nfskeys_cred_*().
  * Passwords are read here (terminal without echo, else standard input), never taken
- * from the command line, and live only in secret buffers. */
+ * from the command line, and live only in secret buffers.  Here: what every credential
+ * command shares (cmd-cred-private.h), and cifs and afs; nfs is in cmd-cred-nfs.c. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 
+#include "cmd-cred-private.h"
 #include "log-escape.h"
 #include "nfskeys-tool.h"
 
 #define PASSWORD_READ_MAX 4096
-/* nfs renew warns when the renewable life ends within this time (two runs of the hourly
- * nfskeys-nfs-renew.timer) */
-#define RENEW_WARN_SECONDS (2 * 60 * 60)
-/* the timer's period plus its randomized delay: a renewable ticket that ends sooner can
- * end between two runs, and an ended ticket cannot be renewed (a KEYRING cache is even
- * gone: MIT times the cache's keyring out at the ticket's end) */
-#define RENEW_TIMER_SECONDS (60 * 60 + 2 * 60)
 
 /* The library names the problem when it logs an error; then the command adds nothing. */
-static bool logged_error;
+bool logged_error;
 
 static void cred_log(void *userdata, int priority, const char *file, int line, const char *fn,
 		     const char *format, va_list args)
@@ -51,7 +45,7 @@ static void use_cred_log(struct nfskeys_ctx *ctx)
 }
 
 /* Report a failed library call unless the library already said why. */
-static int lib_error(const char *what, const char *target, int r)
+int lib_error(const char *what, const char *target, int r)
 {
 	if (logged_error)
 		return EXIT_FAIL;
@@ -71,7 +65,7 @@ void tool_format_time(int64_t t, char *buf, size_t size)
 		strftime(buf, size, "%Y-%m-%d %H:%M:%S", localtime_r(&tt, &tm));
 }
 
-static int read_password(const char *prompt, struct nfskeys_secret **ret)
+int read_password(const char *prompt, struct nfskeys_secret **ret)
 {
 	int r = nfskeys_secret_read_password(STDIN_FILENO, prompt, PASSWORD_READ_MAX, ret);
 
@@ -125,44 +119,8 @@ static bool parse_uint(const char *s, unsigned *ret)
 	return true;
 }
 
-/* A parsed command line: nfskeys FS VERB [OPTIONS] [OPERANDS]; the state the table's
- * handlers get. */
-struct cred_args {
-	struct nfskeys_ctx *ctx;
-	const struct cli_sub *sub; /* the verb's row */
-	const char *verb;	   /* its name (an alias turned into it) */
-	struct nfskeys_cred_params p;
-	const char *domain;
-	const char *print; /* non-NULL: given */
-	const char *json;  /* non-NULL: --json given (cifs list, afs list) */
-	bool renew;	   /* nfs login --renew */
-	char **operands;
-	int n_operands;
-};
-
-/* One command's own options: getopt's tables (without -h/--help and --user-keyring,
- * which parse_cred_args adds) and, per option letter, the string in struct cred_args its
- * value goes to (an option without value stores "").  -t/--timeout means the same in
- * every command that has it. */
-struct cred_syntax {
-	const char *shortopts;
-	const struct option *longopts;
-	bool user_keyring; /* the command takes --user-keyring */
-	struct {
-		int c;
-		size_t offset;
-	} args[3];
-	void (*usage)(FILE *f);
-	const char *fs;
-	const struct cli_sub *subs;
-};
-#define CRED_ARG(c, field) { c, offsetof(struct cred_args, field) }
-#define CRED_OPTS_MAX 8
-/* a long option without a letter (nfs login --renew) */
-#define OPT_RENEW 0x100
-
 /* The usage lines of the options parse_cred_args adds, descriptions at column width. */
-static void usage_common_options(FILE *f, int width, bool user_keyring)
+void usage_common_options(FILE *f, int width, bool user_keyring)
 {
 	if (user_keyring)
 		fprintf(f, "      %-*s%s\n", width - 6, "--user-keyring",
@@ -172,8 +130,8 @@ static void usage_common_options(FILE *f, int width, bool user_keyring)
 
 /* Parse the verb and options of a cifs/afs/nfs command line into a; -1 when the command
  * goes on, else the exit code (help shown, or a usage error reported). */
-static int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *syn, int argc,
-			   char *argv[], struct cred_args *a)
+int parse_cred_args(struct nfskeys_ctx *ctx, const struct cred_syntax *syn, int argc,
+		    char *argv[], struct cred_args *a)
 {
 	struct option longopts[CRED_OPTS_MAX + 3] = {};
 	char shortopts[32];
@@ -551,205 +509,5 @@ int cmd_afs(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	a.p.target = a.n_operands ? a.operands[0] : NULL;
-	return a.sub->fn(&a, 0, NULL);
-}
-
-/* ------------------------------------------------------------------- nfs */
-
-static int nfs_login(void *state, int argc, char *argv[]);
-static int nfs_status(void *state, int argc, char *argv[]);
-static int nfs_renew(void *state, int argc, char *argv[]);
-static int nfs_logout(void *state, int argc, char *argv[]);
-
-const struct cli_sub nfs_subs[] = {
-	{ "login", NULL, "[-p PRINCIPAL] [-k KEYTAB] [-c CCACHE] [--renew]",
-	  "get a ticket (password, or a keytab)", nfs_login },
-	{ "status", NULL, "[-c CCACHE]", "the ticket held, its expiry and renewal", nfs_status },
-	{ "renew", NULL, "[-k KEYTAB] [-p PRINCIPAL] [-c CCACHE]",
-	  "renew the ticket (a new one with a keytab)", nfs_renew },
-	{ "logout", NULL, "[-c CCACHE]", "destroy the credential cache", nfs_logout },
-	{},
-};
-
-static void nfs_usage(FILE *f)
-{
-	fprintf(f, "Usage: nfskeys nfs COMMAND [OPTIONS]\n"
-		   "\n"
-		   "Keep Kerberos credentials for NFS (rpc.gssd) in KEYRING:persistent:<uid>.\n"
-		   "The password is read from the terminal without echo, or standard input.\n"
-		   "\n"
-		   "Commands:\n");
-	cli_sub_usage(f, nfs_subs, 48);
-	fprintf(f, "\n"
-		   "  -p, --principal NAME  client principal (default: your user name)\n"
-		   "  -k, --keytab FILE     get the ticket with this keytab instead of a password\n"
-		   "  -c, --ccache NAME     credential cache (default KEYRING:persistent:<uid>)\n"
-		   "      --renew           login: also enable your hourly renewal timer\n");
-	usage_common_options(f, 24, false);
-}
-
-/* A renewable ticket the hourly renewal timer cannot keep: say so (login and renew). */
-static void warn_short_ticket(const struct nfskeys_cred_info *info)
-{
-	int64_t life = info->expiry - (int64_t)time(NULL);
-
-	if (info->renew_until <= info->expiry || life <= 0 || life >= RENEW_TIMER_SECONDS)
-		return;
-	fprintf(stderr,
-		"nfskeys: warning: the ticket for %s ends in %lld min, before the next run of the "
-		"hourly renewal timer; renew more often (nfskeys-nfs-renew.timer) or ask for "
-		"longer tickets\n",
-		info->principal, (long long)(life + 59) / 60);
-}
-
-static void print_nfs_status(const struct nfskeys_cred_info *info)
-{
-	char exp[64], ren[64];
-
-	tool_format_time(info->expiry, exp, sizeof(exp));
-	tool_format_time(info->renew_until, ren, sizeof(ren));
-	printf("principal: %s\ncache:     %s\nexpires:   %s\nrenewable: %s\n", info->principal,
-	       info->description, exp, info->renew_until ? ren : "no");
-}
-
-/* nfs login --renew: the hourly renewal timer, enabled and started for this user alone
- * (never for every user of the machine).  systemctl does it, in the user's manager. */
-static int enable_renew_timer(void)
-{
-	static const char timer[] = "nfskeys-nfs-renew.timer";
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return tool_error("cannot enable %s: fork: %s", timer, strerror(errno));
-	if (pid == 0) {
-		execlp("systemctl", "systemctl", "--user", "enable", "--now", timer, (char *)NULL);
-		fprintf(stderr, "nfskeys: cannot run systemctl: %s\n", strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return tool_error("the ticket is held, but the renewal timer was not enabled "
-				  "(systemctl --user enable --now %s failed; is your systemd user "
-				  "manager running?)", timer);
-	printf("renewal:   %s enabled for you (hourly)\n", timer);
-	return EXIT_OK;
-}
-
-static int nfs_login(void *state, int argc, char *argv[])
-{
-	struct cred_args *a = state;
-	struct nfskeys_cred_params p = a->p;
-	struct nfskeys_secret *pw = NULL;
-	struct nfskeys_cred_info info;
-	int r;
-
-	if (!p.keytab) {
-		if (read_password("Password: ", &pw) < 0)
-			return EXIT_FAIL;
-		p.password = pw;
-	}
-	r = nfskeys_cred_add(a->ctx, "nfs", &p);
-	nfskeys_secret_free(pw);
-	if (r < 0)
-		return lib_error("nfs login", NULL, r);
-	if (nfskeys_cred_find(a->ctx, "nfs", &p, &info) == 0) {
-		print_nfs_status(&info);
-		if (!p.keytab)
-			warn_short_ticket(&info);
-	}
-	return a->renew ? enable_renew_timer() : EXIT_OK;
-}
-
-static int nfs_status(void *state, int argc, char *argv[])
-{
-	struct cred_args *a = state;
-	struct nfskeys_cred_info info;
-	int r;
-
-	r = nfskeys_cred_find(a->ctx, "nfs", &a->p, &info);
-	if (r == -ENOKEY && !logged_error)
-		return tool_error("no NFS credentials (run 'nfskeys nfs login')");
-	if (r < 0)
-		return lib_error("nfs status", NULL, r);
-	print_nfs_status(&info);
-	if (info.expiry > 0 && info.expiry <= (int64_t)time(NULL))
-		return tool_error("the credentials have expired");
-	return EXIT_OK;
-}
-
-static int nfs_renew(void *state, int argc, char *argv[])
-{
-	struct cred_args *a = state;
-	struct nfskeys_cred_params *p = &a->p;
-	struct nfskeys_cred_info info;
-	int64_t left;
-	int r;
-
-	r = nfskeys_cred_renew(a->ctx, "nfs", p, &info);
-	if (r < 0)
-		return lib_error("nfs renew", NULL, r);
-	print_nfs_status(&info);
-	if (!p->keytab)
-		warn_short_ticket(&info);
-	/* the renewal timer runs hourly: say so while two runs can still reach the
-	 * user, before the renewable life ends and the next renewal fails */
-	left = info.renew_until - (int64_t)time(NULL);
-	if (!p->keytab && info.renew_until > 0 && left < RENEW_WARN_SECONDS) {
-		char until[64];
-
-		tool_format_time(info.renew_until, until, sizeof(until));
-		fprintf(stderr,
-			"nfskeys: warning: the ticket for %s can be renewed only until %s "
-			"(in %lld min); log in again with 'nfskeys nfs login' before then\n",
-			info.principal, until, (long long)(left > 0 ? left : 0) / 60);
-	}
-	return EXIT_OK;
-}
-
-static int nfs_logout(void *state, int argc, char *argv[])
-{
-	struct cred_args *a = state;
-	int r;
-
-	r = nfskeys_cred_clear(a->ctx, "nfs", &a->p);
-	if (r == -ENOKEY && !logged_error)
-		return tool_error("no NFS credentials to remove");
-	if (r < 0)
-		return lib_error("nfs logout", NULL, r);
-	return EXIT_OK;
-}
-
-int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[])
-{
-	static const struct option opts[] = {
-		{ "principal", required_argument, NULL, 'p' },
-		{ "keytab", required_argument, NULL, 'k' },
-		{ "ccache", required_argument, NULL, 'c' },
-		{ "renew", no_argument, NULL, OPT_RENEW },
-		{}
-	};
-	static const struct cred_syntax syn = {
-		"p:k:c:", opts, false,
-		{ CRED_ARG('p', p.user), CRED_ARG('k', p.keytab), CRED_ARG('c', p.ccache) }, nfs_usage,
-		"nfs", nfs_subs
-	};
-	struct cred_args a = {};
-	int r;
-
-	r = parse_cred_args(ctx, &syn, argc, argv, &a);
-	if (r >= 0)
-		return r;
-	if (a.n_operands > 0) {
-		tool_error("unexpected argument '%s'", a.operands[0]);
-		return EXIT_USAGE;
-	}
-	if (a.renew && a.sub->fn != nfs_login) {
-		tool_error("--renew goes with 'nfs login' only");
-		return EXIT_USAGE;
-	}
 	return a.sub->fn(&a, 0, NULL);
 }
