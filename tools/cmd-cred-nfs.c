@@ -136,7 +136,7 @@ static int nfs_status(void *state, int argc, char *argv[])
 	int r;
 
 	r = nfskeys_cred_find(a->ctx, "nfs", &a->p, &info);
-	if (r == -ENOKEY && !logged_error)
+	if (r == -ENOKEY && !cred_logged_error)
 		return tool_error("no NFS credentials (run 'nfskeys nfs login')");
 	if (r < 0)
 		return lib_error("nfs status", NULL, r);
@@ -181,7 +181,7 @@ static int nfs_logout(void *state, int argc, char *argv[])
 	int r;
 
 	r = nfskeys_cred_clear(a->ctx, "nfs", &a->p);
-	if (r == -ENOKEY && !logged_error)
+	if (r == -ENOKEY && !cred_logged_error)
 		return tool_error("no NFS credentials to remove");
 	if (r < 0)
 		return lib_error("nfs logout", NULL, r);

@@ -46,7 +46,7 @@ struct cred_syntax {
 #define OPT_RENEW 0x100
 
 /* The library names the problem when it logs an error; then the command adds nothing. */
-extern bool logged_error;
+extern bool cred_logged_error;
 
 int lib_error(const char *what, const char *target, int r);
 int read_password(const char *prompt, struct nfskeys_secret **ret);

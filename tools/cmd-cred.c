@@ -17,7 +17,7 @@
 #define PASSWORD_READ_MAX 4096
 
 /* The library names the problem when it logs an error; then the command adds nothing. */
-bool logged_error;
+bool cred_logged_error;
 
 static void cred_log(void *userdata, int priority, const char *file, int line, const char *fn,
 		     const char *format, va_list args)
@@ -31,7 +31,7 @@ static void cred_log(void *userdata, int priority, const char *file, int line, c
 	vfprintf(stderr, format, args);
 	fputc('\n', stderr);
 	if (priority <= LOG_ERR)
-		logged_error = true;
+		cred_logged_error = true;
 }
 
 /* Set up every credential command: errors to stderr, and the process made non-dumpable
@@ -40,14 +40,14 @@ static void cred_log(void *userdata, int priority, const char *file, int line, c
 static void use_cred_log(struct nfskeys_ctx *ctx)
 {
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	logged_error = false;
+	cred_logged_error = false;
 	nfskeys_ctx_set_log_fn(ctx, cred_log, NULL);
 }
 
 /* Report a failed library call unless the library already said why. */
 int lib_error(const char *what, const char *target, int r)
 {
-	if (logged_error)
+	if (cred_logged_error)
 		return EXIT_FAIL;
 	if (target)
 		return tool_error("%s %s: %s", what, target, strerror(-r));
@@ -473,7 +473,7 @@ static int afs_login(void *state, int argc, char *argv[])
 	r = nfskeys_cred_add(ctx, "afs", &p);
 	if (r == -EEXIST)
 		r = nfskeys_cred_update(ctx, "afs", &p);
-	if (r == -ENODEV && !logged_error)
+	if (r == -ENODEV && !cred_logged_error)
 		return tool_error("kernel lacks the rxrpc key type (load the kafs / af_rxrpc "
 				  "module)");
 	if (r < 0)
