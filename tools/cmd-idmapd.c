@@ -361,16 +361,26 @@ static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	return EXIT_OK;
 }
 
+/* The daemon's recent answers for kind/key (explain's two outputs): 0 or -errno, with the
+ * socket path in *ret_path for the messages. */
+static int explain_fetch_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,
+				const char *key, idmapd_recent_res *res, const char **ret_path)
+{
+	struct rpc_client *c = NULL;
+	int r = connect_daemon(ctx, NULL, 2000, &c, ret_path);
+
+	if (r == 0)
+		r = idmapd_client_recent(c, kind, key, res);
+	rpc_client_free(c);
+	return r;
+}
+
 void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key)
 {
 	idmapd_recent_res res = {};
-	struct rpc_client *c = NULL;
 	const char *path;
-	int r = connect_daemon(ctx, NULL, 2000, &c, &path);
+	int r = explain_fetch_recent(ctx, kind, key, &res, &path);
 
-	if (r == 0)
-		r = idmapd_client_recent(c, kind, key, &res);
-	rpc_client_free(c);
 	if (r == -ENOENT || r == -ECONNREFUSED)
 		printf("nfskeys-idmapd is not running (%s): no record of which kernel path asked.\n",
 		       path);
@@ -393,13 +403,9 @@ void explain_recent(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const
 void explain_recent_json(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const char *key)
 {
 	idmapd_recent_res res = {};
-	struct rpc_client *c = NULL;
 	const char *path;
-	int r = connect_daemon(ctx, NULL, 2000, &c, &path);
+	int r = explain_fetch_recent(ctx, kind, key, &res, &path);
 
-	if (r == 0)
-		r = idmapd_client_recent(c, kind, key, &res);
-	rpc_client_free(c);
 	if (r < 0) {
 		printf("null,\"recent_error\":");
 		print_json_str(r == -ENOENT || r == -ECONNREFUSED ? "nfskeys-idmapd is not running" :
