@@ -29,6 +29,9 @@ struct kpaths_config {
 	char sysctl_path[KPATH_DIR_MAX];      /* /proc/sys/fs/nfs/idmap_cache_timeout */
 	bool check_rpc_idmapd;           /* refuse (yes) or skip (auto) a path rpc.idmapd runs */
 	bool prime_reverse;              /* [Kernel] Prime-Reverse */
+	bool namespaces;                 /* [Kernel] Namespaces = auto */
+	unsigned namespace_scan;         /* s, [Kernel] Namespace-Scan */
+	unsigned namespaces_max;         /* [Kernel] Namespaces-Max */
 };
 
 /* Default configuration: auto, /proc/net/rpc, discovery, 60 s. */
@@ -78,4 +81,6 @@ struct kpath_stats {
 	struct stats_hist latency;
 };
 const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src);
+/* Other network namespaces served now. */
+unsigned kpaths_netns_count(const struct kpaths *kp);
 const char *kpath_src_name(enum kpath_src src);
