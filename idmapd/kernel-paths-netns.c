@@ -466,3 +466,23 @@ unsigned kpaths_netns_count(const struct kpaths *kp)
 {
 	return kp ? kp->n_ns : 0;
 }
+
+size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, size_t max)
+{
+	size_t n = 0;
+
+	for (const struct kns *ns = kp ? kp->nss : NULL; ns; ns = ns->next, n++)
+		if (n < max)
+			out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
+							  .userns_ino = ns->userns_ino,
+							  .pipes = ns->n_pipes,
+							  .open = ns->nfs_fd >= 0,
+							  .translate = ns->translate,
+							  .maps_read = ns->maps_read };
+	return n;
+}
+
+uint64_t kquery_netns(const struct kquery *q)
+{
+	return q->src == KPATH_PIPE && q->pipe && q->pipe->ns ? q->pipe->ns->ino : 0;
+}
