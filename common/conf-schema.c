@@ -166,6 +166,8 @@ static const struct conf_key_def schema[] = {
 	  "serve the NFS client's rpc_pipefs pipes" },
 	{ "Kernel", "Namespaces", ENUM("auto|none"), "auto",
 	  "also serve the client pipes of other network namespaces (containers)" },
+	{ "Kernel", "Namespace-Ids", ENUM("initial|owner"), "initial",
+	  "ids of other namespaces' clients: the initial user namespace's, or its owner's" },
 	{ "Kernel", "Namespace-Scan", DUR_S(1, 3600), NULL, "2",
 	  "how often other network namespaces are looked for" },
 	{ "Kernel", "Namespaces-Max", INT(1, 65536), NULL, "4096",

@@ -128,6 +128,9 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 	if ((r = conf_get_typed(ctx, "Kernel", "Namespaces", &v, err, errlen)) < 0)
 		return -EINVAL;
 	c.namespaces = v == 0; /* auto|none */
+	if ((r = conf_get_typed(ctx, "Kernel", "Namespace-Ids", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.namespace_owner_ids = v == 1; /* initial|owner */
 	if ((r = conf_get_typed(ctx, "Kernel", "Namespace-Scan", &v, err, errlen)) < 0)
 		return -EINVAL;
 	c.namespace_scan = (unsigned)v;

@@ -8,8 +8,9 @@
  * detached rpc_pipefs mount there (fsopen/fsmount: nothing is mounted in any mount
  * namespace), keeps one descriptor on its nfs/ directory, returns to its own namespace and
  * from then on serves that namespace's pipes exactly as its own (kernel-paths-pipes.c):
- * one inotify watch on nfs/, one descriptor per open pipe, no thread.  Answers are given
- * as the user namespace that owns the network namespace sees ids (its uid_map/gid_map; an
+ * one inotify watch on nfs/, one descriptor per open pipe, no thread.  Ids are the initial
+ * user namespace's (the only kind of NFS client Linux makes), or with Namespace-Ids = owner
+ * as the user namespace that owns the network namespace sees them (its uid_map/gid_map; an
  * id outside the map is the overflow id, as the kernel shows it).  A namespace with no
  * process, no /run/netns name and no open pipe left is released (the mount pins it). */
 #include <ctype.h>
@@ -67,33 +68,22 @@ static uint64_t ns_link_ino(const char *link, const char *type)
 /* ---------------------------------------------------------------- id maps */
 
 /* One /proc/PID/{uid,gid}_map; -errno. */
-static int idmap_read(int procfd, const char *pid, const char *file, struct kns_idmap *m)
+static int idmap_read(int procfd, const char *pid, const char *file, struct userns_map *m)
 {
-	char path[64];
-	unsigned long long in, out, count;
-	FILE *f;
+	char path[64], buf[USERNS_MAP_MAX * 36];
+	const char *why = NULL;
+	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", pid, file);
 	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	f = fdopen(fd, "re");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	m->n = 0;
-	while (m->n < KNS_MAP_MAX && fscanf(f, "%llu %llu %llu", &in, &out, &count) == 3) {
-		if (count == 0 || in > UINT32_MAX || out > UINT32_MAX || count > UINT32_MAX)
-			continue;
-		m->r[m->n].inside = (uint32_t)in;
-		m->r[m->n].outside = (uint32_t)out;
-		m->r[m->n].count = (uint32_t)count;
-		m->n++;
-	}
-	fclose(f);
-	return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return userns_map_parse(buf, (size_t)n, m, &why);
 }
 
 /* The user namespace that owns the network namespace nsfd; when it is not ours, its maps
@@ -104,7 +94,7 @@ static void ns_read_userns(struct kns *ns, int nsfd, int procfd, const char *pid
 	char path[64], link[64];
 	struct stat st;
 	ssize_t n;
-	int ufd = ioctl(nsfd, NS_GET_USERNS);
+	int r, ufd = ioctl(nsfd, NS_GET_USERNS);
 
 	ns->translate = false;
 	if (ufd < 0 || fstat(ufd, &st) < 0) {
@@ -116,7 +106,10 @@ static void ns_read_userns(struct kns *ns, int nsfd, int procfd, const char *pid
 	}
 	close(ufd);
 	ns->userns_ino = (uint64_t)st.st_ino;
-	if (ns->userns_ino == kp->self_userns_ino)
+	/* Namespace-Ids = initial: Linux makes no NFS client in another user namespace
+	 * (sget_fc() refuses a superblock of a file system without FS_USERNS_MOUNT there), so
+	 * every client's ids are the initial namespace's, whoever owns its network namespace */
+	if (ns->userns_ino == kp->self_userns_ino || !kp->cfg.namespace_owner_ids)
 		return;
 	ns->translate = true; /* until its maps are read, every id is outside them */
 	ns->uid_map.n = ns->gid_map.n = 0;
@@ -129,10 +122,11 @@ static void ns_read_userns(struct kns *ns, int nsfd, int procfd, const char *pid
 	link[n] = '\0';
 	if (ns_link_ino(link, "user") != ns->userns_ino)
 		return;
-	if (idmap_read(procfd, pid, "uid_map", &ns->uid_map) < 0 ||
-	    idmap_read(procfd, pid, "gid_map", &ns->gid_map) < 0) {
-		kp->log(LOG_WARNING, "%s: cannot read the id maps of process %s: %m", ns->label,
-			pid);
+	if ((r = idmap_read(procfd, pid, "uid_map", &ns->uid_map)) < 0 ||
+	    (r = idmap_read(procfd, pid, "gid_map", &ns->gid_map)) < 0) {
+		kp->log(LOG_WARNING, "%s: cannot read the id maps of process %s: %s", ns->label,
+			pid, strerror(-r));
+		ns->uid_map.n = ns->gid_map.n = 0;
 		return;
 	}
 	ns->maps_read = true;

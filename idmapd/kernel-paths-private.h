@@ -11,16 +11,7 @@
 #include "kernel-paths.h"
 #include "kernel-proto.h"
 
-#define KNS_MAP_MAX 340   /* lines of a uid_map/gid_map the kernel takes at most */
 #define KNS_LABEL_MAX 32  /* "net:[4026532290]" */
-
-/* A user namespace's uid_map or gid_map, as /proc/PID/uid_map shows it to this daemon. */
-struct kns_idmap {
-	unsigned n;
-	struct {
-		uint32_t inside, outside, count;
-	} r[KNS_MAP_MAX];
-};
 
 /* Another network namespace whose rpc_pipefs is served (kernel-paths-netns.c). */
 struct kns {
@@ -33,7 +24,7 @@ struct kns {
 	bool seen;           /* in the last scan */
 	bool translate;      /* owned by another user namespace: ids go through its maps */
 	bool maps_read;
-	struct kns_idmap uid_map, gid_map;
+	struct userns_map uid_map, gid_map;
 	char label[KNS_LABEL_MAX];
 	struct kns *next;
 };
@@ -150,30 +141,21 @@ void kpaths_netns_stop(struct kpaths *kp);
 /* An id of the namespace's user namespace as the host's (false: outside its map). */
 static inline bool kns_to_host(const struct kns *ns, bool group, uint32_t id, uint32_t *host)
 {
-	const struct kns_idmap *m = group ? &ns->gid_map : &ns->uid_map;
-
 	if (!ns->translate) {
 		*host = id;
 		return true;
 	}
-	for (unsigned i = 0; i < m->n; i++)
-		if (id >= m->r[i].inside && id - m->r[i].inside < m->r[i].count) {
-			*host = m->r[i].outside + (id - m->r[i].inside);
-			return true;
-		}
-	return false;
+	return userns_map_to_outside(group ? &ns->gid_map : &ns->uid_map, id, host);
 }
 
 /* A host id as the namespace's user namespace sees it (the overflow id outside its map,
  * as the kernel shows such an id). */
 static inline uint32_t kns_from_host(const struct kns *ns, bool group, uint32_t host)
 {
-	const struct kns_idmap *m = group ? &ns->gid_map : &ns->uid_map;
+	uint32_t id;
 
-	if (!ns->translate)
-		return host;
-	for (unsigned i = 0; i < m->n; i++)
-		if (host >= m->r[i].outside && host - m->r[i].outside < m->r[i].count)
-			return m->r[i].inside + (host - m->r[i].outside);
+	if (!ns->translate ||
+	    userns_map_to_inside(group ? &ns->gid_map : &ns->uid_map, host, &id))
+		return ns->translate ? id : host;
 	return group ? ns->kp->overflow_gid : ns->kp->overflow_uid;
 }

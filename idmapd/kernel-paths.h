@@ -30,6 +30,7 @@ struct kpaths_config {
 	bool check_rpc_idmapd;           /* refuse (yes) or skip (auto) a path rpc.idmapd runs */
 	bool prime_reverse;              /* [Kernel] Prime-Reverse */
 	bool namespaces;                 /* [Kernel] Namespaces = auto */
+	bool namespace_owner_ids;        /* [Kernel] Namespace-Ids = owner */
 	unsigned namespace_scan;         /* s, [Kernel] Namespace-Scan */
 	unsigned namespaces_max;         /* [Kernel] Namespaces-Max */
 };
