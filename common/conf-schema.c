@@ -170,6 +170,13 @@ static const struct conf_key_def schema[] = {
 	  "ids of other namespaces' clients: the initial user namespace's, or its owner's" },
 	{ "Kernel", "Namespace-Scan", DUR_S(1, 3600), NULL, "2",
 	  "how often other network namespaces are looked for" },
+	{ "Kernel", "Namespace-Dir", TEXT(CONF_PATH), NULL, "(namespaces.d next to the main file)",
+	  "configurations of other network namespaces, one file each" },
+	/* a file of Namespace-Dir: which namespaces it is for */
+	{ "Match", "Netns", TEXT(CONF_LIST), NULL, NULL,
+	  "names of /run/netns (ip netns) this configuration is for (globs)" },
+	{ "Match", "Cgroup", TEXT(CONF_LIST), NULL, NULL,
+	  "cgroups of processes in the namespaces this configuration is for (globs)" },
 	{ "Kernel", "Namespaces-Max", INT(1, 65536), NULL, "4096",
 	  "network namespaces served at most" },
 	{ "Kernel", "Channel-Dir", TEXT(CONF_PATH), NULL, "/proc/net/rpc",

@@ -54,7 +54,7 @@ void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum rec
 	if (d->recent_count < RECENT_RING)
 		d->recent_count++;
 	r->when = evloop_now(d->loop);
-	r->kind = e->kind;
+	r->kind = IDMAPD_KIND_BASE(e->kind); /* a namespace configuration's number off */
 	r->path = (uint8_t)path;
 	r->result = (uint8_t)result;
 	r->pid = req ? (uint32_t)req->peer.pid : 0;

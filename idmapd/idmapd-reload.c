@@ -64,6 +64,16 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg,
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	s.inline_lookups = inl != 0;
+	v = nfskeys_conf_get(ctx, "Kernel", "Namespace-Dir");
+	if (v && *v) {
+		snprintf(s.namespace_dir, sizeof(s.namespace_dir), "%s", v);
+	} else {
+		/* beside the main file, as its conf.d */
+		const char *main = nfskeys_ctx_get_conf_path(ctx), *slash = strrchr(main, '/');
+
+		snprintf(s.namespace_dir, sizeof(s.namespace_dir), "%.*snamespaces.d",
+			 slash ? (int)(slash - main + 1) : 0, main);
+	}
 	*ret = s;
 	return 0;
 }
@@ -108,6 +118,12 @@ int idmapd_load_ctx(struct idmapd *d, struct nfskeys_ctx **ret_ctx,
 			 nfskeys_ctx_get_conf_path(ctx), why);
 		r = -EINVAL;
 		goto out;
+	}
+	if (s.kernel.namespaces && s.kernel.client_pipe != KPATH_NO) {
+		r = idmapd_profiles_load(s.namespace_dir, d->lib_priority, &s.profiles, err,
+					 errlen);
+		if (r < 0)
+			goto out;
 	}
 	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
@@ -162,7 +178,11 @@ static void reload_apply(struct idmapd *d, struct reload_job *j)
 	kpaths_update(d->kpaths, &s->kernel);
 	nfskeys_ctx_unref(d->ctx);
 	d->ctx = TAKE_PTR(j->ctx);
+	idmapd_profiles_free(d->set.profiles);
 	d->set = *s;
+	s->profiles = NULL; /* the daemon's now */
+	if (d->kpaths)
+		kpaths_set_ns_match(d->kpaths, idmapd_ns_match);
 	d->generation++;
 	idmap_cache_set_capacity(d->cache, s->cache_size);
 	idmapd_flush_cache(d);
@@ -228,6 +248,7 @@ static void reload_done(struct evloop *loop, void *userdata)
 	if (d->stopping)
 		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
 	nfskeys_ctx_unref(j->ctx);
+	idmapd_profiles_free(j->set.profiles); /* a reload that failed or was not applied */
 	free(j);
 }
 

@@ -49,7 +49,40 @@ struct idmapd_settings {
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
 	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
+	char namespace_dir[256];     /* [Kernel] Namespace-Dir */
+	struct idmapd_profiles *profiles; /* its files, owned by whoever holds the settings */
 };
+
+/* Configurations of other network namespaces (idmapd-profiles.c): a file of Namespace-Dir
+ * each.  A kernel query from a namespace that takes one looks up kind | (its number <<
+ * IDMAPD_KIND_PROFILE_SHIFT): the number keeps its answers apart in the cache and the
+ * in-flight table, and picks the engine that fetches them. */
+#define IDMAPD_PROFILES_MAX 64
+#define IDMAPD_KIND_PROFILE_SHIFT 16
+#define IDMAPD_KIND_BASE(k) ((uint32_t)(k) & ((1u << IDMAPD_KIND_PROFILE_SHIFT) - 1))
+#define IDMAPD_KIND_PROFILE(k) ((uint32_t)(k) >> IDMAPD_KIND_PROFILE_SHIFT)
+struct idmapd_profile {
+	char name[64];   /* the file's name without .conf */
+	char path[512];
+	char netns[512]; /* [Match] Netns */
+	char cgroup[512]; /* [Match] Cgroup */
+	struct nfskeys_ctx *ctx;
+};
+struct idmapd_profiles {
+	unsigned n;
+	struct idmapd_profile p[IDMAPD_PROFILES_MAX];
+};
+int idmapd_profiles_load(const char *dir, int lib_priority, struct idmapd_profiles **ret,
+			 char *err, size_t errlen);
+struct idmapd_profiles *idmapd_profiles_free(struct idmapd_profiles *ps);
+/* 0: none matches (the daemon's own configuration), else the profile's number. */
+unsigned idmapd_profiles_match(const struct idmapd_profiles *ps, const char *netns_name,
+			       const char *cgroup);
+/* kpaths_ns_match_fn over the daemon's current profiles. */
+unsigned idmapd_ns_match(void *userdata, const char *netns_name, const char *cgroup);
+struct idmapd;
+/* The engine that fetches a (profiled) kind. */
+struct nfskeys_ctx *idmapd_kind_ctx(struct idmapd *d, uint32_t kind);
 
 enum idmapd_op {
 	IDMAPD_OP_NULL,

@@ -162,6 +162,59 @@ static int pipefs_open_in(struct kpaths *kp, int nsfd)
 	return r;
 }
 
+static void ns_match(struct kns *ns)
+{
+	struct kpaths *kp = ns->kp;
+	unsigned p = kp->ns_match ? kp->ns_match(kp->userdata, ns->name, ns->cgroup) : 0;
+
+	if (p != ns->profile && ns->nfs_fd >= 0)
+		kp->log(LOG_INFO, "%s%s%s: %s", ns->label, ns->name[0] ? " " : "", ns->name,
+			p ? "its own configuration (Namespace-Dir)" : "the daemon's configuration");
+	ns->profile = p;
+}
+
+/* The cgroup (v2) of process pid: "/machine.slice/libpod-....scope". */
+static void read_cgroup(int procfd, const char *pid, char *buf, size_t size)
+{
+	char path[64], line[512];
+	FILE *f;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/cgroup", pid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			size_t l = strcspn(line + 3, "\n");
+
+			if (l >= size)
+				l = size - 1; /* cut: matches no glob that names the whole path */
+			memcpy(buf, line + 3, l);
+			buf[l] = '\0';
+			break;
+		}
+	fclose(f);
+}
+
+void kpaths_set_ns_match(struct kpaths *kp, kpaths_ns_match_fn match)
+{
+	kp->ns_match = match;
+	for (struct kns *ns = kp->nss; ns; ns = ns->next)
+		ns_match(ns);
+}
+
+unsigned kquery_profile(const struct kquery *q)
+{
+	return q->src == KPATH_PIPE && q->pipe && q->pipe->ns ? q->pipe->ns->profile : 0;
+}
+
 static void ns_scan_dir(struct kns *ns)
 {
 	struct dirent *de;
@@ -216,6 +269,11 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 	ns->nfs_fd = ns->wd = -1;
 	ns->seen = true;
 	snprintf(ns->label, sizeof(ns->label), "net:[%" PRIu64 "]", ino);
+	if (pid)
+		read_cgroup(procfd, pid, ns->cgroup, sizeof(ns->cgroup));
+	else if (!strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR)))
+		snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
+	ns_match(ns);
 	r = pipefs_open_in(kp, nsfd);
 	if (r < 0) {
 		/* remembered, so that it is not tried again each scan */
@@ -283,6 +341,11 @@ static void ns_saw(struct kpaths *kp, int procfd, const char *path, uint64_t ino
 	ns = ns_find(kp, ino);
 	if (ns) {
 		ns->seen = true;
+		/* found through a process first: its /run/netns name, once seen */
+		if (!pid && !ns->name[0] && !strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR))) {
+			snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
+			ns_match(ns);
+		}
 		/* a namespace first met through /run/netns: its maps once a process shows up */
 		if (ns->translate && !ns->maps_read && pid && ns->nfs_fd >= 0) {
 			int nsfd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
@@ -465,14 +528,19 @@ size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, si
 {
 	size_t n = 0;
 
-	for (const struct kns *ns = kp ? kp->nss : NULL; ns; ns = ns->next, n++)
-		if (n < max)
-			out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
-							  .userns_ino = ns->userns_ino,
-							  .pipes = ns->n_pipes,
-							  .open = ns->nfs_fd >= 0,
-							  .translate = ns->translate,
-							  .maps_read = ns->maps_read };
+	for (const struct kns *ns = kp ? kp->nss : NULL; ns; ns = ns->next, n++) {
+		if (n >= max)
+			continue;
+		out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
+						  .userns_ino = ns->userns_ino,
+						  .pipes = ns->n_pipes,
+						  .open = ns->nfs_fd >= 0,
+						  .translate = ns->translate,
+						  .maps_read = ns->maps_read,
+						  .profile = ns->profile };
+		snprintf(out[n].name, sizeof(out[n].name), "%s", ns->name);
+		snprintf(out[n].cgroup, sizeof(out[n].cgroup), "%s", ns->cgroup);
+	}
 	return n;
 }
 

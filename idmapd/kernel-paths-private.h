@@ -24,8 +24,11 @@ struct kns {
 	bool seen;           /* in the last scan */
 	bool translate;      /* owned by another user namespace: ids go through its maps */
 	bool maps_read;
+	unsigned profile;    /* the daemon's configuration for it (kpaths_ns_match_fn), 0: its own */
 	struct userns_map uid_map, gid_map;
 	char label[KNS_LABEL_MAX];
+	char name[NAME_MAX + 1]; /* its /run/netns name, "" when none seen */
+	char cgroup[256];        /* the cgroup of the process it was found through, "" if none */
 	struct kns *next;
 };
 
@@ -111,6 +114,7 @@ struct kpaths {
 	 * overflow) and so needs nothing of the namespace code */
 	bool (*ns_event)(struct kpaths *kp, int wd, uint32_t mask, const char *name);
 	void (*ns_rescan)(struct kpaths *kp);
+	kpaths_ns_match_fn ns_match; /* the daemon's: which configuration a namespace takes */
 	struct kheld *held; /* nametoid replies held by Prime-Reverse */
 	struct kpath_stats st[_KPATH_SRC_MAX];
 	unsigned refs; /* the owner's, and one per query out */

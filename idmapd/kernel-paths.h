@@ -93,7 +93,19 @@ struct kpaths_ns_info {
 	bool open;           /* its rpc_pipefs could be opened (else: logged, not served) */
 	bool translate;      /* ids go through its user namespace's maps */
 	bool maps_read;      /* ... and those maps were read */
+	unsigned profile;    /* the configuration it takes (kpaths_ns_match_fn), 0: the daemon's */
+	char name[256];      /* its /run/netns name, "" when none */
+	char cgroup[256];    /* the cgroup of a process in it, "" when none was seen */
 };
+/* Which of the daemon's configurations serves a namespace of this /run/netns name and
+ * cgroup (either may be ""): 0 for its own, else the configuration's number. */
+typedef unsigned (*kpaths_ns_match_fn)(void *userdata, const char *netns_name,
+				       const char *cgroup);
+/* Set (or change, after a reload) the matcher; every served namespace is matched again. */
+void kpaths_set_ns_match(struct kpaths *kp, kpaths_ns_match_fn match);
+/* The configuration q's namespace takes (0: the daemon's own). */
+unsigned kquery_profile(const struct kquery *q);
+
 /* Up to max served namespaces into out; returns how many there are in all. */
 size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, size_t max);
 /* The network namespace (nsfs inode) whose NFS client asked q; 0: the daemon's own, or a

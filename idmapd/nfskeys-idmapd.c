@@ -149,6 +149,7 @@ int main(int argc, char *argv[])
 		ret = DAEMON_EXIT_CONFIG;
 		goto out;
 	}
+	kpaths_set_ns_match(d.kpaths, idmapd_ns_match);
 	d.start = mono_usec();
 	d.generation = 1;
 	kpaths_describe(d.kpaths, err, sizeof(err));
@@ -180,6 +181,7 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
+	idmapd_profiles_free(d.set.profiles);
 	free(d.keybuf);
 	idmapd_recent_free(&d);
 	pthread_cond_destroy(&d.cond);
