@@ -26,6 +26,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -491,6 +492,16 @@ int kpaths_netns_start(struct kpaths *kp)
 	close(r);
 	if (stat("/proc/self/ns/user", &st) == 0)
 		kp->self_userns_ino = (uint64_t)st.st_ino;
+	/* a descriptor per namespace and per pipe: the soft limit up to the hard one (the loop
+	 * uses epoll, never select) */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	kp->overflow_uid = read_overflow("/proc/sys/kernel/overflowuid");
 	kp->overflow_gid = read_overflow("/proc/sys/kernel/overflowgid");
 	r = evloop_add_timer(kp->loop, 0, scan_timer, kp, &kp->ns_timer);
