@@ -64,6 +64,22 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg,
 	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
 		return r;
 	s.inline_lookups = inl != 0;
+	v = nfskeys_conf_get(ctx, "Idmapd", "Cache-Snapshot");
+	if (v && *v && strcmp(v, "none") && v[0] != '/') {
+		snprintf(err, errlen, "[Idmapd] Cache-Snapshot = %s: expected an absolute path or none",
+			 v);
+		return -EINVAL;
+	}
+	if (v && *v) {
+		snprintf(s.snapshot, sizeof(s.snapshot), "%s", strcmp(v, "none") ? v : "");
+	} else {
+		/* under systemd, its StateDirectory= (the first, if several) */
+		const char *sd = getenv("STATE_DIRECTORY");
+
+		if (sd && sd[0] == '/')
+			snprintf(s.snapshot, sizeof(s.snapshot), "%.*s/idmapd-cache.snap",
+				 (int)strcspn(sd, ":"), sd);
+	}
 	v = nfskeys_conf_get(ctx, "Kernel", "Namespace-Dir");
 	if (v && *v) {
 		snprintf(s.namespace_dir, sizeof(s.namespace_dir), "%s", v);
@@ -180,6 +196,7 @@ static void reload_apply(struct idmapd *d, struct reload_job *j)
 	d->ctx = TAKE_PTR(j->ctx);
 	idmapd_profiles_free(d->set.profiles);
 	d->set = *s;
+	d->snapshot_fp = idmapd_snapshot_fingerprint(d->ctx);
 	s->profiles = NULL; /* the daemon's now */
 	if (d->kpaths)
 		kpaths_set_ns_match(d->kpaths, idmapd_ns_match);

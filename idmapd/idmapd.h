@@ -50,6 +50,7 @@ struct idmapd_settings {
 	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
 	char namespace_dir[256];     /* [Kernel] Namespace-Dir */
+	char snapshot[256];          /* [Idmapd] Cache-Snapshot; "" = none */
 	struct idmapd_profiles *profiles; /* its files, owned by whoever holds the settings */
 };
 
@@ -81,6 +82,10 @@ unsigned idmapd_profiles_match(const struct idmapd_profiles *ps, const char *net
 /* kpaths_ns_match_fn over the daemon's current profiles. */
 unsigned idmapd_ns_match(void *userdata, const char *netns_name, const char *cgroup);
 struct idmapd;
+/* The answer cache across restarts (idmapd-snapshot.c). */
+uint64_t idmapd_snapshot_fingerprint(struct nfskeys_ctx *ctx);
+int idmapd_snapshot_save(struct idmapd *d);
+int idmapd_snapshot_load(struct idmapd *d);
 /* The engine that fetches a (profiled) kind. */
 struct nfskeys_ctx *idmapd_kind_ctx(struct idmapd *d, uint32_t kind);
 
@@ -119,6 +124,7 @@ struct idmapd_stats {
 	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */
 	uint64_t rev_cocached;   /* ... of which came with the name's own search (Unique-Ids) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
+	uint64_t snapshot_restored; /* answers taken back from the cache snapshot at start */
 };
 
 /* One answer given, remembered for `nfskeys idmap explain` (idmapd-recent.c). */
@@ -157,6 +163,7 @@ struct idmapd {
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
 	struct idmapd_stats st;
+	uint64_t snapshot_fp; /* the configuration's fingerprint (idmapd-snapshot.c) */
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (idmapd_handle_lookup) */
 	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */
 	unsigned recent_next, recent_count;

@@ -150,6 +150,9 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	kpaths_set_ns_match(d.kpaths, idmapd_ns_match);
+	/* what the last run knew, still fresh: the first minutes are not a backend storm */
+	d.snapshot_fp = idmapd_snapshot_fingerprint(d.ctx);
+	(void)idmapd_snapshot_load(&d);
 	d.start = mono_usec();
 	d.generation = 1;
 	kpaths_describe(d.kpaths, err, sizeof(err));
@@ -169,6 +172,7 @@ int main(int argc, char *argv[])
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
 	unlink(d.set.socket);
+	(void)idmapd_snapshot_save(&d);
 out:
 	idmapd_pool_stop(&d);
 	rpc_server_free(d.srv);
