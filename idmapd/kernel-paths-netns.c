@@ -28,6 +28,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "time-util.h"
 
 #define NETNS_RUN_DIR "/run/netns"
+#define NSFS_MAGIC 0x6e736673 /* linux/magic.h */
 
 static bool ns_eq(const void *ctx, uintptr_t val, const void *key)
 {
@@ -393,10 +395,15 @@ static void netns_scan(struct kpaths *kp)
 	runfd = open(NETNS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = runfd >= 0 ? fdopendir(runfd) : NULL;
 	while (dir && (de = readdir(dir))) {
+		char rel[NAME_MAX + 16];
+		struct statfs sf;
 		struct stat st;
 
-		if (de->d_name[0] == '.' || fstatat(runfd, de->d_name, &st, 0) < 0 ||
-		    (uint64_t)st.st_ino == 0)
+		/* `ip netns add` makes an empty file, then binds the namespace over it: only a
+		 * namespace file (nsfs) is one */
+		snprintf(rel, sizeof(rel), NETNS_RUN_DIR "/%s", de->d_name);
+		if (de->d_name[0] == '.' || statfs(rel, &sf) < 0 ||
+		    (unsigned long)sf.f_type != NSFS_MAGIC || fstatat(runfd, de->d_name, &st, 0) < 0)
 			continue;
 		{
 			char path[NAME_MAX + 16];
