@@ -32,6 +32,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "kernel-paths-private.h"
 #include "macros.h"
 #include "time-util.h"
@@ -243,7 +244,7 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 {
 	struct kns *ns;
 	struct stat st;
-	char watch[64];
+	char watch[64], store[48];
 	int nsfd, r;
 
 	if (kp->n_ns >= kp->cfg.namespaces_max) {
@@ -277,7 +278,21 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 	else if (!strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR)))
 		snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
 	ns_match(ns);
-	r = pipefs_open_in(kp, nsfd);
+	kpaths_store_name(store, sizeof(store), NULL, ino, NULL);
+	r = daemon_fdstore_take(store);
+	if (r >= 0) {
+		struct statfs sf;
+
+		if (fstatfs(r, &sf) < 0 || (unsigned long)sf.f_type != RPC_PIPEFS_MAGIC) {
+			close(r);
+			daemon_fdstore_remove(store);
+			r = pipefs_open_in(kp, nsfd);
+		}
+	} else {
+		r = pipefs_open_in(kp, nsfd);
+		if (r >= 0)
+			kpaths_store(kp, r, store);
+	}
 	if (r < 0) {
 		/* remembered, so that it is not tried again each scan */
 		kp->log(LOG_WARNING, "%s: cannot open its rpc_pipefs: %s", ns->label, strerror(-r));
@@ -324,8 +339,14 @@ static void ns_release(struct kns *ns)
 	if (ns->wd >= 0)
 		(void)inotify_rm_watch(kp->ino_fd, ns->wd);
 	if (ns->nfs_fd >= 0) {
+		char store[48];
+
 		close(ns->nfs_fd);
-		kp->log(LOG_INFO, "namespace %s released (%u pipes closed)", ns->label, closed);
+		kpaths_store_name(store, sizeof(store), NULL, ns->ino, NULL);
+		kpaths_unstore(kp, store);
+		if (!kp->handing_over)
+			kp->log(LOG_INFO, "namespace %s released (%u pipes closed)", ns->label,
+				closed);
 	}
 	/* queries still out hold the pipes, not ns: they only read ns->translate etc. through
 	 * the pipe, which is closed (p->ns is cleared by kpaths_pipe_close) */

@@ -56,6 +56,12 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	       kpaths_log_fn log, void *userdata, struct kpaths **ret, char *err, size_t errlen);
 /* Close everything; queries still out are answered into nothing. */
 void kpaths_free(struct kpaths *kp);
+/* At stop: read nothing more from the kernel (what comes stays queued for the next run);
+ * queries already read are still answered. */
+void kpaths_stop_reading(struct kpaths *kp);
+/* At a clean stop, after the last answers: the descriptors stay in the service manager's
+ * store for the next run (kpaths_free then closes only this run's copies), marked clean. */
+void kpaths_hand_over(struct kpaths *kp);
 /* Apply a new configuration's TTLs (the descriptors stay open: closing knfsd's channels
  * for 30 s makes nfsd say idmapd died). */
 void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg);

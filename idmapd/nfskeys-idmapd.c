@@ -166,11 +166,15 @@ int main(int argc, char *argv[])
 	/* Stop: no new clients; let workers finish and deliver (answers to gone clients are
 	 * dropped), then run the loop once more to process their results. */
 	d.stopping = true;
+	/* what the kernel asks from now on waits for the next run, in descriptors the
+	 * service manager keeps (kpaths_hand_over); what it asked before is answered now */
+	kpaths_stop_reading(d.kpaths);
 	d.srv = rpc_server_free(d.srv);
 	idmapd_pool_stop(&d);
 	idmapd_reload_wait(&d);
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
+	kpaths_hand_over(d.kpaths);
 	unlink(d.set.socket);
 	(void)idmapd_snapshot_save(&d);
 out:
