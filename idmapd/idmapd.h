@@ -59,6 +59,7 @@ enum idmapd_op {
 	IDMAPD_OP_STATS,
 	IDMAPD_OP_RELOAD,
 	IDMAPD_OP_RECENT,
+	IDMAPD_OP_NAMESPACES,
 	_IDMAPD_OP_MAX
 };
 
@@ -123,6 +124,8 @@ struct idmapd {
 	struct idmapd_fetches *fetches;   /* the lookups being fetched now, and their callers */
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
+	bool kpaths_namespaces;  /* [Kernel] Namespaces = auto when kpaths was made (a reload
+				  * changes set.kernel, not what is served) */
 	struct idmapd_stats st;
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (idmapd_handle_lookup) */
 	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */
@@ -272,3 +275,6 @@ struct backend_stats *idmapd_backend_slot(struct idmapd *d, const char *name);
 void idmapd_reply(struct idmapd *d, enum idmapd_op op, struct rpc_request *req, xdrproc_t fn,
 		  const void *res);
 void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args);
+
+/* idmapd-netns.c: the other network namespaces served, for IDMAPD_NAMESPACES */
+void idmapd_handle_namespaces(struct idmapd *d, struct rpc_request *req, XDR *args);

@@ -22,6 +22,8 @@ const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
 	[IDMAPD_STATS] = { IDMAPD_STATS, "stats", RPC_CALLER_ANY, idmapd_handle_stats },
 	[IDMAPD_RELOAD] = { IDMAPD_RELOAD, "reload", RPC_CALLER_ROOT, idmapd_handle_reload },
 	[IDMAPD_RECENT] = { IDMAPD_RECENT, "recent", RPC_CALLER_ROOT, idmapd_handle_recent },
+	[IDMAPD_NAMESPACES] = { IDMAPD_NAMESPACES, "namespaces", RPC_CALLER_ANY,
+				idmapd_handle_namespaces },
 };
 
 static void idmapd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
@@ -149,6 +151,7 @@ int main(int argc, char *argv[])
 		ret = DAEMON_EXIT_CONFIG;
 		goto out;
 	}
+	d.kpaths_namespaces = d.set.kernel.namespaces;
 	d.start = mono_usec();
 	d.generation = 1;
 	kpaths_describe(d.kpaths, err, sizeof(err));
