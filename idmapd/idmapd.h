@@ -94,6 +94,7 @@ struct idmapd_stats {
 #define RECENT_KEY_MAX 128 /* longer keys are kept cut, and match no query */
 struct recent {
 	int64_t when;          /* evloop_now() */
+	uint64_t netns;        /* a client pipe of another network namespace: its inode */
 	uint32_t kind, pid, uid, id;
 	int32_t status;
 	uint8_t path;          /* enum recent_path */
@@ -265,8 +266,10 @@ void idmapd_handle_reload(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-recent.c: the answers given lately, for IDMAPD_RECENT */
 void idmapd_recent_free(struct idmapd *d);
+/* kq: the kernel's query answered (its path and network namespace), else NULL */
 void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
-			const struct rpc_request *req, int status, enum lres result);
+			const struct rpc_request *req, const struct kquery *kq, int status,
+			enum lres result);
 enum recent_path idmapd_recent_path_of(const struct kquery *kq);
 void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args);
 

@@ -286,7 +286,8 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	return EXIT_OK;
 }
 
-/* One recent answer per line (or a JSON array). */
+/* One recent answer per line (or a JSON array); netns names the network namespace of a
+ * client pipe other than the daemon's own (null in JSON for every other answer). */
 static void print_recent(const idmapd_recent_res *res, bool json, const char *indent)
 {
 	if (json)
@@ -306,10 +307,17 @@ static void print_recent(const idmapd_recent_res *res, bool json, const char *in
 			print_json_str(e->result);
 			printf(",\"answer\":");
 			print_json_str(e->answer);
-			printf(",\"age_ms\":%llu}", (unsigned long long)e->age_ms);
+			printf(",\"age_ms\":%llu,\"netns\":", (unsigned long long)e->age_ms);
+			if (e->netns)
+				printf("\"net:[%llu]\"}", (unsigned long long)e->netns);
+			else
+				printf("null}");
 			continue;
 		}
 		printf("%s%8.1fs ago  %-13s ", indent, (double)e->age_ms / 1000.0, e->path);
+		/* a container's NFS client, through its own namespace's pipe */
+		if (e->netns)
+			printf("net:[%llu] ", (unsigned long long)e->netns);
 		if (streq(e->path, "socket"))
 			printf("(pid %u uid %u) ", e->pid, e->uid);
 		printf("%s ", kind ? kind : "?");
