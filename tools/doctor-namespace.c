@@ -471,19 +471,20 @@ static void check_served(struct doctor *d, const struct doctor_ns *ns, bool own,
 		finding(d, "namespace", ns->label, ST_PROBLEM,
 			"the daemon reads them from a process of the namespace whose user namespace "
 			"owns it, at its next scan: such a process must exist",
-			"nfskeys-idmapd serves it (%u pipes) but has not read the maps of "
+			"nfskeys-idmapd serves it (%u pipe%s) but has not read the maps of "
 			"user:[%" PRIu64 "]: every id answers as the overflow id",
-			found->pipes, (uint64_t)found->userns);
+			found->pipes, found->pipes == 1 ? "" : "s", (uint64_t)found->userns);
 		return;
 	}
 	if (found->translate)
 		finding(d, "namespace", ns->label, ST_OK, NULL,
-			"nfskeys-idmapd serves it: %u pipes, ids through the maps of user:[%" PRIu64
+			"nfskeys-idmapd serves it: %u pipe%s, ids through the maps of user:[%" PRIu64
 			"]",
-			found->pipes, (uint64_t)found->userns);
+			found->pipes, found->pipes == 1 ? "" : "s", (uint64_t)found->userns);
 	else
 		finding(d, "namespace", ns->label, ST_OK, NULL,
-			"nfskeys-idmapd serves it: %u pipes, ids as on the host", found->pipes);
+			"nfskeys-idmapd serves it: %u pipe%s, ids as on the host", found->pipes,
+			found->pipes == 1 ? "" : "s");
 }
 
 /* (d) what the daemon answers for name, and how that uid looks in the namespace */
