@@ -286,6 +286,15 @@ if [ -n "$UPID" ] && [ "$(cat "/proc/$UPID/uid_map" 2>/dev/null | tr -s ' ')" = 
 	check_contains "--name of a uid outside the map: the overflow id, a problem with the fix (the path form reads the map too)" \
 		"problem namespace user5@example.test: nfskeys-idmapd answers uid 10005 (static), outside the uid_map of $uuser (0 2000 100): inside it is the overflow id $(cat /proc/sys/kernel/overflowuid), shown as nobody; fix: map the host uid" \
 		"$out"
+	# unshare's own --map-root-user: root is root inside, nobody else is mapped
+	unshare --net --user --map-root-user sleep 600 &
+	RPID=$!
+	t_on_exit "kill $RPID"
+	t_wait_for "[ -n \"\$(cat /proc/$RPID/uid_map 2>/dev/null)\" ]" 10
+	out=$(ndoc --namespace $RPID --name alice@example.test 2>&1)
+	check_eq "--map-root-user: not the initial user namespace, its map 0 0 1 read, alice outside it" \
+		"1 1" \
+		"$(printf '%s\n' "$out" | grep -cF "not the initial one; its uid_map (inside outside count, from /proc/$RPID/uid_map): 0 0 1") $(printf '%s\n' "$out" | grep -cF "problem namespace alice@example.test: nfskeys-idmapd answers uid 2001 (static), outside the uid_map of")"
 	# a name bound to it, as ip netns add makes: no process, so no map to read
 	: >"$T_TMP/netns-c"
 	if mount --bind "/proc/$UPID/ns/net" "$T_TMP/netns-c" 2>/dev/null; then
@@ -303,7 +312,7 @@ if [ -n "$UPID" ] && [ "$(cat "/proc/$UPID/uid_map" 2>/dev/null | tr -s ' ')" = 
 	fi
 else
 	UPID=
-	for i in 1 2 3 4 5 6 7 8; do skip "unshare --net --user does not work here"; done
+	for i in 1 2 3 4 5 6 7 8 9; do skip "unshare --net --user does not work here"; done
 fi
 
 # --- the daemon stopped: the fix names systemctl where PID 1 is systemd (the root has
