@@ -67,7 +67,7 @@ static void answer_kernel(struct idmapd *d, struct idmapd_entry *e, struct kquer
 			nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(e->kind)), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
-	idmapd_recent_note(d, e, idmapd_recent_path_of(kq), NULL, status, result);
+	idmapd_recent_note(d, e, idmapd_recent_path_of(kq), NULL, kq, status, result);
 	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
 }
 
@@ -111,7 +111,7 @@ static void answer_waiter(struct idmapd *d, struct idmapd_entry *e, struct rpc_r
 			nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(e->kind)), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
-	idmapd_recent_note(d, e, RP_SOCKET, req, res.status, result);
+	idmapd_recent_note(d, e, RP_SOCKET, req, NULL, res.status, result);
 	idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
@@ -409,7 +409,7 @@ static void idmapd_job_done(struct evloop *loop, void *userdata)
 		/* nobody asked it yet: the record says how it came, for explain's reader */
 		if (e)
 			idmapd_recent_note(d, e, j->reverse_cocached ? RP_NAME_SEARCH : RP_PREFETCH,
-					   NULL, j->rev_r, LR_MISS);
+					   NULL, NULL, j->rev_r, LR_MISS);
 	}
 	e = fetch_entry(d, f, &buf);
 	if (failed && e && (f->refresh || stale_ok(d, e, now))) {

@@ -97,6 +97,7 @@ enum idmapd_op {
 	IDMAPD_OP_STATS,
 	IDMAPD_OP_RELOAD,
 	IDMAPD_OP_RECENT,
+	IDMAPD_OP_NAMESPACES,
 	_IDMAPD_OP_MAX
 };
 
@@ -132,6 +133,7 @@ struct idmapd_stats {
 #define RECENT_KEY_MAX 128 /* longer keys are kept cut, and match no query */
 struct recent {
 	int64_t when;          /* evloop_now() */
+	uint64_t netns;        /* a client pipe of another network namespace: its inode */
 	uint32_t kind, pid, uid, id;
 	int32_t status;
 	uint8_t path;          /* enum recent_path */
@@ -162,6 +164,8 @@ struct idmapd {
 	struct idmapd_fetches *fetches;   /* the lookups being fetched now, and their callers */
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
+	bool kpaths_namespaces;  /* [Kernel] Namespaces = auto when kpaths was made (a reload
+				  * changes set.kernel, not what is served) */
 	struct idmapd_stats st;
 	uint64_t snapshot_fp; /* the configuration's fingerprint (idmapd-snapshot.c) */
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (idmapd_handle_lookup) */
@@ -302,8 +306,10 @@ void idmapd_handle_reload(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-recent.c: the answers given lately, for IDMAPD_RECENT */
 void idmapd_recent_free(struct idmapd *d);
+/* kq: the kernel's query answered (its path and network namespace), else NULL */
 void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
-			const struct rpc_request *req, int status, enum lres result);
+			const struct rpc_request *req, const struct kquery *kq, int status,
+			enum lres result);
 enum recent_path idmapd_recent_path_of(const struct kquery *kq);
 void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args);
 
@@ -312,3 +318,6 @@ struct backend_stats *idmapd_backend_slot(struct idmapd *d, const char *name);
 void idmapd_reply(struct idmapd *d, enum idmapd_op op, struct rpc_request *req, xdrproc_t fn,
 		  const void *res);
 void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args);
+
+/* idmapd-netns.c: the other network namespaces served, for IDMAPD_NAMESPACES */
+void idmapd_handle_namespaces(struct idmapd *d, struct rpc_request *req, XDR *args);

@@ -22,6 +22,8 @@ const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
 	[IDMAPD_STATS] = { IDMAPD_STATS, "stats", RPC_CALLER_ANY, idmapd_handle_stats },
 	[IDMAPD_RELOAD] = { IDMAPD_RELOAD, "reload", RPC_CALLER_ROOT, idmapd_handle_reload },
 	[IDMAPD_RECENT] = { IDMAPD_RECENT, "recent", RPC_CALLER_ROOT, idmapd_handle_recent },
+	[IDMAPD_NAMESPACES] = { IDMAPD_NAMESPACES, "namespaces", RPC_CALLER_ANY,
+				idmapd_handle_namespaces },
 };
 
 static void idmapd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
@@ -150,6 +152,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	kpaths_set_ns_match(d.kpaths, idmapd_ns_match);
+	d.kpaths_namespaces = d.set.kernel.namespaces;
 	/* what the last run knew, still fresh: the first minutes are not a backend storm */
 	d.snapshot_fp = idmapd_snapshot_fingerprint(d.ctx);
 	(void)idmapd_snapshot_load(&d);

@@ -1,5 +1,6 @@
 /* nfskeys doctor: the kernel side.  Who holds knfsd's and rpc_pipefs' idmap channels (a
- * second reader steals upcalls), and how much of each user's key quota is left. */
+ * second reader steals upcalls), how much of each user's key quota is left, and whether
+ * CIFS upcalls can run in a container's namespaces. */
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -251,4 +252,43 @@ void check_quotas(struct doctor *d)
 	fclose(f);
 	if (!users)
 		finding(d, "quota", "keys", ST_INFO, NULL, "%s lists no users", path);
+}
+
+/* ---------------------------------------------------------------- CIFS in containers */
+
+/* The CIFS mount option upcall_target=app (Linux 6.13) runs a mount's cifs.spnego and
+ * cifs.idmap upcalls in the namespaces of the process that mounted, a container's; before
+ * it they always run in the host's, where the credential caches are the host's. */
+void check_cifs_upcall_target(struct doctor *d)
+{
+	char path[PATH_MAX], rel[128] = "";
+	unsigned major = 0, minor = 0;
+	FILE *f;
+
+	rooted(d, "/proc/sys/kernel/osrelease", path, sizeof(path));
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(rel, sizeof(rel), f))
+			rel[0] = '\0';
+		rel[strcspn(rel, "\n")] = '\0';
+		fclose(f);
+	}
+	if (sscanf(rel, "%u.%u", &major, &minor) != 2) {
+		finding(d, "kernel", "cifs upcall_target", ST_INFO, NULL,
+			"cannot read the kernel's release from %s: whether a container's CIFS "
+			"upcalls can run in its own namespaces is not known", path);
+		return;
+	}
+	if (major > 6 || (major == 6 && minor >= 13))
+		finding(d, "kernel", "cifs upcall_target", ST_OK, NULL,
+			"Linux %s has the CIFS mount option upcall_target=app: a container's CIFS "
+			"mount made with it has its cifs.spnego (Kerberos) and cifs.idmap upcalls run "
+			"in the container's namespaces, with its credential caches", rel);
+	else
+		finding(d, "kernel", "cifs upcall_target", ST_INFO,
+			"a 6.13 or later kernel, and upcall_target=app on the container's CIFS mounts",
+			"Linux %s predates the CIFS mount option upcall_target= (6.13): cifs.spnego "
+			"and cifs.idmap upcalls always run in the host's namespaces, so a container's "
+			"CIFS Kerberos mount gets the host's credential cache namespace, not the "
+			"container's", rel);
 }

@@ -5,7 +5,7 @@
 # the kernel's formats (doc/KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 54
+plan 56
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -153,6 +153,14 @@ check_eq "recent: a negative answer is recorded as such" "nfsd-nametoid=" \
 	"$(rj nosuch@example.test name-to-uid | tr ' ' '\n' | grep nfsd)"
 out=$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd recent name-to-uid alice@example.test 2>&1)
 check_contains "recent KIND KEY: the socket caller is named by pid and uid" "socket        (pid " "$out"
+# the daemon's own pipes are no other network namespace's: netns null, no net:[...] shown
+# (a container's pipe names its namespace: tests/kernel/)
+check_eq "recent --json: every record has netns, null for the daemon's own pipe and the rest" \
+	"ok" "$(python3 -c "
+import json; d = json.load(open('$T_TMP/recent.json'))
+print('ok' if d and all('netns' in e and e['netns'] is None for e in d) else d)" 2>&1)"
+check_contains "recent: the daemon's own client pipe with no namespace named" \
+	"client-pipe   name-to-uid alice@example.test -> 2001" "$out"
 out=$("$NFSKEYS" -c "$IDMAPD_CONF" idmap explain alice@example.test 2>&1)
 check_contains "explain says which kernel path asked" "nfsd-nametoid name-to-uid alice@example.test -> 2001" "$out"
 t_ou_load
