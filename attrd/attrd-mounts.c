@@ -14,7 +14,8 @@
  * when that job is done; a change for a server whose job runs is applied after it. */
 /* Here: what is wanted, apply and the life cycle; the workers are in attrd-mounts-jobs.c,
  * the server of a mount and the choice of jobs in attrd-mounts-servers.c, the kernel side
- * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
+ * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c, the table of entries
+ * in attrd-mounts-table.c. */
 #include <grp.h>
 #include <libmount.h>
 #include <stdio.h>
@@ -22,7 +23,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attrd-mounts.h"
@@ -34,62 +34,6 @@
 #include "time-util.h"
 
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
-
-void mounts_entry_done(struct mentry *e)
-{
-	free(e->target);
-	free(e->server);
-	free(e->source);
-	free(e->fstype);
-	free(e->options);
-	free(e->applied);
-	free(e->base);
-	free(e->parent_mp);
-	free(e->ids);
-	free(e->error);
-	free(e->blocked);
-	free(e->handles);
-	free(e->setters);
-}
-
-void mounts_set_str(char **p, const char *v)
-{
-	char *n = v ? strdup(v) : NULL;
-
-	if (v && !n)
-		return; /* keep the old text rather than lose it */
-	free(*p);
-	*p = n;
-}
-
-struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (!m->v[i].orphan && streq(m->v[i].target, target))
-			return &m->v[i];
-	return NULL;
-}
-
-struct mentry *mounts_orphan_find(struct attrd_mounts *m, const char *target)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].orphan && streq(m->v[i].target, target))
-			return &m->v[i];
-	return NULL;
-}
-
-struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target)
-{
-	struct mentry *v = realloc(m->v, (m->n + 1) * sizeof(*v));
-
-	if (!v)
-		return NULL;
-	m->v = v;
-	v[m->n] = (struct mentry){ .target = strdup(target), .since = (int64_t)time(NULL) };
-	if (!v[m->n].target)
-		return NULL;
-	return &v[m->n++];
-}
 
 /* ---------------------------------------------------------------- what is wanted */
 
@@ -366,7 +310,7 @@ static bool busy_target(const struct attrd_mounts *m, const char *target)
 
 /* Recompute what is wanted and start a job for each server with work and no worker.
  * Entries a job holds (busy) keep their kernel side until it is back. */
-void mounts_refresh(struct attrd_mounts *m)
+static void mounts_refresh(struct attrd_mounts *m)
 {
 	struct libmnt_table *tb;
 	struct libmnt_iter *it;
@@ -425,6 +369,8 @@ out:
  * (blocked) wait for a change: trying them again gives the same answer. */
 #define RETRY_MAX_SHIFT 5
 
+static void mounts_retry_arm(struct attrd_mounts *m);
+
 static bool retry_wanted(const struct mentry *e)
 {
 	return e->wanted && e->state == MS_FAILED && !e->blocked;
@@ -451,7 +397,7 @@ static void on_retry(struct evloop *loop, struct evtimer *t, void *userdata)
 	mounts_retry_arm(m);
 }
 
-void mounts_retry_arm(struct attrd_mounts *m)
+static void mounts_retry_arm(struct attrd_mounts *m)
 {
 	bool failed = false;
 	int64_t delay;
@@ -470,6 +416,13 @@ void mounts_retry_arm(struct attrd_mounts *m)
 		<< (m->retries < RETRY_MAX_SHIFT ? m->retries : RETRY_MAX_SHIFT);
 	if (evloop_add_timer(m->loop, evloop_now(m->loop) + delay, on_retry, m, &m->retry) < 0)
 		m->retry = NULL; /* out of memory: the next change tries them */
+}
+
+/* A job is back (its entries merged, the table saved): whatever waits gets its job. */
+static void job_back(struct attrd_mounts *m)
+{
+	mounts_refresh(m);
+	mounts_retry_arm(m);
 }
 
 /* A change from outside (policy, mount table, configuration): every server's entries are
@@ -527,6 +480,7 @@ int attrd_mounts_new(struct evloop *loop, const char *state_path, struct attrd_m
 	if (!m)
 		return -ENOMEM;
 	m->loop = loop;
+	m->job_back = job_back;
 	m->state_path = state_path ? strdup(state_path) : NULL;
 	*ret = m;
 	return 0;
