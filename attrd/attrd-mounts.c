@@ -16,7 +16,6 @@
  * the server of a mount and the choice of jobs in attrd-mounts-servers.c, the kernel side
  * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c, the table of entries
  * in attrd-mounts-table.c. */
-#include <grp.h>
 #include <libmount.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -535,29 +534,17 @@ static void check_mount_rights(struct nfskeys_ctx *ctx)
 }
 
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
-			    struct nfskeys_attr_store *store, bool enabled)
+			    struct nfskeys_attr_store *store, bool enabled, bool have_admin,
+			    gid_t admin_gid)
 {
-	const char *g;
 	int64_t v;
 
 	if (!m)
 		return;
 	m->ctx = ctx;
 	m->store = store;
-	/* an admin's policy on someone else's directory passes the owner re-check; the group
-	 * was checked to exist at load (nfskeys-attrd.c) */
-	m->have_admin = false;
-	g = nfskeys_conf_get(ctx, "Attrd", "Admin-Group");
-	if (g && *g) {
-		struct group *gr = getgrnam(g);
-		char *end;
-		unsigned long num = strtoul(g, &end, 10);
-
-		if (gr || (*end == '\0' && end != g)) {
-			m->admin_gid = gr ? gr->gr_gid : (gid_t)num;
-			m->have_admin = true;
-		}
-	}
+	m->have_admin = have_admin;
+	m->admin_gid = admin_gid;
 	/* refused at load (nfskeys-attrd.c) when it does not parse */
 	m->retry_first = conf_get_typed(ctx, "Mounts", "Retry-Interval", &v, NULL, 0) == 0 ?
 				 v * USEC_PER_SEC :

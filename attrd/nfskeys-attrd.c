@@ -172,7 +172,8 @@ static void config_swap(struct attrd *d, struct attrd_config *c)
 	if (d->ldap)
 		attrd_ldap_configure(d->ldap, d->ctx);
 	/* the new store and context (the old ones are freed by the caller) */
-	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts, d->have_admin,
+			       d->admin_gid);
 	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	*c = old;
 }
@@ -294,7 +295,8 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	unsigned interval = attrd_ldap_interval(d->ldap);
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
-	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts, d->have_admin,
+			       d->admin_gid);
 	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
@@ -430,7 +432,8 @@ int main(int argc, char *argv[])
 		r = -ENOMEM;
 		goto out;
 	}
-	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
+	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts, d.have_admin,
+			       d.admin_gid);
 	attrd_wb_configure(d.wb, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,
