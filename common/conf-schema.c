@@ -289,22 +289,6 @@ const char *conf_type_name(const struct conf_key_def *d)
 	return d->type == CONF_DURATION && d->unit_ms == 1 ? "duration-ms" : names[d->type];
 }
 
-/* A size in bytes as the man page writes it: 1M, not 1048576. */
-static void size_text(int64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	while (v >= 1024 && v % 1024 == 0 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%" PRId64, v);
-	else
-		snprintf(buf, len, "%" PRId64 "%c", v, units[u]);
-}
-
 void conf_schema_expect(const struct conf_key_def *d, char *buf, size_t len)
 {
 	char lo[32], hi[32];
@@ -323,8 +307,8 @@ void conf_schema_expect(const struct conf_key_def *d, char *buf, size_t len)
 			 d->min, d->max, d->unit_ms == 1 ? "ms" : "s");
 		break;
 	case CONF_SIZE:
-		size_text(d->min, lo, sizeof(lo));
-		size_text(d->max, hi, sizeof(hi));
+		units_size_text((uint64_t)d->min, lo, sizeof(lo));
+		units_size_text((uint64_t)d->max, hi, sizeof(hi));
 		snprintf(buf, len, "a size from %s to %s (bytes, optionally with K, M, G or T)",
 			 lo, hi);
 		break;
@@ -475,8 +459,8 @@ void conf_schema_print(FILE *f, const char *sections)
 		else if (d->type == CONF_SIZE) {
 			char lo[32], hi[32];
 
-			size_text(d->min, lo, sizeof(lo));
-			size_text(d->max, hi, sizeof(hi));
+			units_size_text((uint64_t)d->min, lo, sizeof(lo));
+			units_size_text((uint64_t)d->max, hi, sizeof(hi));
 			snprintf(bounds, sizeof(bounds), " %s..%s", lo, hi);
 		}
 		fprintf(f, "%-42s %s%s\n    default: %s; %s\n", name, conf_type_name(d), bounds,
