@@ -3,16 +3,16 @@
 #
 # Where things run: one private network namespace (its own loopback; the DC listens on
 # 127.0.0.2, nothing reaches the host's network or its ports), and two private mount
-# namespaces in it, the DC's and the member's.  In each, /etc/hosts and /etc/resolv.conf
-# are the test's own files (the names resolve through the DC's DNS, which the member's
-# idmap ad backend needs: it finds its DC by SRV records) and /run is a tmpfs with
-# /run/samba bound to a directory of the test: libwbclient has the winbindd socket
-# directory /run/samba/winbindd compiled in and reads no setting for it (its environment
-# variable is honoured only under Samba's own nss_wrapper selftest), so a private mount
-# is the only way to give the DC's smbd and the member's wbinfo each their own winbindd
-# without touching the host's.  All state is under $T_TMP/samba-ad.
+# namespaces in it, the DC's and the member's.  In each, /etc/hosts, /etc/resolv.conf
+# and /var/log/samba are the test's own (the names resolve through the DC's DNS, which
+# the member's idmap ad backend needs: it finds its DC by SRV records), and /run is a
+# tmpfs with /run/samba bound to a directory of the test: libwbclient has the winbindd
+# socket directory /run/samba/winbindd compiled in and reads no setting for it (its
+# environment variable is honoured only under Samba's own nss_wrapper selftest), so a
+# private mount is the only way to give the DC's smbd and the member's wbinfo each their
+# own winbindd without touching the host's.  All state is under $T_TMP/samba-ad.
 #
-# Provisioning takes 10-20 s here, so the first test provisions a template (the DC and
+# Provisioning takes 10 to 35 s here, so the first test provisions a template (the DC and
 # the accounts below) in $top_builddir/tests/samba-ad-template and later ones copy it;
 # it is made again when Samba's version or this file changes.
 #
@@ -94,10 +94,14 @@ _samba_ns_hold() {
 	t_wait_for "test -s $_ready" 10 || { cat "$_ready.log" >&2; return 1; }
 }
 
-# Mount setup of a namespace: its own /etc/hosts, /etc/resolv.conf and /run/samba ($1).
+# Mount setup of a namespace: its own /etc/hosts, /etc/resolv.conf, /run/samba ($1) and
+# /var/log/samba ($2: samba-dcerpcd and its rpcd_* workers, which winbindd starts, log
+# there whatever "log file" says).
 _samba_ns_mounts() {
+	mkdir -p "$2"
 	echo "mount --bind $SAMBA_AD_DIR/hosts /etc/hosts &&" \
 		"mount --bind $SAMBA_AD_DIR/resolv.conf /etc/resolv.conf &&" \
+		"{ ! [ -d /var/log/samba ] || mount --bind $2 /var/log/samba; } &&" \
 		"mount -t tmpfs -o mode=0755 nfskeys-test /run && mkdir /run/samba &&" \
 		"mount --bind $1 /run/samba"
 }
@@ -202,7 +206,7 @@ t_samba_ad_start() {
 	printf 'nameserver %s\n' "$SAMBA_AD_IP" >"$SAMBA_AD_DIR/resolv.conf"
 	_samba_ns_hold "$SAMBA_AD_DIR/ns-dc.ready" \
 		"ip link set lo up && ip addr add $SAMBA_AD_IP/8 dev lo &&
-		 ip addr add 127.0.0.3/8 dev lo && $(_samba_ns_mounts "$_dc/run")" \
+		 ip addr add 127.0.0.3/8 dev lo && $(_samba_ns_mounts "$_dc/run" "$_dc/varlog")" \
 		unshare --net --mount --propagation private ||
 		skip_all "cannot set up the namespaces (log above)"
 	SAMBA_AD_NS_PID=$_hold_pid
@@ -288,7 +292,7 @@ EOF
 	cp "$_m/smb.conf.base" "$_m/smb.conf"
 	(umask 077; printf 'username = Administrator\npassword = %s\ndomain = %s\n' \
 		"$(cat "$SAMBA_AD_ADMINPW_FILE")" "$SAMBA_AD_DOMAIN" >"$_m/auth")
-	_samba_ns_hold "$_m/ns.ready" "$(_samba_ns_mounts "$_m/run")" \
+	_samba_ns_hold "$_m/ns.ready" "$(_samba_ns_mounts "$_m/run" "$_m/varlog")" \
 		nsenter -t "$SAMBA_AD_NS_PID" --net unshare --mount --propagation private || return 1
 	SAMBA_MEMBER_NS_PID=$_hold_pid
 	if ! _samba_member net ads join -s "$_m/smb.conf" -A "$_m/auth" --no-dns-updates \
