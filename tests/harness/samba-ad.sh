@@ -42,6 +42,9 @@
 #                           type, uid, gid or both; a SID's uid is the id of type uid or
 #                           both, as --sid-to-uid answers (each of those is a wbinfo run,
 #                           some 40 ms here, one per SID and kind).
+#   t_wbinfo_sids uID|gID...  winbind's SID of each uid (u2000) or gid (g2000): lines
+#                           "uID SID", SID "unmapped" when winbind has none (one wbinfo
+#                           --unix-ids-to-sids; --uid-to-sid takes no id above 2^31-1)
 #   t_samba_ad_stop         stop everything (registered with t_on_exit)
 #
 # The accounts (RFC 2307 attributes as the DC stores them; AD's uidNumber and gidNumber
@@ -326,6 +329,14 @@ t_wbinfo_ids() {
 		$3 == "gid" { print $1, "unmapped", u32($4); next }
 		$3 == "uid/gid" { print $1, u32($4), u32($4); next }
 		{ print "unexpected wbinfo output: " $0 > "/dev/stderr" }'
+}
+
+t_wbinfo_sids() {
+	printf '%s\n' "$@" >"$SAMBA_MEMBER_DIR/ids.in"
+	t_wbinfo --unix-ids-to-sids "$(echo "$@" | tr ' ' ,)" >"$SAMBA_MEMBER_DIR/ids.out" || return 1
+	[ "$(wc -l <"$SAMBA_MEMBER_DIR/ids.out")" = $# ] ||
+		{ echo "wbinfo --unix-ids-to-sids: not one line per id" >&2; return 1; }
+	paste -d ' ' "$SAMBA_MEMBER_DIR/ids.in" "$SAMBA_MEMBER_DIR/ids.out" | sed 's/NOT MAPPED$/unmapped/'
 }
 
 t_samba_winbind_start() {

@@ -6,10 +6,13 @@
 # winbind's rid backend is compared with `nfskeys idmap sid [--group]` under the same
 # fixed range in [SID] ("S-1-5-21-A-B-C = MIN - MAX").  Two ranges: one whose ids cross
 # 2^31 (RID 1000 is id 2^31) and end at the highest RID of the test's accounts (the next
-# RID is out of range in both), and an ordinary one.
+# RID is out of range in both), and an ordinary one.  Back the other way, the uids and gids
+# of the range (and the ids next to it) to SIDs: `wbinfo --unix-ids-to-sids` against
+# `nfskeys idmap sid [--group] ID`.
 # Not compared, and said so (SKIP): the SIDs winbind maps through its default backend
-# (tdb: ids handed out in order of first use; nfskeys maps no well-known SID), and the
-# autorid and ad backends, which nfskeys has no equivalent of yet: what winbind answers
+# (tdb: ids handed out in order of first use; nfskeys maps no well-known SID), ids outside
+# every range (nfskeys answers Samba's Unix SIDs S-1-22-1-N and S-1-22-2-N, as smbd does;
+# winbind only those it has met), and the autorid and ad backends, which nfskeys has no equivalent of yet: what winbind answers
 # under them is printed.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/samba-ad.sh"
@@ -18,7 +21,7 @@ t0=$(date +%s)
 t_samba_ad_start || fail_all "the Samba DC did not start (log above)"
 t1=$(date +%s)
 t_samba_member_join || fail_all "net ads join of the member failed (log above)"
-plan 15
+plan 19
 diag "DC up in $((t1 - t0)) s, member joined in $(($(date +%s) - t1)) s"
 DOM=$SAMBA_AD_SID
 
@@ -34,6 +37,15 @@ DOM=$SAMBA_AD_SID
 n_sids=$(wc -l <"$T_TMP/sids")
 n_dom=$(grep -c "^$DOM-" "$T_TMP/sids")
 diag "$n_sids SIDs, $n_dom of them the domain's ($DOM)"
+
+# nfskeys's SIDs for ids (uid, or gid with --group): "ID SID" lines, "ID unmapped"
+nk_sids() {
+	_conf=$1
+	shift
+	"$NFSKEYS" -c "$_conf" idmap sid "$@" 2>"$T_TMP/nk.err" | awk '$2 == "->" { print $1, $3 }'
+	sed -n 's/^nfskeys: idmap sid: \([^:]*\): no mapping.*/\1 unmapped/p' "$T_TMP/nk.err"
+	grep -v ': no mapping (see' "$T_TMP/nk.err" >&2
+}
 
 # nfskeys's answers for every SID, one kind (uid, or gid with --group): "SID ID" lines,
 # "SID unmapped" for those it has no mapping for
@@ -78,6 +90,20 @@ EOF
 	     { print $1, $2, wu[$1], nu[$1], wg[$1], ng[$1] }' \
 		"$T_TMP/$name.nk-uid" "$T_TMP/$name.nk-gid" "$T_TMP/$name.wb-ids" "$T_TMP/sids" \
 		>"$T_TMP/$name.table"
+	# back: the ids winbind gave the domain's SIDs, and the ids just outside the range
+	ids=$( (awk '$3 ~ /^[0-9]+$/ { print $3 }' "$T_TMP/$name.table"; echo $((low - 1)) $((high + 1))) |
+		tr ' ' '\n' | sort -nu)
+	# shellcheck disable=SC2086
+	{
+		t_wbinfo_sids $(for i in $ids; do echo "u$i"; done)
+		t_wbinfo_sids $(for i in $ids; do echo "g$i"; done)
+	} | sort >"$T_TMP/$name.wb-sids"
+	# shellcheck disable=SC2086
+	{
+		nk_sids "$T_TMP/$name.conf" $ids | sed 's/^/u/'
+		nk_sids "$T_TMP/$name.conf" --group $ids | sed 's/^/g/'
+	} | sort >"$T_TMP/$name.nk-sids"
+	join "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" >"$T_TMP/$name.back"
 	_t2=$(date +%s)
 	t_samba_winbind_stop
 	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s, stopped in $(($(date +%s) - _t2)) s"
@@ -95,6 +121,25 @@ check_agree() {
 		diag "SID KIND winbind-uid nfskeys-uid winbind-gid nfskeys-gid"
 		sed 's/^/# /' "$T_TMP/diff"
 	fi
+}
+
+# ids -> SIDs: those of the range agree; outside every range nfskeys answers Samba's Unix
+# SIDs (what smbd gives such ids), winbind none
+check_back() {
+	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i >= l && i <= h' "$T_TMP/$name.back" >"$T_TMP/sel"
+	n=$(wc -l <"$T_TMP/sel")
+	awk '$2 != $3' "$T_TMP/sel" >"$T_TMP/diff"
+	if [ "$n" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
+		ok "$name: uids and gids of the range -> the same SIDs ($n ids)"
+	else
+		not_ok "$name: uids and gids of the range -> the same SIDs ($n ids)"
+		diag "ID winbind-SID nfskeys-SID"
+		sed 's/^/# /' "$T_TMP/diff"
+	fi
+	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i < l || i > h' "$T_TMP/$name.back" |
+		sed 's/^/# outside the range: ID winbind nfskeys: /'
+	skip "$name: ids outside the range: nfskeys gives Samba's Unix SIDs S-1-22-1-ID" \
+		"and S-1-22-2-ID (as smbd does), winbind none"
 }
 
 # the SIDs winbind maps through its default backend (ids 5000-9999 handed out in order)
@@ -126,6 +171,7 @@ check_eq "$name: the RIDs past the range (the member's account): unmapped for bo
 		"$T_TMP/$name.table" | sort -u)"
 check_agree "BUILTIN, Unix and unknown-domain SIDs" \
 	"\$1 ~ /^S-1-5-32-/ || \$2 == \"unix\" || \$2 == \"foreign\""
+check_back
 report_allocated
 
 name=rid-100k
@@ -134,6 +180,7 @@ check_agree "the domain's users and computers" "\$2 == \"user\" && \$1 ~ /^$DOM-
 check_agree "the domain's groups" "\$2 == \"group\" && \$1 ~ /^$DOM-/"
 check_agree "BUILTIN, Unix and unknown-domain SIDs" \
 	"\$1 ~ /^S-1-5-32-/ || \$2 == \"unix\" || \$2 == \"foreign\""
+check_back
 report_allocated
 
 # autorid and ad: winbind's answers for the domain's accounts, for the record.
