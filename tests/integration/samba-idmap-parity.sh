@@ -2,18 +2,19 @@
 # nfskeys's SID -> uid/gid mapping against winbind's, on a real Samba AD domain (a DC and a
 # member server running winbindd, tests/harness/samba-ad.sh).  For every user, computer
 # and group of the DC, BUILTIN's groups, the well-known SIDs, Unix SIDs (S-1-22-1-N,
-# S-1-22-2-N) and a domain the DC does not know, `wbinfo --sid-to-uid/--sid-to-gid` under
-# winbind's rid backend is compared with `nfskeys idmap sid [--group]` under the same
-# fixed range in [SID] ("S-1-5-21-A-B-C = MIN - MAX").  Two ranges: one whose ids cross
-# 2^31 (RID 1000 is id 2^31) and end at the highest RID of the test's accounts (the next
-# RID is out of range in both), and an ordinary one.  Back the other way, the uids and gids
-# of the range (and the ids next to it) to SIDs: `wbinfo --unix-ids-to-sids` against
-# `nfskeys idmap sid [--group] ID`.
+# S-1-22-2-N) and a domain the DC does not know, winbind's uid and gid under its rid
+# backend (`wbinfo --sids-to-unix-ids`: what --sid-to-uid and --sid-to-gid answer, in one
+# call) is compared with `nfskeys idmap sid [--group]` under the same fixed range in [SID]
+# ("S-1-5-21-A-B-C = MIN - MAX").  Two ranges: one whose ids cross 2^31 (RID 1000 is id
+# 2^31) and end at the highest RID of the test's accounts (the next RID is out of range in
+# both), and an ordinary one.  Back the other way, the uids and gids of the range (and the
+# ids next to it) to SIDs: `wbinfo --unix-ids-to-sids` against `nfskeys idmap sid
+# [--group] ID`.
 # Not compared, and said so (SKIP): the SIDs winbind maps through its default backend
 # (tdb: ids handed out in order of first use; nfskeys maps no well-known SID), ids outside
 # every range (nfskeys answers Samba's Unix SIDs S-1-22-1-N and S-1-22-2-N, as smbd does;
-# winbind only those it has met), and the autorid and ad backends, which nfskeys has no equivalent of yet: what winbind answers
-# under them is printed.
+# winbind only those it has met), and the autorid and ad backends, which nfskeys has no
+# equivalent of yet: what winbind answers under them is printed.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/samba-ad.sh"
 
