@@ -80,9 +80,11 @@ _samba_ad_tools() {
 	PATH="$PATH:/usr/sbin:/sbin"
 	for _t in samba samba-tool ldbsearch net winbindd wbinfo unshare nsenter ip; do
 		command -v "$_t" >/dev/null 2>&1 ||
-			skip_all "$_t not installed (samba-ad-dc samba-ad-provision winbind ldb-tools iproute2)"
+			skip_all "$_t not installed" \
+				"(samba-ad-dc samba-ad-provision winbind ldb-tools iproute2)"
 	done
-	[ -d /usr/share/samba/setup ] || skip_all "samba-ad-provision not installed (provisioning data)"
+	[ -d /usr/share/samba/setup ] ||
+		skip_all "samba-ad-provision not installed (provisioning data)"
 }
 
 # A namespace holder: sh sets the namespace up, says so, and becomes a sleep whose pid
@@ -145,7 +147,8 @@ _samba_ad_provision() {
 	_samba_ad_account_list | while read -r _kind _name _uid _gid; do
 		_o=
 		if [ "$_kind" = user ]; then
-			[ "$_uid" != - ] && _o="--uid-number=$_uid --gid-number=$_gid --unix-home=/home/$_name --login-shell=/bin/sh --nis-domain=nfskeys"
+			[ "$_uid" != - ] && _o="--uid-number=$_uid --gid-number=$_gid
+				--unix-home=/home/$_name --login-shell=/bin/sh --nis-domain=nfskeys"
 			# shellcheck disable=SC2086
 			TDB_NO_FSYNC=1 samba-tool user add "$_name" --random-password $_o \
 				-s "$_tpl/etc/smb.conf" -H "$_tpl/private/sam.ldb" || exit 1
@@ -191,7 +194,8 @@ _samba_ad_template() {
 t_samba_ad_start() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root (samba, network and mount namespaces)"
 	_samba_ad_tools
-	unshare --net --mount true 2>/dev/null || skip_all "cannot make network and mount namespaces here"
+	unshare --net --mount true 2>/dev/null ||
+		skip_all "cannot make network and mount namespaces here"
 	_samba_ad_template || skip_all "samba-tool domain provision failed (log above)"
 	SAMBA_AD_DIR="$T_TMP/samba-ad"
 	mkdir -p "$SAMBA_AD_DIR" && chmod 700 "$SAMBA_AD_DIR"
@@ -204,8 +208,8 @@ t_samba_ad_start() {
 	SAMBA_AD_ADMINPW_FILE="$_dc/adminpw"
 	SAMBA_AD_ACCOUNTS="$_dc/accounts"
 	SAMBA_AD_SID=$(awk 'NR == 1 { sub(/-[0-9]+$/, "", $3); print $3 }' "$SAMBA_AD_ACCOUNTS")
-	printf '127.0.0.1\tlocalhost\n%s\tdc1.nfskeys.test dc1\n127.0.0.3\tmember1.nfskeys.test member1\n' \
-		"$SAMBA_AD_IP" >"$SAMBA_AD_DIR/hosts"
+	printf '127.0.0.1\tlocalhost\n%s\tdc1.nfskeys.test dc1\n%s\tmember1.nfskeys.test member1\n' \
+		"$SAMBA_AD_IP" 127.0.0.3 >"$SAMBA_AD_DIR/hosts"
 	printf 'nameserver %s\n' "$SAMBA_AD_IP" >"$SAMBA_AD_DIR/resolv.conf"
 	_samba_ns_hold "$SAMBA_AD_DIR/ns-dc.ready" \
 		"ip link set lo up && ip addr add $SAMBA_AD_IP/8 dev lo &&
@@ -217,13 +221,14 @@ t_samba_ad_start() {
 	nsenter -t "$SAMBA_AD_NS_PID" --net --mount samba -i -s "$SAMBA_AD_CONF" \
 		>"$SAMBA_AD_DIR/samba.log" 2>&1 </dev/null &
 	SAMBA_AD_PID=$!
-	# LDAP, Kerberos (for the join), the DC's own winbindd (its smbd maps sessions through
-	# it) and DNS (SRV records of the DC)
+	# LDAP, the DC's own winbindd (its smbd maps sessions through it), Kerberos (for the
+	# join) and DNS (the SRV records of the DC), on TCP
 	if ! t_wait_for "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
 			grep -q dnsHostName &&
 		nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p &&
-		t_samba_ad_net python3 -c 'import socket; socket.create_connection((\"$SAMBA_AD_IP\", 88), 1)' &&
-		nsenter -t $SAMBA_AD_NS_PID --net --mount getent hosts dc1.nfskeys.test" 30; then
+		t_samba_ad_net python3 -c \
+			'import socket; [socket.create_connection((\"$SAMBA_AD_IP\", p), 1) for p in (88, 53)]'" \
+		30; then
 		tail -n 20 "$SAMBA_AD_DIR/samba.log" >&2
 		return 1
 	fi
@@ -310,8 +315,10 @@ EOF
 }
 
 _samba_member() {
-	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
-		KRB5CCNAME="FILE:$SAMBA_MEMBER_DIR/ccache" "$@"
+	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount \
+		env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
+		KRB5CCNAME="FILE:$SAMBA_MEMBER_DIR/ccache" \
+		"$@"
 }
 
 t_wbinfo() {
@@ -336,7 +343,8 @@ t_wbinfo_sids() {
 	t_wbinfo --unix-ids-to-sids "$(echo "$@" | tr ' ' ,)" >"$SAMBA_MEMBER_DIR/ids.out" || return 1
 	[ "$(wc -l <"$SAMBA_MEMBER_DIR/ids.out")" = $# ] ||
 		{ echo "wbinfo --unix-ids-to-sids: not one line per id" >&2; return 1; }
-	paste -d ' ' "$SAMBA_MEMBER_DIR/ids.in" "$SAMBA_MEMBER_DIR/ids.out" | sed 's/NOT MAPPED$/unmapped/'
+	paste -d ' ' "$SAMBA_MEMBER_DIR/ids.in" "$SAMBA_MEMBER_DIR/ids.out" |
+		sed 's/NOT MAPPED$/unmapped/'
 }
 
 t_samba_winbind_start() {

@@ -65,9 +65,12 @@ nk_ids() {
 # $T_TMP/NAME.table: "SID KIND WB_UID NK_UID WB_GID NK_GID".
 rid_run() {
 	name=$1 low=$2 high=$3
-	printf '\tidmap config * : backend = tdb\n\tidmap config * : range = 5000-9999\n' >"$T_TMP/$name.wb"
-	printf '\tidmap config %s : backend = rid\n\tidmap config %s : range = %s-%s\n' \
-		"$SAMBA_AD_DOMAIN" "$SAMBA_AD_DOMAIN" "$low" "$high" >>"$T_TMP/$name.wb"
+	cat >"$T_TMP/$name.wb" <<EOF
+	idmap config * : backend = tdb
+	idmap config * : range = 5000-9999
+	idmap config $SAMBA_AD_DOMAIN : backend = rid
+	idmap config $SAMBA_AD_DOMAIN : range = $low-$high
+EOF
 	cat >"$T_TMP/$name.conf" <<EOF
 [General]
 Domain = nfskeys.test
@@ -79,7 +82,8 @@ State-File = $T_TMP/$name.slices
 $DOM = $low - $high
 EOF
 	_t0=$(date +%s)
-	t_samba_winbind_start "$T_TMP/$name.wb" || fail_all "winbindd did not start with the rid backend"
+	t_samba_winbind_start "$T_TMP/$name.wb" ||
+		fail_all "winbindd did not start with the rid backend"
 	_t1=$(date +%s)
 	nk_ids "$T_TMP/$name.conf" >"$T_TMP/$name.nk-uid"
 	nk_ids "$T_TMP/$name.conf" --group >"$T_TMP/$name.nk-gid"
@@ -92,8 +96,8 @@ EOF
 		"$T_TMP/$name.nk-uid" "$T_TMP/$name.nk-gid" "$T_TMP/$name.wb-ids" "$T_TMP/sids" \
 		>"$T_TMP/$name.table"
 	# back: the ids winbind gave the domain's SIDs, and the ids just outside the range
-	ids=$( (awk '$3 ~ /^[0-9]+$/ { print $3 }' "$T_TMP/$name.table"; echo $((low - 1)) $((high + 1))) |
-		tr ' ' '\n' | sort -nu)
+	ids=$( (awk '$3 ~ /^[0-9]+$/ { print $3 }' "$T_TMP/$name.table"
+		echo $((low - 1)) $((high + 1))) | tr ' ' '\n' | sort -nu)
 	# shellcheck disable=SC2086
 	{
 		t_wbinfo_sids $(for i in $ids; do echo "u$i"; done)
@@ -107,7 +111,8 @@ EOF
 	join "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" >"$T_TMP/$name.back"
 	_t2=$(date +%s)
 	t_samba_winbind_stop
-	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s, stopped in $(($(date +%s) - _t2)) s"
+	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s, \
+stopped in $(($(date +%s) - _t2)) s"
 }
 
 # check_agree DESCRIPTION FILTER(awk condition on the table's fields)
@@ -127,7 +132,8 @@ check_agree() {
 # ids -> SIDs: those of the range agree; outside every range nfskeys answers Samba's Unix
 # SIDs (what smbd gives such ids), winbind none
 check_back() {
-	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i >= l && i <= h' "$T_TMP/$name.back" >"$T_TMP/sel"
+	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i >= l && i <= h' \
+		"$T_TMP/$name.back" >"$T_TMP/sel"
 	n=$(wc -l <"$T_TMP/sel")
 	awk '$2 != $3' "$T_TMP/sel" >"$T_TMP/diff"
 	if [ "$n" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
@@ -145,9 +151,10 @@ check_back() {
 
 # the SIDs winbind maps through its default backend (ids 5000-9999 handed out in order)
 report_allocated() {
-	awk '$3 ~ /^[0-9]+$/ && $3 >= 5000 && $3 <= 9999 || $5 ~ /^[0-9]+$/ && $5 >= 5000 && $5 <= 9999' \
-		"$T_TMP/$name.table" >"$T_TMP/$name.alloc"
-	diag "$name: winbind's default backend (tdb, in order of first use) gave these; nfskeys: unmapped"
+	awk 'function alloc(v) { return v ~ /^[0-9]+$/ && v >= 5000 && v <= 9999 }
+	     alloc($3) || alloc($5)' "$T_TMP/$name.table" >"$T_TMP/$name.alloc"
+	diag "$name: winbind's default backend (tdb, in order of first use) gave these; \
+nfskeys: unmapped"
 	awk '{ print "# ", $1, "uid", $3, "gid", $5, "nfskeys", $4, $6 }' "$T_TMP/$name.alloc"
 	skip "$name: $(wc -l <"$T_TMP/$name.alloc") well-known SIDs: nfskeys maps no well-known SID" \
 		"(winbind allocates them from its default range)"
@@ -156,19 +163,23 @@ report_allocated() {
 # Crossing 2^31: RID 1000 (the DC's own account) is 2147483648; the range ends at the
 # highest RID of the accounts the test made, so the next RID (the member's, joined later)
 # is out of range for both.
-last_rid=$(awk '{ n = split($3, a, "-"); if (a[n] > m) m = a[n] } END { print m }' "$SAMBA_AD_ACCOUNTS")
+last_rid=$(awk '{ n = split($3, a, "-"); if (a[n] > m) m = a[n] } END { print m }' \
+	"$SAMBA_AD_ACCOUNTS")
 name=rid-2g
 rid_run "$name" 2147482648 $((2147482648 + last_rid))
 check_agree "the domain's users" "\$2 == \"user\" && \$1 ~ /^$DOM-/"
 check_agree "the domain's groups" "\$2 == \"group\" && \$1 ~ /^$DOM-/"
-check_eq "$name: RID 1000 is 2^31 for both" "$DOM-1000 user 2147483648 2147483648 2147483648 2147483648" \
+check_eq "$name: RID 1000 is 2^31 for both" \
+	"$DOM-1000 user 2147483648 2147483648 2147483648 2147483648" \
 	"$(grep "^$DOM-1000 " "$T_TMP/$name.table")"
 end=$((2147482648 + last_rid))
 check_eq "$name: the last RID of the range ($DOM-$last_rid) is its end, $end, for both" \
-	"$end $end $end $end" "$(awk -v s="$DOM-$last_rid" '$1 == s { print $3, $4, $5, $6 }' "$T_TMP/$name.table")"
+	"$end $end $end $end" \
+	"$(awk -v s="$DOM-$last_rid" '$1 == s { print $3, $4, $5, $6 }' "$T_TMP/$name.table")"
 check_eq "$name: the RIDs past the range (the member's account): unmapped for both" \
 	"unmapped unmapped unmapped unmapped" \
-	"$(awk -v d="$DOM-" -v l="$last_rid" 'index($1, d) == 1 && substr($1, length(d) + 1) + 0 > l { print $3, $4, $5, $6 }' \
+	"$(awk -v d="$DOM-" -v l="$last_rid" '
+		index($1, d) == 1 && substr($1, length(d) + 1) + 0 > l { print $3, $4, $5, $6 }' \
 		"$T_TMP/$name.table" | sort -u)"
 check_agree "BUILTIN, Unix and unknown-domain SIDs" \
 	"\$1 ~ /^S-1-5-32-/ || \$2 == \"unix\" || \$2 == \"foreign\""
@@ -187,20 +198,28 @@ report_allocated
 # autorid and ad: winbind's answers for the domain's accounts, for the record.
 for b in autorid ad; do
 	if [ $b = autorid ]; then
-		printf '\tidmap config * : backend = autorid\n\tidmap config * : range = 1000000-19999999\n\tidmap config * : rangesize = 1000000\n' \
-			>"$T_TMP/$b.wb"
+		cat >"$T_TMP/$b.wb" <<EOF
+	idmap config * : backend = autorid
+	idmap config * : range = 1000000-19999999
+	idmap config * : rangesize = 1000000
+EOF
 	else
 		# ad's range takes in uidNumber 10001 and the 3000000000 the DC stores as -1294967296
-		printf '\tidmap config * : backend = tdb\n\tidmap config * : range = 5000-9999\n' >"$T_TMP/$b.wb"
-		printf '\tidmap config %s : backend = ad\n\tidmap config %s : schema_mode = rfc2307\n\tidmap config %s : range = 10000-3999999999\n' \
-			"$SAMBA_AD_DOMAIN" "$SAMBA_AD_DOMAIN" "$SAMBA_AD_DOMAIN" >>"$T_TMP/$b.wb"
+		cat >"$T_TMP/$b.wb" <<EOF
+	idmap config * : backend = tdb
+	idmap config * : range = 5000-9999
+	idmap config $SAMBA_AD_DOMAIN : backend = ad
+	idmap config $SAMBA_AD_DOMAIN : schema_mode = rfc2307
+	idmap config $SAMBA_AD_DOMAIN : range = 10000-3999999999
+EOF
 	fi
 	t_samba_winbind_start "$T_TMP/$b.wb" || fail_all "winbindd did not start with the $b backend"
 	# shellcheck disable=SC2046
-	t_wbinfo_ids $(awk '{ print $3 }' "$SAMBA_AD_ACCOUNTS") "$DOM-500" "$DOM-513" S-1-1-0 S-1-5-11 \
-		>"$T_TMP/$b.wb-ids"
+	t_wbinfo_ids $(awk '{ print $3 }' "$SAMBA_AD_ACCOUNTS") "$DOM-500" "$DOM-513" \
+		S-1-1-0 S-1-5-11 >"$T_TMP/$b.wb-ids"
 	awk 'FILENAME ~ /wb-ids$/ { u[$1] = $2; g[$1] = $3; next }
-	     { print $1, $2, $3, "uidNumber=" $4, "gidNumber=" $5, "winbind: uid", u[$3], "gid", g[$3]; seen[$3] = 1 }
+	     { print $1, $2, $3, "uidNumber=" $4, "gidNumber=" $5, "winbind: uid", u[$3],
+		     "gid", g[$3]; seen[$3] = 1 }
 	     END { for (s in u) if (!(s in seen)) print s, "winbind: uid", u[s], "gid", g[s] }' \
 		"$T_TMP/$b.wb-ids" "$SAMBA_AD_ACCOUNTS" >"$T_TMP/$b.table"
 	t_samba_winbind_stop
@@ -211,8 +230,10 @@ done
 # the default domain, and ad answers alice's uidNumber
 alice=$(t_samba_ad_sid alice)
 check_eq "reference: autorid maps alice (RID ${alice##*-}) to 2000000 + RID" \
-	"uid $((2000000 + ${alice##*-}))" "$(grep "^alice " "$T_TMP/autorid.table" | awk '{ print $7, $8 }')"
+	"uid $((2000000 + ${alice##*-}))" \
+	"$(grep "^alice " "$T_TMP/autorid.table" | awk '{ print $7, $8 }')"
 check_eq "reference: ad maps alice to her uidNumber" \
 	"uid 10001" "$(grep "^alice " "$T_TMP/ad.table" | awk '{ print $7, $8 }')"
 skip "autorid: nfskeys has no autorid backend yet (winbind's answers above)"
-skip "ad: nfskeys has no backend reading uidNumber/gidNumber by objectSid yet (winbind's answers above)"
+skip "ad: nfskeys has no backend reading uidNumber/gidNumber by objectSid yet" \
+	"(winbind's answers above)"
