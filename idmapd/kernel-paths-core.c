@@ -305,6 +305,9 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 		/* what the last run handed over and this one did not take: gone clients */
 		size_t n = daemon_fdstore_close_rest();
 
+		if (kp->adopted)
+			log(LOG_INFO, "%u descriptors (knfsd's channels, NFS client pipes) handed "
+			    "over by the last run", kp->adopted);
 		if (n)
 			log(LOG_INFO, "%zu handed-over descriptors dropped%s", n,
 			    kp->adopt_pipes ? "" : " (the last run did not stop cleanly)");

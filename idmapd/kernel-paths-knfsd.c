@@ -54,9 +54,7 @@ int kpaths_channel_open(struct kpaths *kp, enum knfsd_channel which, char *err, 
 									   "knfsd-nametoid", 0, NULL);
 	/* the last run's: requests knfsd queued meanwhile are waiting in it */
 	c->fd = kpaths_adopt(kp, name, AT_FDCWD, c->path);
-	if (c->fd >= 0)
-		kp->log(LOG_INFO, "%s: handed over by the last run", c->path);
-	else if ((c->fd = open(c->path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0)
+	if (c->fd < 0 && (c->fd = open(c->path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0)
 		kpaths_store(kp, c->fd, name);
 	if (c->fd < 0) {
 		r = -errno;

@@ -122,6 +122,7 @@ struct kpaths {
 	 * last run stored; handing_over: at stop, close without dropping the store's copies */
 	bool adopt_pipes;   /* the last run stopped cleanly: its pipes hold no read message */
 	bool handing_over;
+	unsigned adopted;   /* descriptors taken back from the last run */
 	struct kpath_stats st[_KPATH_SRC_MAX];
 	unsigned refs; /* the owner's, and one per query out */
 };
