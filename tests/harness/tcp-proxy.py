@@ -8,6 +8,10 @@
 #   refuse      close new connections at once (open ones are closed at their next chunk)
 # Usage: tcp-proxy.py TARGET_HOST TARGET_PORT MODE_FILE PORT_FILE
 # It listens on a free 127.0.0.1 port, writes the port to PORT_FILE and runs until killed.
+# What it did goes to stdout, one line an event, so that a test can tell that a fault was
+# in the path without timing anything: "accept MODE" for each connection it takes (MODE
+# forward, delay, hang or refuse), "delayed" for each chunk it held, "held" for each chunk
+# it keeps back in hang mode, "refused" for each chunk that closed a connection.
 import os
 import socket
 import sys
@@ -31,6 +35,15 @@ def mode():
     return (words[0], 0)
 
 
+lock = threading.Lock()
+
+
+def event(what):
+    with lock:
+        sys.stdout.write(what + "\n")
+        sys.stdout.flush()
+
+
 def close(*socks):
     for s in socks:
         try:
@@ -49,14 +62,17 @@ def pump(src, dst, peer):
             data = src.recv(65536)
             if not data:
                 break
-            while True:
-                m, arg = mode()
-                if m != "hang":
-                    break
+            m, arg = mode()
+            if m == "hang":
+                event("held")
+            while m == "hang":
                 time.sleep(0.05)
+                m, arg = mode()
             if m == "refuse":
+                event("refused")
                 break
             if m == "delay":
+                event("delayed")
                 time.sleep(arg)
             dst.sendall(data)
     except OSError:
@@ -75,6 +91,7 @@ def drain(c):
 
 def serve(c):
     m, _ = mode()
+    event("accept " + m)
     if m == "refuse":
         close(c)
         return
