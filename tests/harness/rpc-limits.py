@@ -50,7 +50,8 @@ def conn(timeout=GUARD):
 
 
 def reply(s):
-    """The reply's accept status, or None when the server closed the connection."""
+    """The reply's accept status, None when the server closed the connection, "hung"
+    when nothing came within GUARD seconds."""
     try:
         mark = s.recv(4, socket.MSG_WAITALL)
         if len(mark) < 4:
@@ -60,6 +61,8 @@ def reply(s):
         return struct.unpack(">I", data[20:24])[0] if len(data) >= 24 else None
     except (ConnectionResetError, BrokenPipeError):
         return None
+    except socket.timeout:
+        return "hung"
 
 
 def closed_by_peer(s, timeout):
