@@ -10,8 +10,10 @@
 # It listens on a free 127.0.0.1 port, writes the port to PORT_FILE and runs until killed.
 # What it did goes to stdout, one line an event, so that a test can tell that a fault was
 # in the path without timing anything: "accept MODE" for each connection it takes (MODE
-# forward, delay, hang or refuse), "delayed" for each chunk it held, "held" for each chunk
-# it keeps back in hang mode, "refused" for each chunk that closed a connection.
+# forward, delay, hang or refuse), "delayed N" for each chunk it holds in delay mode (N:
+# how many chunks it holds at that moment, this one included: searches that overlap),
+# "held" for each chunk it keeps back in hang mode, "refused" for each chunk that closed
+# a connection.
 import os
 import socket
 import sys
@@ -36,6 +38,7 @@ def mode():
 
 
 lock = threading.Lock()
+holding = 0
 
 
 def event(what):
@@ -57,6 +60,7 @@ def close(*socks):
 
 
 def pump(src, dst, peer):
+    global holding
     try:
         while True:
             data = src.recv(65536)
@@ -72,8 +76,13 @@ def pump(src, dst, peer):
                 event("refused")
                 break
             if m == "delay":
-                event("delayed")
+                with lock:
+                    holding += 1
+                    n = holding
+                event("delayed %d" % n)
                 time.sleep(arg)
+                with lock:
+                    holding -= 1
             dst.sendall(data)
     except OSError:
         pass
