@@ -1,13 +1,15 @@
+#!/bin/sh
 # Resource limits of both daemons (nfskeys-idmapd, nfskeys-attrd), each on its own socket:
 # 1000 concurrent clients answered, and another client served while all 1000 still hold
 # their connections; past Max-Clients extra clients are closed at once, counted and logged;
 # a silent client and one stalled mid-record do not hold up others (another client is
 # answered while both are still connected) and, with a short Idle-Timeout, are dropped,
-# counted as idle, no sooner than the timeout by the daemon's own clock; a message of exactly the size cap is answered and one byte more drops
-# the connection; out of descriptors (RLIMIT_NOFILE 64) the daemon neither spins nor dies.
-# No check is a time: the first daemon of each kind has Idle-Timeout 600 s, so nothing is
-# idle-dropped however slow the machine; the waits are hang guards (tests/harness/
-# rpc-limits.py: 120 s), which fail a check only when something hangs.
+# counted as idle, and no sooner than the timeout by the daemon's own clock; a message of
+# exactly the size cap is answered and one byte more drops the connection; out of
+# descriptors (RLIMIT_NOFILE 64) the daemon neither spins nor dies.
+# No check bounds how long anything takes: the first daemon of each kind has Idle-Timeout
+# 600 s, so nothing is idle-dropped however slow the machine, and the waits are hang guards
+# (tests/harness/rpc-limits.py: 120 s) that fail a check only when something hangs.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/faults.sh"
