@@ -106,7 +106,10 @@ fi
 # (No -q: the "ERROR SUMMARY" line at the end is how a finished leak check is recognised.)
 T_DAEMON_WRAPPER=${NFSKEYS_DAEMON_WRAPPER:-}
 T_DAEMON_VALGRIND=
-T_DAEMON_WAIT=10 # seconds a daemon may take to start answering (30 when wrapped)
+# seconds a daemon may take to start answering (30 when wrapped); t_wait_for waits at
+# least T_WAIT_GUARD (120 s) in any case: the figure matters only to callers that use it
+# otherwise
+T_DAEMON_WAIT=10
 if [ -z "$T_DAEMON_WRAPPER" ] && [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
 	T_DAEMON_VALGRIND=1
 	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} \
