@@ -52,24 +52,26 @@ check "daemon starts serving the fake channels and pipefs" t_idmapd_start
 check_contains "start-up line names both kernel paths" \
 	"kernel: knfsd idmap channels in $RPC, NFS client idmap pipes in $PIPEFS" \
 	"$(cat "$T_TMP/idmapd.log")"
+# the daemon writes its answers between now and now_end (whole seconds, this host's clock)
 now=$(date +%s)
 touch "$RPC/go"
 wait $FK
+now_end=$(date +%s)
 sed 's/^/# /' "$T_TMP/out"
 
 line() { awk -v n="$1" '$1 == n { sub(/^[0-9]+ /, ""); print; exit }' "$T_TMP/out"; }
-# "'a b c EXP rest\n'" -> the expiry's offset from now, bucketed: ok when within 5 s of $2
+# in_window EXP TTL: EXP is TTL after some moment between now and now_end
+in_window() { [ -n "$1" ] && [ "$1" -ge $((now + $2)) ] && [ "$1" -le $((now_end + $2)) ]; }
+# exp_ok N FIELD TTL: the expiry in FIELD of answer N is TTL after it was written
 exp_ok() {
-	e=$(line "$1" | awk -v f="$2" '{ sub(/[^0-9].*$/, "", $f); print $f }')
-	[ -n "$e" ] && [ $((e - now - $3)) -ge -5 ] && [ $((e - now - $3)) -le 5 ]
+	in_window "$(line "$1" | awk -v f="$2" '{ sub(/[^0-9].*$/, "", $f); print $f }')" "$3"
 }
 strip_exp() { line "$1" | awk -v f="$2" '{ sub(/^[0-9]+/, "EXP", $f); print }'; }
 # what the daemon wrote unasked to the other channel after command $1 (Prime-Reverse)
 primed() { awk -v n="P$1" '$1 == n { sub(/^P[0-9]+ [a-z]+ /, ""); print; exit }' "$T_TMP/out" |
 	awk '{ sub(/^[0-9]+/, "EXP", $4); print }'; }
 primed_exp_ok() {
-	e=$(primed_raw "$1" | awk '{ sub(/[^0-9].*$/, "", $4); print $4 }')
-	[ -n "$e" ] && [ $((e - now - $2)) -ge -5 ] && [ $((e - now - $2)) -le 5 ]
+	in_window "$(primed_raw "$1" | awk '{ sub(/[^0-9].*$/, "", $4); print $4 }')" "$2"
 }
 primed_raw() { awk -v n="P$1" '$1 == n { sub(/^P[0-9]+ [a-z]+ /, ""); print; exit }' "$T_TMP/out"; }
 
