@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "daemon.h"
 #include "kernel-paths-private.h"
+
+#define PROC_SUPER_MAGIC 0x9fa0 /* linux/magic.h */
 
 void kpaths_store_name(char *buf, size_t size, const char *what, uint64_t ns, const char *clnt)
 {
@@ -28,6 +31,7 @@ static bool same_file(int fd, int dirfd, const char *path)
 {
 	char link[PATH_MAX], self[64];
 	const char *a_rel, *b_rel = path;
+	struct statfs sf;
 	struct stat a, b;
 	ssize_t n;
 
@@ -42,10 +46,12 @@ static bool same_file(int fd, int dirfd, const char *path)
 	if (n <= 0)
 		return false;
 	link[n] = '\0';
-	/* "/proc/1234/net/rpc/nfs4.idtoname/channel" against "/proc/net/rpc/..." */
+	/* "/1234/net/rpc/nfs4.idtoname/channel" (the last run's /proc, in a mount namespace
+	 * gone with it) against "/proc/net/rpc/...": a proc file, the same path below net/ */
 	a_rel = strstr(link, "/net/");
 	b_rel = path + 5;
-	return a_rel && !strncmp(link, "/proc/", 6) && !strcmp(a_rel, b_rel);
+	return a_rel && fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == PROC_SUPER_MAGIC &&
+	       !strcmp(a_rel, b_rel);
 }
 
 int kpaths_adopt(struct kpaths *kp, const char *name, int dirfd, const char *path)
