@@ -277,7 +277,6 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 		read_cgroup(procfd, pid, ns->cgroup, sizeof(ns->cgroup));
 	else if (!strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR)))
 		snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
-	ns_match(ns);
 	kpaths_store_name(store, sizeof(store), NULL, ino, NULL);
 	r = daemon_fdstore_take(store);
 	if (r >= 0) {
@@ -312,6 +311,7 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 	if (ns->nfs_fd >= 0) {
 		kp->log(LOG_INFO, "serving network namespace %s%s", ns->label,
 			ns->translate ? " (ids through its user namespace's maps)" : "");
+		ns_match(ns); /* before its pipes are read */
 		ns_scan_dir(ns);
 	}
 }
