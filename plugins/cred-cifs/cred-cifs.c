@@ -197,6 +197,20 @@ static int unlink_dead_keys(int32_t keyring, const char *desc)
 	return gone;
 }
 
+/* What a failed add or move says: EDQUOT names the quota that is used up and where to
+ * look, since the cure (raising kernel.keys.maxkeys/maxbytes, or removing keys) is not in
+ * this command. */
+static void log_key_error(struct nfskeys_ctx *ctx, const char *verb, const char *desc,
+			  const char *where, int r)
+{
+	if (r == -EDQUOT)
+		log_err(ctx, "cannot %s %s%s: uid %u has used up its key quota "
+			     "(kernel.keys.maxkeys and maxbytes; 'nfskeys doctor' shows the use)",
+			verb, desc, where, (unsigned)getuid());
+	else
+		log_err(ctx, "cannot %s %s%s: %s", verb, desc, where, strerror(-r));
+}
+
 /* Take back a key that was made but not delivered: gone at once, payload and all, not
  * when the garbage collector comes. */
 static void cifs_key_drop(int32_t key, bool staged_in_process)
@@ -230,7 +244,7 @@ static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_param
 	r = nfskeys_key_add(CIFS_KEY_TYPE, desc, nfskeys_secret_data(payload),
 			    nfskeys_secret_len(payload), KEY_SPEC_THREAD_KEYRING, &key);
 	if (r < 0) {
-		log_err(ctx, "cannot add key %s: %s", desc, strerror(-r));
+		log_key_error(ctx, "add key", desc, "", r);
 		return r;
 	}
 	/* as cifscreds: the timeout first (it needs setattr, a possessor's right) */
@@ -263,7 +277,7 @@ static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_param
 				     "by another process; use update to change them)",
 				p->target, desc);
 		else
-			log_err(ctx, "cannot move %s into the keyring: %s", desc, strerror(-r));
+			log_key_error(ctx, "move", desc, " into the keyring", r);
 		cifs_key_drop(key, via_process);
 		return r;
 	}
