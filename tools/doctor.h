@@ -32,3 +32,6 @@ void check_routes(struct doctor *d);
 /* doctor-kernel.c: who holds the kernel's idmap channels, and the key quotas */
 void check_channels(struct doctor *d);
 void check_quotas(struct doctor *d);
+
+/* doctor-keys.c: each uid's key quota, warned from 80 % on, a problem when full */
+void check_key_quota(struct doctor *d);
