@@ -204,8 +204,9 @@ static void log_key_error(struct nfskeys_ctx *ctx, const char *verb, const char 
 			  const char *where, int r)
 {
 	if (r == -EDQUOT)
-		log_err(ctx, "cannot %s %s%s: uid %u has used up its key quota "
-			     "(kernel.keys.maxkeys and maxbytes; 'nfskeys doctor' shows the use)",
+		log_err(ctx,
+			"cannot %s %s%s: uid %u has used up its key quota "
+			"(kernel.keys.maxkeys and maxbytes; 'nfskeys doctor' shows the use)",
 			verb, desc, where, (unsigned)getuid());
 	else
 		log_err(ctx, "cannot %s %s%s: %s", verb, desc, where, strerror(-r));
