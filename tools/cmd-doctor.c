@@ -496,7 +496,7 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	check_idmap_config(&d, ctx);
 	check_domain(&d, ctx, idmapd_sock);
 	check_channels(&d);
-	check_quotas(&d);
+	check_key_quota(&d);
 	check_cifs_upcall_target(&d);
 	for (size_t i = 0; i < n_users; i++)
 		check_ticket(&d, ctx, users[i]);

@@ -20,9 +20,6 @@
 #include "request-key-conf.h"
 #include "doctor.h"
 
-/* A quota is short when fewer than this share (percent) of the keys or bytes is left. */
-#define QUOTA_LOW_PERCENT 10
-
 /* ---------------------------------------------------------------- kernel channels */
 
 struct holder {
@@ -201,57 +198,6 @@ void check_channels(struct doctor *d)
 			"no NFS client idmap pipes (%s)",
 			find_pipefs(d, pipefs, sizeof(pipefs)) ? "no NFS mounts use them" :
 								 "rpc_pipefs is not mounted");
-}
-
-/* ---------------------------------------------------------------- key quotas */
-
-void check_quotas(struct doctor *d)
-{
-	char path[PATH_MAX], line[256];
-	unsigned users = 0;
-	FILE *f;
-
-	rooted(d, "/proc/key-users", path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f) {
-		finding(d, "quota", "keys", ST_INFO, NULL, "cannot read %s: %s", path,
-			strerror(errno));
-		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long uid, usage, nkeys, nikeys, qn, qmax, qb, qbmax;
-		char user[64], subject[96];
-		struct passwd *pw;
-		bool low_keys, low_bytes;
-
-		if (sscanf(line, " %lu: %lu %lu/%lu %lu/%lu %lu/%lu", &uid, &usage, &nkeys, &nikeys,
-			   &qn, &qmax, &qb, &qbmax) != 8)
-			continue;
-		users++;
-		pw = d->root[0] ? NULL : getpwuid((uid_t)uid);
-		if (pw)
-			snprintf(user, sizeof(user), "%s", pw->pw_name);
-		else
-			snprintf(user, sizeof(user), "uid %lu", uid);
-		snprintf(subject, sizeof(subject), "%s", user);
-		low_keys = qmax && (qmax - MIN(qn, qmax)) * 100 < qmax * QUOTA_LOW_PERCENT;
-		low_bytes = qbmax && (qbmax - MIN(qb, qbmax)) * 100 < qbmax * QUOTA_LOW_PERCENT;
-		if (low_keys || low_bytes)
-			finding(d, "quota", subject, ST_PROBLEM,
-				uid == 0 ? "raise kernel.keys.root_maxkeys / root_maxbytes (sysctl), or "
-					   "drop cached mappings: nfskeys idmapd flush" :
-					   "raise kernel.keys.maxkeys / maxbytes (sysctl), or clear the "
-					   "user's unused keys (keyctl clear @u / nfskeys keys)",
-				"%lu of %lu keys and %lu of %lu bytes used: new keys (tickets, ID "
-				"mappings) fail with EDQUOT",
-				qn, qmax, qb, qbmax);
-		else
-			finding(d, "quota", subject, ST_OK, NULL,
-				"%lu of %lu keys, %lu of %lu bytes used", qn, qmax, qb, qbmax);
-	}
-	fclose(f);
-	if (!users)
-		finding(d, "quota", "keys", ST_INFO, NULL, "%s lists no users", path);
 }
 
 /* ---------------------------------------------------------------- CIFS in containers */

@@ -32,7 +32,6 @@ void check_routes(struct doctor *d);
 /* doctor-kernel.c: who holds the kernel's idmap channels, the key quotas, and whether
  * CIFS upcalls can run in a container's namespaces (upcall_target=app) */
 void check_channels(struct doctor *d);
-void check_quotas(struct doctor *d);
 void check_cifs_upcall_target(struct doctor *d);
 
 /* doctor-namespace.c: one network namespace (--namespace PID|PATH) */
@@ -46,3 +45,6 @@ void doctor_ns_free(struct doctor_ns *ns);
  * it, and with name (NULL: none) what the daemon answers for it as the namespace sees it */
 void check_namespace(struct doctor *d, struct nfskeys_ctx *ctx, const char *idmapd_sock,
 		     const struct doctor_ns *ns, const char *name);
+
+/* doctor-keys.c: each uid's key quota, warned from 80 % on, a problem when full */
+void check_key_quota(struct doctor *d);
