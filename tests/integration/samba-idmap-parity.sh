@@ -22,7 +22,7 @@ t0=$(date +%s)
 t_samba_ad_start || fail_all "the Samba DC did not start (log above)"
 t1=$(date +%s)
 t_samba_member_join || fail_all "net ads join of the member failed (log above)"
-plan 19
+plan 13
 diag "DC up in $((t1 - t0)) s, member joined in $(($(date +%s) - t1)) s"
 DOM=$SAMBA_AD_SID
 
@@ -145,8 +145,8 @@ check_back() {
 	fi
 	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i < l || i > h' "$T_TMP/$name.back" |
 		sed 's/^/# outside the range: ID winbind nfskeys: /'
-	skip "$name: ids outside the range: nfskeys gives Samba's Unix SIDs S-1-22-1-ID" \
-		"and S-1-22-2-ID (as smbd does), winbind none"
+	diag "$name: not compared: ids outside the range (nfskeys gives Samba's Unix SIDs" \
+		"S-1-22-1-ID and S-1-22-2-ID, as smbd does; winbind none)"
 }
 
 # the SIDs winbind maps through its default backend (ids 5000-9999 handed out in order)
@@ -156,8 +156,8 @@ report_allocated() {
 	diag "$name: winbind's default backend (tdb, in order of first use) gave these; \
 nfskeys: unmapped"
 	awk '{ print "# ", $1, "uid", $3, "gid", $5, "nfskeys", $4, $6 }' "$T_TMP/$name.alloc"
-	skip "$name: $(wc -l <"$T_TMP/$name.alloc") well-known SIDs: nfskeys maps no well-known SID" \
-		"(winbind allocates them from its default range)"
+	diag "$name: not compared: $(wc -l <"$T_TMP/$name.alloc") well-known SIDs (nfskeys maps" \
+		"no well-known SID; winbind allocates them from its default range)"
 }
 
 # Crossing 2^31: RID 1000 (the DC's own account) is 2147483648; the range ends at the
@@ -234,6 +234,6 @@ check_eq "reference: autorid maps alice (RID ${alice##*-}) to 2000000 + RID" \
 	"$(grep "^alice " "$T_TMP/autorid.table" | awk '{ print $7, $8 }')"
 check_eq "reference: ad maps alice to her uidNumber" \
 	"uid 10001" "$(grep "^alice " "$T_TMP/ad.table" | awk '{ print $7, $8 }')"
-skip "autorid: nfskeys has no autorid backend yet (winbind's answers above)"
-skip "ad: nfskeys has no backend reading uidNumber/gidNumber by objectSid yet" \
-	"(winbind's answers above)"
+diag "not compared: autorid (nfskeys has no autorid backend yet; winbind's answers above)"
+diag "not compared: ad (nfskeys has no backend reading uidNumber/gidNumber by objectSid" \
+	"yet; winbind's answers above)"
