@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * userns-mount: an NFS mount whose credentials belong to a container's user namespace,
- * made the one way a 6.1 kernel allows (tests/kernel/nfs-netns.ktest, part d).
+ * userns-mount: try to make an NFS mount whose credentials belong to a container's user
+ * namespace (tests/kernel/nfs-netns.ktest prints what the kernel says).
  *
  *   userns-mount [--alone | --fsmount-in-container] [-o OPT[,OPT...]] PID SOURCE TARGET
  *
  * NFS is not FS_USERNS_MOUNT: mount_capable() asks for CAP_SYS_ADMIN in the initial user
  * namespace when the superblock is created (fsconfig(FSCONFIG_CMD_CREATE) or mount(2)), so
- * a process in `unshare -Urm` cannot mount it alone.  What the kernel does permit is a
- * split of the new mount API between the container and a privileged broker:
+ * a process in `unshare -Urm` cannot mount it alone (EPERM).  The candidate this program
+ * tries splits the new mount API between the container and a privileged broker:
  *
  *   container: fsopen("nfs4") (CAP_SYS_ADMIN over its own mount namespace's user namespace
  *              is enough), fsconfig(source, options); the fs_context keeps the opener's
- *              credentials (fc->cred) and network namespace (fc->net_ns);
+ *              credentials (fc->cred), user namespace (fc->user_ns) and network namespace;
  *   broker:    receives the fs_context descriptor (SCM_RIGHTS), fsconfig(FSCONFIG_CMD_CREATE)
  *              (its own CAP_SYS_ADMIN passes mount_capable()), fsmount(), and sends the
  *              detached mount back;
  *   container: move_mount() of it onto a directory of its own mount namespace.
  *
- * nfs4_create_server() takes server->cred from fc->cred, and the nfs_client's rpc client
- * and its idmap take that credential: the mount's user namespace is the container's, so
- * the idmap skips the id_resolver request-key upcall (only for the initial user namespace)
- * and asks the rpc_pipefs nfs/clnt*\/idmap pipe of the container's network namespace,
- * reading the answer with make_kuid() in the container's user namespace; AUTH_SYS sends
- * the caller's ids as the container sees them.
+ * Debian 12's 6.1 kernel (6.1.192) refuses it at FSCONFIG_CMD_CREATE with EPERM: sget_fc()
+ * creates no superblock whose user namespace is not the initial one for a file system
+ * without FS_USERNS_MOUNT ("VFS: Mounting from non-initial user namespace is not allowed",
+ * a 2024 fix that stable 6.1 carries).  Where it is allowed, nfs4_create_server() takes
+ * server->cred from fc->cred, the nfs_client's rpc client and its idmap take that
+ * credential, and the idmap skips request-key (only for the initial user namespace): it
+ * asks the container's netns's nfs/clnt*\/idmap pipe and reads the answer with make_kuid()
+ * in the container's user namespace.
  *
  * Here one program plays both parts: PID names the container (a process whose network,
  * mount, UTS and user namespaces the mount is for); a child joins them (user last),
@@ -220,14 +222,20 @@ static int container(int sock, enum mode mode, pid_t pid, const char *source, ch
 	if (fc < 0)
 		return fail("container", "fsopen(nfs4)");
 	if (sys_fsconfig(fc, FSCONFIG_SET_STRING, "source", source, 0) < 0) {
+		int e = errno;
+
 		fc_messages(fc, "container");
+		errno = e;
 		return fail("container", "fsconfig(source)");
 	}
 	if (opts && fc_options(fc, opts))
 		return 1;
 	if (mode == ALONE) {
 		if (sys_fsconfig(fc, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+			int e = errno;
+
 			fc_messages(fc, "container");
+			errno = e;
 			return fail("container", "fsconfig(FSCONFIG_CMD_CREATE)");
 		}
 		mfd = sys_fsmount(fc, FSMOUNT_CLOEXEC, 0);
@@ -254,11 +262,25 @@ static int container(int sock, enum mode mode, pid_t pid, const char *source, ch
 	return 0;
 }
 
-static int broker(int sock, enum mode mode)
+/* The broker creates the NFS client (FSCONFIG_CMD_CREATE runs rpc_create() in its context),
+ * and the client id string names utsname()->nodename of that context: without the
+ * container's UTS namespace, the client would claim the host's id, and knfsd refuses an id
+ * held by another client with other credentials (NFS4ERR_CLID_INUSE, EPERM here). */
+static int broker(int sock, enum mode mode, pid_t pid)
 {
-	int fc = recv_fd(sock);
-	int out;
+	char path[64];
+	int fc, out, uts;
 
+	snprintf(path, sizeof(path), "/proc/%d/ns/uts", (int)pid);
+	uts = open(path, O_RDONLY | O_CLOEXEC);
+	if (uts < 0 || sys_setns(uts, CLONE_NEWUTS) < 0) {
+		fail("broker", "joining the container's UTS namespace");
+		fc = recv_fd(sock);
+		send_fd(sock, -1);
+		return 1;
+	}
+	close(uts);
+	fc = recv_fd(sock);
 	if (fc < 0)
 		return 1; /* the container failed before it could send (it said why) */
 	if (sys_fsconfig(fc, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
@@ -329,7 +351,7 @@ int main(int argc, char **argv)
 	}
 	close(sv[1]);
 	if (mode != ALONE)
-		brc = broker(sv[0], mode);
+		brc = broker(sv[0], mode, pid);
 	close(sv[0]);
 	if (waitpid(child, &status, 0) < 0)
 		return fail("broker", "waitpid()");

@@ -18,7 +18,7 @@ KT_CACHE=${NFSKEYS_KERNEL_CACHE:-$top_builddir/_kernel-cache}
 # modules.dep, their softdeps from modinfo; all of the crypto modules go in too.
 KT_MODULES="virtio_pci 9p 9pnet_virtio overlay
 nfs nfsv4 nfsd sunrpc auth_rpcgss lockd grace nfs_acl rpcsec_gss_krb5
-cifs nls_utf8 rxrpc kafs af_alg algif_hash algif_skcipher dummy sch_netem sch_prio cls_u32
+cifs nls_utf8 rxrpc kafs af_alg algif_hash algif_skcipher dummy veth sch_netem sch_prio cls_u32
 loop dm_flakey ext4"
 
 kt_log() { printf '# kernel-harness: %s\n' "$*" >&2; }
