@@ -135,6 +135,8 @@ void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args)
 		madd(ms, "kernel_primed_total", mlabel(ms, "path", name),
 		     STATS_METRIC_COUNTER, k->primed, NULL);
 	}
+	madd(ms, "kernel_namespaces", NULL, STATS_METRIC_GAUGE, kpaths_netns_count(d->kpaths),
+	     NULL);
 	idmap_cache_get_stats(d->cache, &cst);
 	madd(ms, "cache_entries", NULL, STATS_METRIC_GAUGE, cst.entries, NULL);
 	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, cst.capacity, NULL);

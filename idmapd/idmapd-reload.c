@@ -152,7 +152,9 @@ static void reload_apply(struct idmapd *d, struct reload_job *j)
 	if (s->kernel.server_channels != d->set.kernel.server_channels ||
 	    s->kernel.client_pipe != d->set.kernel.client_pipe ||
 	    !streq(s->kernel.channel_dir, d->set.kernel.channel_dir) ||
-	    !streq(s->kernel.pipefs_dir, d->set.kernel.pipefs_dir))
+	    !streq(s->kernel.pipefs_dir, d->set.kernel.pipefs_dir) ||
+	    s->kernel.namespaces != d->set.kernel.namespaces ||
+	    s->kernel.namespace_owner_ids != d->set.kernel.namespace_owner_ids)
 		daemon_log(LOG_NOTICE, "[Kernel] path changes take effect at restart (the kernel's "
 				       "channels stay open across a reload)");
 	snprintf(s->socket, sizeof(s->socket), "%s", d->set.socket);

@@ -51,6 +51,9 @@ void kpaths_config_default(struct kpaths_config *cfg)
 	cfg->negative_ttl = 60;
 	cfg->check_rpc_idmapd = true;
 	cfg->prime_reverse = true;
+	cfg->namespaces = true;
+	cfg->namespace_scan = 2;
+	cfg->namespaces_max = 4096;
 }
 
 static int mode_parse(const char *v, enum kpath_mode *ret)
@@ -122,6 +125,18 @@ int kpaths_config_load(struct nfskeys_ctx *ctx, struct kpaths_config *cfg, char 
 	if ((r = conf_get_typed(ctx, "Kernel", "Prime-Reverse", &v, err, errlen)) < 0)
 		return -EINVAL;
 	c.prime_reverse = v != 0;
+	if ((r = conf_get_typed(ctx, "Kernel", "Namespaces", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.namespaces = v == 0; /* auto|none */
+	if ((r = conf_get_typed(ctx, "Kernel", "Namespace-Ids", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.namespace_owner_ids = v == 1; /* initial|owner */
+	if ((r = conf_get_typed(ctx, "Kernel", "Namespace-Scan", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.namespace_scan = (unsigned)v;
+	if ((r = conf_get_typed(ctx, "Kernel", "Namespaces-Max", &v, err, errlen)) < 0)
+		return -EINVAL;
+	c.namespaces_max = (unsigned)v;
 	*cfg = c;
 	return 0;
 }
@@ -215,6 +230,7 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	kp->userdata = userdata;
 	kp->chan[0].fd = kp->chan[1].fd = -1;
 	kp->ino_fd = kp->nfs_wd = -1;
+	kp->self_netns_fd = -1;
 	if (cfg->server_channels != KPATH_NO) {
 		why[0] = '\0';
 		other = cfg->check_rpc_idmapd ? find_rpc_idmapd(true) : 0;
@@ -253,7 +269,9 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 		if (r == 0) {
 			kp->serve_pipes = true;
 			kpaths_set_client_timeout(kp);
+			(void)kpaths_netns_start(kp);
 		} else {
+			kpaths_netns_stop(kp);
 			evloop_io_free(kp->ino_io);
 			kp->ino_io = NULL;
 			if (kp->ino_fd >= 0)
@@ -284,6 +302,7 @@ void kpaths_free(struct kpaths *kp)
 	kpaths_channel_close(&kp->chan[0]);
 	kpaths_channel_close(&kp->chan[1]);
 	kpaths_held_release_all(kp); /* into nothing: the channels are closed */
+	kpaths_netns_stop(kp);
 	while (kp->pipes)
 		kpaths_pipe_close(kp->pipes);
 	evloop_io_free(kp->ino_io);
@@ -303,6 +322,8 @@ void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg)
 	kp->cfg.negative_ttl = cfg->negative_ttl;
 	kp->cfg.client_cache_timeout = cfg->client_cache_timeout;
 	kp->cfg.prime_reverse = cfg->prime_reverse;
+	kp->cfg.namespace_scan = cfg->namespace_scan;
+	kp->cfg.namespaces_max = cfg->namespaces_max;
 	kpaths_set_client_timeout(kp);
 }
 
@@ -312,11 +333,12 @@ void kpaths_describe(const struct kpaths *kp, char *buf, size_t size)
 		snprintf(buf, size, "no kernel paths");
 		return;
 	}
-	snprintf(buf, size, "%s%s%s%s%s", kp->serve_channels ? "knfsd idmap channels in " : "",
+	snprintf(buf, size, "%s%s%s%s%s%s", kp->serve_channels ? "knfsd idmap channels in " : "",
 		 kp->serve_channels ? kp->cfg.channel_dir : "",
 		 kp->serve_channels && kp->serve_pipes ? ", " : "",
 		 kp->serve_pipes ? "NFS client idmap pipes in " : "",
-		 kp->serve_pipes ? kp->pipefs : "");
+		 kp->serve_pipes ? kp->pipefs : "",
+		 kp->serve_pipes && kp->ns_timer ? " and other network namespaces'" : "");
 }
 
 void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,

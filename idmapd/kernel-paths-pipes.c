@@ -58,15 +58,27 @@ void kpaths_pipe_close(struct kpipe *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
+	if (p->ns)
+		p->ns->n_pipes--;
+	p->ns = NULL; /* a namespace may be released while queries still hold p */
 	pipe_unref(p);
 }
 
-static struct kpipe *pipe_find(struct kpaths *kp, const char *name)
+struct kpipe *kpaths_pipe_find(struct kpaths *kp, const struct kns *ns, const char *name)
 {
 	for (struct kpipe *p = kp->pipes; p; p = p->next)
-		if (!strcmp(p->name, name))
+		if (p->ns == ns && !strcmp(p->name, name))
 			return p;
 	return NULL;
+}
+
+/* "clnt3" on the daemon's own rpc_pipefs, "net:[4026532290]/clnt3" in another namespace */
+static const char *pipe_label(const struct kpipe *p, char *buf, size_t size)
+{
+	if (!p->ns)
+		return p->name;
+	snprintf(buf, size, "%s/%s", p->ns->label, p->name);
+	return buf;
 }
 
 /* Open clntXX/idmap, or watch clntXX/ until it appears (the kernel makes the directory
@@ -74,17 +86,29 @@ static struct kpipe *pipe_find(struct kpaths *kp, const char *name)
 static void pipe_try_open(struct kpipe *p)
 {
 	struct kpaths *kp = p->kp;
-	char path[PATH_MAX];
+	char path[PATH_MAX], rel[NAME_MAX + 8];
 	int r;
 
 	if (p->fd >= 0)
 		return;
-	snprintf(path, sizeof(path), "%s/nfs/%s/idmap", kp->pipefs, p->name);
-	p->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	snprintf(rel, sizeof(rel), "%s/idmap", p->name);
+	if (p->ns) {
+		snprintf(path, sizeof(path), "%s/%s", p->ns->label, rel);
+		p->fd = openat(p->ns->nfs_fd, rel, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	} else {
+		snprintf(path, sizeof(path), "%s/nfs/%s", kp->pipefs, rel);
+		p->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	}
 	if (p->fd < 0) {
 		if (errno == ENOENT && p->dir_wd < 0) {
-			snprintf(path, sizeof(path), "%s/nfs/%s", kp->pipefs, p->name);
-			p->dir_wd = inotify_add_watch(kp->ino_fd, path, IN_CREATE | IN_ONLYDIR);
+			char dir[PATH_MAX];
+
+			if (p->ns)
+				snprintf(dir, sizeof(dir), "/proc/self/fd/%d/%s", p->ns->nfs_fd,
+					 p->name);
+			else
+				snprintf(dir, sizeof(dir), "%s/nfs/%s", kp->pipefs, p->name);
+			p->dir_wd = inotify_add_watch(kp->ino_fd, dir, IN_CREATE | IN_ONLYDIR);
 		} else if (errno != ENOENT) {
 			kp->log(LOG_WARNING, "cannot open %s: %m", path);
 		}
@@ -103,11 +127,11 @@ static void pipe_try_open(struct kpipe *p)
 	kp->log(LOG_INFO, "serving NFS client idmap pipe %s", path);
 }
 
-static void pipe_add(struct kpaths *kp, const char *name)
+void kpaths_pipe_add(struct kpaths *kp, struct kns *ns, const char *name)
 {
 	struct kpipe *p;
 
-	if (strncmp(name, "clnt", 4) || strlen(name) > NAME_MAX || pipe_find(kp, name))
+	if (strncmp(name, "clnt", 4) || strlen(name) > NAME_MAX || kpaths_pipe_find(kp, ns, name))
 		return;
 	if (kp->n_pipes >= PIPES_MAX) {
 		kp->log(LOG_WARNING, "more than %d NFS clients: %s not served", PIPES_MAX, name);
@@ -117,6 +141,9 @@ static void pipe_add(struct kpaths *kp, const char *name)
 	if (!p)
 		return;
 	p->kp = kp;
+	p->ns = ns;
+	if (ns)
+		ns->n_pipes++;
 	p->fd = -1;
 	p->dir_wd = -1;
 	p->refs = 1;
@@ -140,14 +167,22 @@ static void pipes_scan(struct kpaths *kp)
 	if (!dir)
 		return;
 	while ((de = readdir(dir)))
-		pipe_add(kp, de->d_name);
+		kpaths_pipe_add(kp, NULL, de->d_name);
 	closedir(dir);
+	if (kp->ns_rescan)
+		kp->ns_rescan(kp);
 	for (p = kp->pipes; p; p = next) {
 		struct stat st;
+		int r;
 
 		next = p->next;
-		snprintf(path, sizeof(path), "%s/nfs/%s", kp->pipefs, p->name);
-		if (stat(path, &st) < 0)
+		if (p->ns) {
+			r = fstatat(p->ns->nfs_fd, p->name, &st, 0);
+		} else {
+			snprintf(path, sizeof(path), "%s/nfs/%s", kp->pipefs, p->name);
+			r = stat(path, &st);
+		}
+		if (r < 0)
 			kpaths_pipe_close(p);
 		else
 			pipe_try_open(p);
@@ -173,12 +208,15 @@ static void inotify_read(struct evloop *loop, struct evio *io, int fd, uint32_t 
 			if (ev->mask & IN_Q_OVERFLOW) {
 				rescan = true;
 			} else if (ev->wd == kp->nfs_wd && ev->len) {
-				struct kpipe *p = pipe_find(kp, ev->name);
+				struct kpipe *p = kpaths_pipe_find(kp, NULL, ev->name);
 
 				if (ev->mask & IN_CREATE)
-					pipe_add(kp, ev->name);
+					kpaths_pipe_add(kp, NULL, ev->name);
 				else if ((ev->mask & IN_DELETE) && p)
 					kpaths_pipe_close(p);
+			} else if (kp->ns_event &&
+				   kp->ns_event(kp, ev->wd, ev->mask, ev->len ? ev->name : NULL)) {
+				continue;
 			} else {
 				for (struct kpipe *p = kp->pipes; p; p = p->next)
 					if (p->dir_wd == ev->wd) {
@@ -201,14 +239,15 @@ static void pipe_read(struct evloop *loop, struct evio *io, int fd, uint32_t eve
 	struct pipe_request req;
 	struct kquery *q;
 	const char *why;
+	char label[KNS_LABEL_MAX + NAME_MAX + 2];
 	ssize_t len = read(fd, msg, sizeof(msg));
-	uint32_t kind;
+	uint32_t kind, host_id = 0;
 
 	if (len < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (len <= 0) {
 		/* the client is going away (EPIPE once its pipe is torn down) */
-		kp->log(LOG_INFO, "NFS client pipe %s closed (%s)", p->name,
+		kp->log(LOG_INFO, "NFS client pipe %s closed (%s)", pipe_label(p, label, sizeof(label)),
 			len < 0 ? strerror(errno) : "end of file");
 		kpaths_pipe_close(p);
 		return;
@@ -218,8 +257,9 @@ static void pipe_read(struct evloop *loop, struct evio *io, int fd, uint32_t eve
 
 		kp->st[KPATH_PIPE].requests++;
 		kp->st[KPATH_PIPE].malformed++;
-		kp->log(LOG_WARNING, "%s/nfs/%s/idmap: malformed message (%s, %zd bytes)", kp->pipefs,
-			p->name, why, len);
+		kp->log(LOG_WARNING, "%s%s%s/idmap: malformed message (%s, %zd bytes)",
+			p->ns ? "" : kp->pipefs, p->ns ? "" : "/nfs/",
+			pipe_label(p, label, sizeof(label)), why, len);
 		/* the kernel waits for an answer to whatever it sent: fail it at once */
 		if (len == IDMAP_MSG_SIZE) {
 			memcpy(&im, msg, sizeof(im));
@@ -229,7 +269,12 @@ static void pipe_read(struct evloop *loop, struct evio *io, int fd, uint32_t eve
 		}
 		return;
 	}
-	q = kpaths_query_new(kp, KPATH_PIPE);
+	/* an id as the mount's user namespace sees it; one outside its map is nobody's */
+	if (!req.name_to_id && !(p->ns ? kns_to_host(p->ns, req.group, req.id, &host_id) :
+					 (host_id = req.id, true)))
+		q = NULL;
+	else
+		q = kpaths_query_new(kp, KPATH_PIPE);
 	if (!q) {
 		struct idmap_msg im;
 
@@ -247,7 +292,7 @@ static void pipe_read(struct evloop *loop, struct evio *io, int fd, uint32_t eve
 	} else {
 		char key[16];
 
-		snprintf(key, sizeof(key), "%" PRIu32, req.id);
+		snprintf(key, sizeof(key), "%" PRIu32, host_id);
 		kind = req.group ? NFSKEYS_IDMAP_GID_TO_GROUP : NFSKEYS_IDMAP_UID_TO_NAME;
 		kp->lookup(kp->userdata, q, kind, key, false);
 	}
@@ -263,8 +308,13 @@ void kpaths_pipe_answer(struct kquery *q, int status, const struct nfskeys_idmap
 	bool ok = status == 0 && ans &&
 		  (req->name_to_id || !(ans->flags & NFSKEYS_IDMAP_ANSWER_NOBODY));
 	struct idmap_msg im;
+	char label[KNS_LABEL_MAX + NAME_MAX + 2];
+	uint32_t id = ok ? ans->id : 0;
 
-	if (pipe_format_reply(req, ok, ok ? ans->name : NULL, ok ? ans->id : 0, &im) < 0) {
+	/* the id as the mount's user namespace sees it (the kernel maps it back through it) */
+	if (ok && req->name_to_id && p->ns)
+		id = kns_from_host(p->ns, req->group, id);
+	if (pipe_format_reply(req, ok, ok ? ans->name : NULL, id, &im) < 0) {
 		ok = false;
 		(void)pipe_format_reply(req, false, NULL, 0, &im);
 	}
@@ -272,7 +322,8 @@ void kpaths_pipe_answer(struct kquery *q, int status, const struct nfskeys_idmap
 	kp->st[KPATH_PIPE].negative += !ok;
 	if (p->fd >= 0 && write(p->fd, &im, sizeof(im)) != sizeof(im)) {
 		kp->st[KPATH_PIPE].write_errors++;
-		kp->log(LOG_WARNING, "NFS client pipe %s: cannot write the answer: %m", p->name);
+		kp->log(LOG_WARNING, "NFS client pipe %s: cannot write the answer: %m",
+			pipe_label(p, label, sizeof(label)));
 	}
 	pipe_unref(p);
 }

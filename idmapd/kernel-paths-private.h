@@ -7,8 +7,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hashmap.h"
 #include "kernel-paths.h"
 #include "kernel-proto.h"
+
+#define KNS_LABEL_MAX 32  /* "net:[4026532290]" */
+
+/* Another network namespace whose rpc_pipefs is served (kernel-paths-netns.c). */
+struct kns {
+	struct kpaths *kp;
+	uint64_t ino;        /* its nsfs inode: the namespace's identity */
+	uint64_t userns_ino; /* the user namespace that owns it */
+	int nfs_fd;          /* nfs/ of a detached rpc_pipefs there; -1: could not be opened */
+	int wd;              /* inotify watch on nfs/ */
+	unsigned n_pipes;    /* kpipes of this namespace */
+	bool seen;           /* in the last scan */
+	bool translate;      /* owned by another user namespace: ids go through its maps */
+	bool maps_read;
+	struct userns_map uid_map, gid_map;
+	char label[KNS_LABEL_MAX];
+	struct kns *next;
+};
 
 struct kchannel {
 	struct kpaths *kp;
@@ -25,6 +44,7 @@ struct kchannel {
  * freed before they are answered (into nothing). */
 struct kpipe {
 	struct kpaths *kp;
+	struct kns *ns;    /* NULL: the daemon's own rpc_pipefs */
 	int fd;
 	unsigned refs;
 	int dir_wd;        /* inotify watch on clntXX/ while idmap is not there yet */
@@ -76,6 +96,21 @@ struct kpaths {
 	struct evio *ino_io;
 	struct kpipe *pipes;
 	unsigned n_pipes;
+	/* other network namespaces (kernel-paths-netns.c) */
+	struct kns *nss;
+	unsigned n_ns;
+	bool ns_full_warned;
+	struct hashmap ns_by_ino;
+	uint64_t ns_seed;
+	int self_netns_fd;
+	uint64_t self_netns_ino, self_userns_ino;
+	uint32_t overflow_uid, overflow_gid;
+	struct evtimer *ns_timer;
+	/* set by kernel-paths-netns.c while it serves other namespaces: the pipes' code calls
+	 * up through these (an inotify event on a namespace's nfs/, a rescan after an inotify
+	 * overflow) and so needs nothing of the namespace code */
+	bool (*ns_event)(struct kpaths *kp, int wd, uint32_t mask, const char *name);
+	void (*ns_rescan)(struct kpaths *kp);
 	struct kheld *held; /* nametoid replies held by Prime-Reverse */
 	struct kpath_stats st[_KPATH_SRC_MAX];
 	unsigned refs; /* the owner's, and one per query out */
@@ -93,6 +128,34 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 
 /* kernel-paths-pipes.c */
 int kpaths_pipes_start(struct kpaths *kp, char *err, size_t errlen);
+void kpaths_pipe_add(struct kpaths *kp, struct kns *ns, const char *name);
+struct kpipe *kpaths_pipe_find(struct kpaths *kp, const struct kns *ns, const char *name);
 void kpaths_pipe_close(struct kpipe *p);
 void kpaths_pipe_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans);
 void kpaths_set_client_timeout(struct kpaths *kp);
+
+/* kernel-paths-netns.c */
+int kpaths_netns_start(struct kpaths *kp);
+void kpaths_netns_stop(struct kpaths *kp);
+
+/* An id of the namespace's user namespace as the host's (false: outside its map). */
+static inline bool kns_to_host(const struct kns *ns, bool group, uint32_t id, uint32_t *host)
+{
+	if (!ns->translate) {
+		*host = id;
+		return true;
+	}
+	return userns_map_to_outside(group ? &ns->gid_map : &ns->uid_map, id, host);
+}
+
+/* A host id as the namespace's user namespace sees it (the overflow id outside its map,
+ * as the kernel shows such an id). */
+static inline uint32_t kns_from_host(const struct kns *ns, bool group, uint32_t host)
+{
+	uint32_t id;
+
+	if (!ns->translate ||
+	    userns_map_to_inside(group ? &ns->gid_map : &ns->uid_map, host, &id))
+		return ns->translate ? id : host;
+	return group ? ns->kp->overflow_gid : ns->kp->overflow_uid;
+}

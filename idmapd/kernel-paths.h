@@ -29,6 +29,10 @@ struct kpaths_config {
 	char sysctl_path[KPATH_DIR_MAX];      /* /proc/sys/fs/nfs/idmap_cache_timeout */
 	bool check_rpc_idmapd;           /* refuse (yes) or skip (auto) a path rpc.idmapd runs */
 	bool prime_reverse;              /* [Kernel] Prime-Reverse */
+	bool namespaces;                 /* [Kernel] Namespaces = auto */
+	bool namespace_owner_ids;        /* [Kernel] Namespace-Ids = owner */
+	unsigned namespace_scan;         /* s, [Kernel] Namespace-Scan */
+	unsigned namespaces_max;         /* [Kernel] Namespaces-Max */
 };
 
 /* Default configuration: auto, /proc/net/rpc, discovery, 60 s. */
@@ -78,4 +82,21 @@ struct kpath_stats {
 	struct stats_hist latency;
 };
 const struct kpath_stats *kpaths_stats(const struct kpaths *kp, enum kpath_src src);
+/* Other network namespaces served now. */
+unsigned kpaths_netns_count(const struct kpaths *kp);
+
+/* One served network namespace (nfskeys-idmapd(8) CONTAINERS). */
+struct kpaths_ns_info {
+	uint64_t ino;        /* its nsfs inode (readlink /proc/PID/ns/net: net:[ino]) */
+	uint64_t userns_ino; /* the user namespace that owns it */
+	unsigned pipes;      /* NFS client pipes of it the daemon knows */
+	bool open;           /* its rpc_pipefs could be opened (else: logged, not served) */
+	bool translate;      /* ids go through its user namespace's maps */
+	bool maps_read;      /* ... and those maps were read */
+};
+/* Up to max served namespaces into out; returns how many there are in all. */
+size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, size_t max);
+/* The network namespace (nsfs inode) whose NFS client asked q; 0: the daemon's own, or a
+ * knfsd channel. */
+uint64_t kquery_netns(const struct kquery *q);
 const char *kpath_src_name(enum kpath_src src);

@@ -1,10 +1,12 @@
 /* knfsd cache-channel lines and rpc_pipefs idmap messages: parsing and formatting, no I/O
  * (doc/KERNEL-INTERFACES.md §1-2).  The kernel is trusted to be the kernel, but a channel or a
  * pipe can be written by any root process, so nothing here assumes a well-formed input. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel-proto.h"
@@ -317,4 +319,88 @@ int pipe_format_reply(const struct pipe_request *req, bool ok, const char *name,
 	im.im_status = ok ? IDMAP_STATUS_SUCCESS : IDMAP_STATUS_LOOKUPFAIL;
 	*ret = im;
 	return 0;
+}
+
+/* ---------------------------------------------------------------- user namespace maps */
+
+int userns_map_parse(const char *text, size_t len, struct userns_map *m, const char **why)
+{
+	const char *p = text, *end = text + len;
+
+	m->n = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		unsigned long long v[3];
+		char line[96], *q;
+
+		if (le - p >= (long)sizeof(line)) {
+			*why = "a line too long";
+			return -EINVAL;
+		}
+		memcpy(line, p, (size_t)(le - p));
+		line[le - p] = '\0';
+		p = nl ? nl + 1 : end;
+		q = line;
+		while (*q == ' ')
+			q++;
+		if (!*q)
+			continue;
+		for (int i = 0; i < 3; i++) {
+			char *e;
+
+			while (*q == ' ')
+				q++;
+			if (!isdigit((unsigned char)*q)) {
+				*why = "not three numbers";
+				return -EINVAL;
+			}
+			errno = 0;
+			v[i] = strtoull(q, &e, 10);
+			if (errno || v[i] > UINT32_MAX) {
+				*why = "a number out of range";
+				return -EINVAL;
+			}
+			q = e;
+		}
+		while (*q == ' ')
+			q++;
+		if (*q) {
+			*why = "more than three fields";
+			return -EINVAL;
+		}
+		if (v[2] == 0 || v[0] + v[2] - 1 > UINT32_MAX || v[1] + v[2] - 1 > UINT32_MAX) {
+			*why = "an empty or overflowing range";
+			return -EINVAL;
+		}
+		if (m->n == USERNS_MAP_MAX) {
+			*why = "more lines than the kernel takes";
+			return -EINVAL;
+		}
+		m->r[m->n].inside = (uint32_t)v[0];
+		m->r[m->n].outside = (uint32_t)v[1];
+		m->r[m->n].count = (uint32_t)v[2];
+		m->n++;
+	}
+	return 0;
+}
+
+bool userns_map_to_outside(const struct userns_map *m, uint32_t id, uint32_t *ret)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (id >= m->r[i].inside && id - m->r[i].inside < m->r[i].count) {
+			*ret = m->r[i].outside + (id - m->r[i].inside);
+			return true;
+		}
+	return false;
+}
+
+bool userns_map_to_inside(const struct userns_map *m, uint32_t id, uint32_t *ret)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (id >= m->r[i].outside && id - m->r[i].outside < m->r[i].count) {
+			*ret = m->r[i].inside + (id - m->r[i].outside);
+			return true;
+		}
+	return false;
 }

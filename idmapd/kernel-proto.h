@@ -71,3 +71,20 @@ int pipe_parse_request(const void *msg, size_t len, struct pipe_request *ret,
  * false (the kernel then negates the key).  -EINVAL for a name the kernel would refuse. */
 int pipe_format_reply(const struct pipe_request *req, bool ok, const char *name, uint32_t id,
 		      struct idmap_msg *ret);
+
+/* A user namespace's uid_map or gid_map as /proc/PID/uid_map shows it to the reader: lines
+ * "INSIDE OUTSIDE COUNT" (user_namespaces(7)), at most USERNS_MAP_MAX of them. */
+#define USERNS_MAP_MAX 340
+struct userns_map {
+	unsigned n;
+	struct {
+		uint32_t inside, outside, count;
+	} r[USERNS_MAP_MAX];
+};
+/* Parse the text of such a file; -EINVAL (why says what) on a line that is not one. */
+int userns_map_parse(const char *text, size_t len, struct userns_map *m, const char **why);
+/* An inside id as the reader's (false: outside the map). */
+bool userns_map_to_outside(const struct userns_map *m, uint32_t id, uint32_t *ret);
+/* An outside id as the namespace sees it (false: outside the map; the kernel then shows
+ * the overflow id). */
+bool userns_map_to_inside(const struct userns_map *m, uint32_t id, uint32_t *ret);

@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernel-proto.h"
 
@@ -282,6 +288,110 @@ static void test_pipe_replies(void **state)
 	assert_int_equal(pipe_format_reply(&i2n, true, big, 0, &m), -EINVAL);
 }
 
+/* uid_map text as user_namespaces(7) defines it, written here by hand */
+static void test_userns_map_parse(void **state)
+{
+	static const char text[] = "         0     100000      65536\n"
+				   "     65536       5000          1\n";
+	struct userns_map m;
+	const char *why = NULL;
+	uint32_t v;
+
+	assert_int_equal(userns_map_parse(text, sizeof(text) - 1, &m, &why), 0);
+	assert_int_equal(m.n, 2);
+	assert_true(userns_map_to_inside(&m, 102001, &v));
+	assert_int_equal(v, 2001);
+	assert_true(userns_map_to_inside(&m, 5000, &v));
+	assert_int_equal(v, 65536);
+	assert_false(userns_map_to_inside(&m, 2001, &v)); /* the kernel shows the overflow id */
+	assert_false(userns_map_to_inside(&m, 165536, &v));
+	assert_true(userns_map_to_outside(&m, 0, &v));
+	assert_int_equal(v, 100000);
+	assert_true(userns_map_to_outside(&m, 65535, &v));
+	assert_int_equal(v, 165535);
+	assert_true(userns_map_to_outside(&m, 65536, &v)); /* the second line's, not past the first */
+	assert_int_equal(v, 5000);
+	assert_false(userns_map_to_outside(&m, 65537, &v));
+	/* the initial namespace's own map: everything, as it is */
+	assert_int_equal(userns_map_parse(LINE("0 0 4294967295\n"), &m, &why), 0);
+	assert_true(userns_map_to_inside(&m, 4294967294u, &v));
+	assert_int_equal(v, 4294967294u);
+	/* an empty map (a user namespace not yet mapped): nothing maps */
+	assert_int_equal(userns_map_parse(LINE(""), &m, &why), 0);
+	assert_false(userns_map_to_outside(&m, 0, &v));
+}
+
+static void test_userns_map_malformed(void **state)
+{
+	static const char *const bad[] = { "0 100000\n", "0 100000 65536 7\n", "a b c\n",
+					   "0 1 0\n", "4294967295 0 2\n", "0 99999999999 1\n",
+					   "-1 0 1\n" };
+	struct userns_map m;
+	const char *why;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		assert_int_equal(userns_map_parse(bad[i], strlen(bad[i]), &m, &why), -EINVAL);
+		assert_non_null(why);
+	}
+}
+
+/* The map a real user namespace shows: a child unshares one, root writes its maps, and the
+ * text read back from /proc/PID/uid_map parses to what was written. */
+static void test_userns_map_real(void **state)
+{
+	char path[64], buf[4096];
+	int go[2], done[2], fd;
+	struct userns_map m;
+	const char *why;
+	uint32_t v;
+	ssize_t n;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		skip(); /* writing another process's uid_map takes CAP_SETUID */
+		return;
+	}
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(1);
+		(void)write(go[1], "u", 1);
+		(void)read(done[0], &c, 1);
+		_exit(0);
+	}
+	n = read(go[0], buf, 1);
+	if (n != 1) { /* user namespaces are off here */
+		waitpid(pid, NULL, 0);
+		skip();
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0 100000 65536\n70000 7000 10\n", 30), 30);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	(void)write(done[1], "x", 1);
+	waitpid(pid, NULL, 0);
+	assert_true(n > 0);
+	assert_int_equal(userns_map_parse(buf, (size_t)n, &m, &why), 0);
+	assert_int_equal(m.n, 2);
+	assert_true(userns_map_to_inside(&m, 100000 + 2001, &v));
+	assert_int_equal(v, 2001);
+	assert_true(userns_map_to_inside(&m, 7009, &v));
+	assert_int_equal(v, 70009);
+	assert_false(userns_map_to_inside(&m, 2001, &v));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +404,9 @@ int main(void)
 		cmocka_unit_test(test_pipe_parse),
 		cmocka_unit_test(test_pipe_malformed),
 		cmocka_unit_test(test_pipe_replies),
+		cmocka_unit_test(test_userns_map_parse),
+		cmocka_unit_test(test_userns_map_malformed),
+		cmocka_unit_test(test_userns_map_real),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
