@@ -85,6 +85,8 @@ static void fc_messages(int fd, const char *who)
 	ssize_t n;
 
 	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		while (n > 0 && buf[n - 1] == '\n')
+			n--;
 		buf[n] = '\0';
 		fprintf(stderr, "userns-mount: %s: kernel says: %s\n", who, buf);
 	}
