@@ -79,19 +79,6 @@ static struct ldap_tls settings_tls(const struct settings *s)
 				  .key_prefix = "LDAP-" };
 }
 
-/* A yes/no [Attrd] key (the schema's default); a malformed value is an error naming it. */
-static int conf_flag(struct nfskeys_ctx *ctx, const char *key, bool *ret, char *err,
-		     size_t err_size)
-{
-	int64_t v;
-	int r = conf_get_typed(ctx, "Attrd", key, &v, err, err_size);
-
-	if (r < 0)
-		return r;
-	*ret = v;
-	return 0;
-}
-
 /* The [Attrd] LDAP settings into *s (s->uri NULL when none); on error err says why. */
 static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 			 size_t err_size)
@@ -104,7 +91,6 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 	struct settings tmp = { 0 };
 	struct ldap_tls tls;
 	bool cleartext;
-	int64_t v;
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -119,16 +105,13 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 	tmp.bind_dn = dn && *dn ? (char *)dn : NULL;
 	tmp.pw_file = pw && *pw ? (char *)pw : NULL;
 	tmp.ca_file = ca && *ca ? (char *)ca : NULL;
-	r = conf_get_typed(ctx, "Attrd", "Sync-Interval", &v, err, err_size);
-	if (r < 0)
-		return r;
-	tmp.interval = (unsigned)v;
-	r = conf_get_typed(ctx, "Attrd", "LDAP-Timeout", &v, err, err_size);
-	if (r < 0)
-		return r;
-	tmp.timeout = (unsigned)v;
-	if ((r = conf_flag(ctx, "LDAP-StartTLS", &tmp.start_tls, err, err_size)) < 0 ||
-	    (r = conf_flag(ctx, "LDAP-Allow-Cleartext-Bind", &cleartext, err, err_size)) < 0)
+	/* type, bounds and default from the schema; a malformed value is an error naming it */
+	if ((r = conf_get_unsigned(ctx, "Attrd", "Sync-Interval", &tmp.interval, err,
+				   err_size)) < 0 ||
+	    (r = conf_get_unsigned(ctx, "Attrd", "LDAP-Timeout", &tmp.timeout, err, err_size)) < 0 ||
+	    (r = conf_get_bool(ctx, "Attrd", "LDAP-StartTLS", &tmp.start_tls, err, err_size)) < 0 ||
+	    (r = conf_get_bool(ctx, "Attrd", "LDAP-Allow-Cleartext-Bind", &cleartext, err,
+			       err_size)) < 0)
 		return r;
 	/* a bind password never goes over a cleartext connection unless the admin says so */
 	tls = settings_tls(&tmp);

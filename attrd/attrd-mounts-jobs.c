@@ -326,8 +326,7 @@ static void job_done(struct evloop *loop, void *userdata)
 	evloop_timer_free(j->slow);
 	job_free(j);
 	mounts_state_save(m);
-	mounts_refresh(m);
-	mounts_retry_arm(m);
+	m->job_back(m);
 }
 
 static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)

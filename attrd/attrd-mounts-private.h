@@ -1,8 +1,11 @@
 /* What the parts of nfskeys-attrd's sub-mounts share: the table of entries, the jobs
  * handed to the worker threads (one per server), and the helpers used across
  * attrd-mounts.c (what is wanted, apply, life cycle), attrd-mounts-jobs.c (the workers),
- * attrd-mounts-servers.c (which server, which jobs), attrd-mounts-kernel.c and
- * attrd-mounts-state.c. */
+ * attrd-mounts-servers.c (which server, which jobs), attrd-mounts-kernel.c,
+ * attrd-mounts-state.c and attrd-mounts-table.c (the entries).  Calls go one way:
+ * attrd-mounts.c -> jobs -> state -> kernel -> table (and the leaf files check, cifs,
+ * servers); what attrd-mounts.c does when a job is back reaches the jobs as a callback
+ * (job_back). */
 #pragma once
 
 #include <libmount.h>
@@ -78,6 +81,9 @@ struct attrd_mounts {
 	int64_t retry_first;	/* [Mounts] Retry-Interval, usec */
 	gid_t admin_gid;	/* [Attrd] Admin-Group, when have_admin */
 	bool have_admin;
+	/* attrd-mounts.c's part when a job is back (merged, saved): recompute what is wanted
+	 * and re-arm the retry; called by the jobs, which sit below it */
+	void (*job_back)(struct attrd_mounts *m);
 };
 
 /* At most this many workers at once (one per server with work): a user who mounts many
@@ -102,14 +108,13 @@ struct mjob {
 	bool orphaned;		/* the table is gone: the worker frees the job itself */
 };
 
-/* attrd-mounts.c */
+/* attrd-mounts-table.c */
 void mounts_set_str(char **p, const char *v);
 void mounts_entry_done(struct mentry *e);
 /* The entry of target (never an orphan); mounts_orphan_find(): the orphan at target. */
 struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target);
 struct mentry *mounts_orphan_find(struct attrd_mounts *m, const char *target);
 struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target);
-void mounts_refresh(struct attrd_mounts *m);
 
 /* attrd-mounts-servers.c (no libmount, no threads: tests/unit/test-attrd-servers.c) */
 static inline const char *mounts_server_name(const char *server)
@@ -120,9 +125,6 @@ int mounts_server_of(const char *fs_options, const char *source, char **ret);
 size_t mounts_plan(const char *const *server, const bool *need, const uint64_t *seen, size_t n,
 		   const char *const *running, size_t n_running, size_t max_workers,
 		   const char **ret_start, bool *ret_waiting);
-
-/* attrd-mounts.c: a failed sub-mount is tried again on a timer (after each job) */
-void mounts_retry_arm(struct attrd_mounts *m);
 
 /* attrd-mounts-jobs.c */
 void mounts_jobs_start(struct attrd_mounts *m);

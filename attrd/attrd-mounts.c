@@ -14,15 +14,14 @@
  * when that job is done; a change for a server whose job runs is applied after it. */
 /* Here: what is wanted, apply and the life cycle; the workers are in attrd-mounts-jobs.c,
  * the server of a mount and the choice of jobs in attrd-mounts-servers.c, the kernel side
- * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c. */
-#include <grp.h>
+ * in attrd-mounts-kernel.c, the state file in attrd-mounts-state.c, the table of entries
+ * in attrd-mounts-table.c. */
 #include <libmount.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attrd-mounts.h"
@@ -34,62 +33,6 @@
 #include "time-util.h"
 
 static const char *const mstate_names[] = { "pending", "applied", "failed" };
-
-void mounts_entry_done(struct mentry *e)
-{
-	free(e->target);
-	free(e->server);
-	free(e->source);
-	free(e->fstype);
-	free(e->options);
-	free(e->applied);
-	free(e->base);
-	free(e->parent_mp);
-	free(e->ids);
-	free(e->error);
-	free(e->blocked);
-	free(e->handles);
-	free(e->setters);
-}
-
-void mounts_set_str(char **p, const char *v)
-{
-	char *n = v ? strdup(v) : NULL;
-
-	if (v && !n)
-		return; /* keep the old text rather than lose it */
-	free(*p);
-	*p = n;
-}
-
-struct mentry *mounts_entry_find(struct attrd_mounts *m, const char *target)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (!m->v[i].orphan && streq(m->v[i].target, target))
-			return &m->v[i];
-	return NULL;
-}
-
-struct mentry *mounts_orphan_find(struct attrd_mounts *m, const char *target)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].orphan && streq(m->v[i].target, target))
-			return &m->v[i];
-	return NULL;
-}
-
-struct mentry *mounts_entry_add(struct attrd_mounts *m, const char *target)
-{
-	struct mentry *v = realloc(m->v, (m->n + 1) * sizeof(*v));
-
-	if (!v)
-		return NULL;
-	m->v = v;
-	v[m->n] = (struct mentry){ .target = strdup(target), .since = (int64_t)time(NULL) };
-	if (!v[m->n].target)
-		return NULL;
-	return &v[m->n++];
-}
 
 /* ---------------------------------------------------------------- what is wanted */
 
@@ -366,7 +309,7 @@ static bool busy_target(const struct attrd_mounts *m, const char *target)
 
 /* Recompute what is wanted and start a job for each server with work and no worker.
  * Entries a job holds (busy) keep their kernel side until it is back. */
-void mounts_refresh(struct attrd_mounts *m)
+static void mounts_refresh(struct attrd_mounts *m)
 {
 	struct libmnt_table *tb;
 	struct libmnt_iter *it;
@@ -425,6 +368,8 @@ out:
  * (blocked) wait for a change: trying them again gives the same answer. */
 #define RETRY_MAX_SHIFT 5
 
+static void mounts_retry_arm(struct attrd_mounts *m);
+
 static bool retry_wanted(const struct mentry *e)
 {
 	return e->wanted && e->state == MS_FAILED && !e->blocked;
@@ -451,7 +396,7 @@ static void on_retry(struct evloop *loop, struct evtimer *t, void *userdata)
 	mounts_retry_arm(m);
 }
 
-void mounts_retry_arm(struct attrd_mounts *m)
+static void mounts_retry_arm(struct attrd_mounts *m)
 {
 	bool failed = false;
 	int64_t delay;
@@ -470,6 +415,13 @@ void mounts_retry_arm(struct attrd_mounts *m)
 		<< (m->retries < RETRY_MAX_SHIFT ? m->retries : RETRY_MAX_SHIFT);
 	if (evloop_add_timer(m->loop, evloop_now(m->loop) + delay, on_retry, m, &m->retry) < 0)
 		m->retry = NULL; /* out of memory: the next change tries them */
+}
+
+/* A job is back (its entries merged, the table saved): whatever waits gets its job. */
+static void job_back(struct attrd_mounts *m)
+{
+	mounts_refresh(m);
+	mounts_retry_arm(m);
 }
 
 /* A change from outside (policy, mount table, configuration): every server's entries are
@@ -527,6 +479,7 @@ int attrd_mounts_new(struct evloop *loop, const char *state_path, struct attrd_m
 	if (!m)
 		return -ENOMEM;
 	m->loop = loop;
+	m->job_back = job_back;
 	m->state_path = state_path ? strdup(state_path) : NULL;
 	*ret = m;
 	return 0;
@@ -581,29 +534,17 @@ static void check_mount_rights(struct nfskeys_ctx *ctx)
 }
 
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
-			    struct nfskeys_attr_store *store, bool enabled)
+			    struct nfskeys_attr_store *store, bool enabled, bool have_admin,
+			    gid_t admin_gid)
 {
-	const char *g;
 	int64_t v;
 
 	if (!m)
 		return;
 	m->ctx = ctx;
 	m->store = store;
-	/* an admin's policy on someone else's directory passes the owner re-check; the group
-	 * was checked to exist at load (nfskeys-attrd.c) */
-	m->have_admin = false;
-	g = nfskeys_conf_get(ctx, "Attrd", "Admin-Group");
-	if (g && *g) {
-		struct group *gr = getgrnam(g);
-		char *end;
-		unsigned long num = strtoul(g, &end, 10);
-
-		if (gr || (*end == '\0' && end != g)) {
-			m->admin_gid = gr ? gr->gr_gid : (gid_t)num;
-			m->have_admin = true;
-		}
-	}
+	m->have_admin = have_admin;
+	m->admin_gid = admin_gid;
 	/* refused at load (nfskeys-attrd.c) when it does not parse */
 	m->retry_first = conf_get_typed(ctx, "Mounts", "Retry-Interval", &v, NULL, 0) == 0 ?
 				 v * USEC_PER_SEC :

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct attrd_mounts;
 struct evloop;
@@ -18,9 +19,12 @@ int attrd_mounts_new(struct evloop *loop, const char *state_path, struct attrd_m
 void attrd_mounts_free(struct attrd_mounts *m);
 
 /* Use this context and store from now on ([Mounts] Apply-Mounts decides enabled); a
- * disabled table removes the mounts it made.  Then brings the mounts in step. */
+ * disabled table removes the mounts it made.  have_admin, admin_gid: [Attrd] Admin-Group
+ * as the daemon resolved it at load (an admin's policy on someone else's directory passes
+ * the owner re-check).  Then brings the mounts in step. */
 void attrd_mounts_configure(struct attrd_mounts *m, struct nfskeys_ctx *ctx,
-			    struct nfskeys_attr_store *store, bool enabled);
+			    struct nfskeys_attr_store *store, bool enabled, bool have_admin,
+			    gid_t admin_gid);
 /* Bring the mounts in step with the policy and the mount table (after a change). */
 void attrd_mounts_apply(struct attrd_mounts *m);
 

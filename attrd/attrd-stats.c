@@ -41,6 +41,7 @@ void attrd_handle_stats(struct attrd *d, struct rpc_request *req, XDR *args)
 	COUNTER("bad_messages_total", "", ss.bad_frames + ss.bad_headers);
 	COUNTER("connections_refused_total", "", ss.refused);
 	COUNTER("connections_refused_user_total", "", ss.refused_uid);
+	COUNTER("idle_closed_total", "", ss.idle_closed);
 	for (int o = 0; o < _ATTRD_OP_MAX; o++) {
 		struct stats_hist h;
 

@@ -18,15 +18,13 @@
 #include <unistd.h>
 
 #include "attrd-wb.h"
+#include "conf-get.h"
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
 #include "nfskeys-wb.h"
 #include "time-util.h"
 
-#define WB_MIN (1ull << 20)
-#define WB_MAX (1ull << 40)
-#define WB_DEFAULT (256ull << 20) /* [Writeback] Dirty-Limit's default */
 /* the adaptive limit's period, as `nfskeys wb run`'s default --interval */
 #define TICK_USEC (100 * USEC_PER_MSEC)
 /* how often a fixed limit is checked against a moved global dirty threshold (6.1 turns
@@ -74,6 +72,7 @@ static uint64_t policy_at(struct attrd_wb *w, struct libmnt_fs *fs, bool *ret_ad
 	struct nfskeys_attr_id *id = NULL;
 	struct nfskeys_attr_policy *p = NULL;
 	struct nfskeys_attr_entry e;
+	const struct conf_key_def *d = conf_schema_find("Writeback", "Dirty-Limit");
 	uint64_t limit = 0;
 	bool throttled = false;
 
@@ -92,14 +91,15 @@ static uint64_t policy_at(struct attrd_wb *w, struct libmnt_fs *fs, bool *ret_ad
 		limit = e.number;
 	} else if (throttled) {
 		int64_t v = 0;
-		int r = nfskeys_conf_get_size(w->ctx, "Writeback", "Dirty-Limit", (int64_t)WB_MIN,
-					      (int64_t)WB_MAX, &v);
 
-		/* (a bad value was refused when the configuration was loaded) */
-		limit = r >= 0 ? (uint64_t)v : WB_DEFAULT;
+		/* [Writeback] Dirty-Limit or its default (a bad value was refused when the
+		 * configuration was loaded) */
+		if (conf_get_typed(w->ctx, "Writeback", "Dirty-Limit", &v, NULL, 0) == 0)
+			limit = (uint64_t)v;
 	}
+	/* within the bounds of [Writeback] Dirty-Limit, which are a bdi limit's */
 	if (limit)
-		limit = MIN(MAX(limit, WB_MIN), WB_MAX);
+		limit = MIN(MAX(limit, (uint64_t)d->min), (uint64_t)d->max);
 	/* the adaptive limit follows mountstats, which has NFS mounts only */
 	*ret_adaptive = throttled && limit && strncmp(mnt_fs_get_fstype(fs), "nfs", 3) == 0;
 out:

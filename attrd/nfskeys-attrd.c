@@ -48,35 +48,32 @@ static void config_clear(struct attrd_config *c)
 	*c = (struct attrd_config){};
 }
 
-/* An [Attrd] number or duration: type, bounds and default from the schema
- * (common/conf-schema.c); a malformed value is an error naming it. */
-static int conf_limit(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *msg,
-		      size_t msg_size)
+/* The [Attrd] numbers and durations, the per-user limits and the owner rule: type, bounds
+ * and default from the schema (common/conf-schema.c); a malformed value is an error
+ * naming it. */
+static int conf_limits(struct attrd_config *c, char *msg, size_t msg_size)
 {
-	int64_t v;
-	int r = conf_get_typed(ctx, "Attrd", key, &v, msg, msg_size);
+	unsigned dirs, bytes;
+	const struct {
+		const char *key;
+		unsigned *val;
+	} num[] = {
+		{ "Max-Clients", &c->max_clients },
+		{ "Max-Clients-Per-User", &c->max_clients_user },
+		{ "Idle-Timeout", &c->idle_timeout },
+		{ "Max-Policies-Per-User", &dirs },
+		{ "Max-Bytes-Per-User", &bytes },
+		{ "Orphan-Check-Interval", &c->lim.sweep_interval },
+	};
 
-	if (r < 0)
+	for (size_t i = 0; i < ARRAY_SIZE(num); i++)
+		if (conf_get_unsigned(c->ctx, "Attrd", num[i].key, num[i].val, msg, msg_size) < 0)
+			return -EINVAL;
+	if (conf_get_bool(c->ctx, "Attrd", "Trust-Synthesized-Owners",
+			  &c->lim.synthesized_owners, msg, msg_size) < 0)
 		return -EINVAL;
-	*val = (unsigned)v;
-	return 0;
-}
-
-/* The per-user limits and the owner rule; a malformed value is an error naming it. */
-static int conf_user_limits(struct nfskeys_ctx *ctx, struct attrd_limits *lim, char *msg,
-			    size_t msg_size)
-{
-	unsigned dirs, bytes, owners;
-	int r;
-
-	if ((r = conf_limit(ctx, "Max-Policies-Per-User", &dirs, msg, msg_size)) < 0 ||
-	    (r = conf_limit(ctx, "Max-Bytes-Per-User", &bytes, msg, msg_size)) < 0 ||
-	    (r = conf_limit(ctx, "Orphan-Check-Interval", &lim->sweep_interval, msg, msg_size)) < 0 ||
-	    (r = conf_limit(ctx, "Trust-Synthesized-Owners", &owners, msg, msg_size)) < 0)
-		return r;
-	lim->user_dirs = dirs;
-	lim->user_bytes = bytes;
-	lim->synthesized_owners = owners;
+	c->lim.user_dirs = dirs;
+	c->lim.user_bytes = bytes;
 	return 0;
 }
 
@@ -129,20 +126,14 @@ static int config_load(struct attrd *d, struct attrd_config *c, char *msg, size_
 			goto fail;
 		}
 	}
-	if ((r = conf_limit(c->ctx, "Max-Clients", &c->max_clients, msg, msg_size)) < 0 ||
-	    (r = conf_limit(c->ctx, "Max-Clients-Per-User", &c->max_clients_user, msg,
-			    msg_size)) < 0 ||
-	    (r = conf_limit(c->ctx, "Idle-Timeout", &c->idle_timeout, msg, msg_size)) < 0 ||
-	    (r = conf_user_limits(c->ctx, &c->lim, msg, msg_size)) < 0 ||
-	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0)
+	if ((r = conf_limits(c, msg, msg_size)) < 0 ||
+	    (r = attrd_ldap_check(c->ctx, msg, msg_size)) < 0 ||
+	    (r = conf_get_bool(c->ctx, "Mounts", "Apply-Mounts", &c->apply_mounts, msg,
+			       msg_size)) < 0)
 		goto fail;
 	{
 		int64_t v;
 
-		r = conf_get_typed(c->ctx, "Mounts", "Apply-Mounts", &v, msg, msg_size);
-		if (r < 0)
-			goto fail;
-		c->apply_mounts = v;
 		/* checked here, read by attrd_mounts_configure() */
 		r = conf_get_typed(c->ctx, "Mounts", "Retry-Interval", &v, msg, msg_size);
 		if (r < 0)
@@ -181,7 +172,8 @@ static void config_swap(struct attrd *d, struct attrd_config *c)
 	if (d->ldap)
 		attrd_ldap_configure(d->ldap, d->ctx);
 	/* the new store and context (the old ones are freed by the caller) */
-	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts, d->have_admin,
+			       d->admin_gid);
 	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	*c = old;
 }
@@ -303,7 +295,8 @@ static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata
 	unsigned interval = attrd_ldap_interval(d->ldap);
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
-	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts);
+	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts, d->have_admin,
+			       d->admin_gid);
 	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
 	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
 }
@@ -439,7 +432,8 @@ int main(int argc, char *argv[])
 		r = -ENOMEM;
 		goto out;
 	}
-	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts);
+	attrd_mounts_configure(d.mounts, d.ctx, d.store, d.apply_mounts, d.have_admin,
+			       d.admin_gid);
 	attrd_wb_configure(d.wb, d.ctx, d.store, d.apply_mounts);
 	sweep(&d);
 	r = evloop_add_timer(d.loop,

@@ -134,6 +134,9 @@ static const struct conf_key_def schema[] = {
 	{ "Idmapd", "Inline-Lookups", TEXT(CONF_BOOL), NULL, "yes",
 	  "answer lookups that need no I/O in the event loop" },
 	{ "Idmapd", "Cache-Size", INT(1, 1 << 24), NULL, "65536", "entries of the shared cache" },
+	{ "Idmapd", "Cache-Snapshot", TEXT(CONF_STRING), NULL,
+	  "($STATE_DIRECTORY/idmapd-cache.snap under systemd, else none)",
+	  "file the fresh answers are kept in across a restart, or none" },
 	{ "Idmapd", "Negative-TTL", DUR_S(0, 86400), NULL, "60",
 	  "how long a failed mapping is cached" },
 	{ "Idmapd", "Refresh-Ahead", INT(0, 99), NULL, "80",
@@ -170,6 +173,13 @@ static const struct conf_key_def schema[] = {
 	  "ids of other namespaces' clients: the initial user namespace's, or its owner's" },
 	{ "Kernel", "Namespace-Scan", DUR_S(1, 3600), NULL, "2",
 	  "how often other network namespaces are looked for" },
+	{ "Kernel", "Namespace-Dir", TEXT(CONF_PATH), NULL, "(namespaces.d next to the main file)",
+	  "configurations of other network namespaces, one file each" },
+	/* a file of Namespace-Dir: which namespaces it is for */
+	{ "Match", "Netns", TEXT(CONF_LIST), NULL, NULL,
+	  "names of /run/netns (ip netns) this configuration is for (globs)" },
+	{ "Match", "Cgroup", TEXT(CONF_LIST), NULL, NULL,
+	  "cgroups of processes in the namespaces this configuration is for (globs)" },
 	{ "Kernel", "Namespaces-Max", INT(1, 65536), NULL, "4096",
 	  "network namespaces served at most" },
 	{ "Kernel", "Channel-Dir", TEXT(CONF_PATH), NULL, "/proc/net/rpc",
@@ -279,22 +289,6 @@ const char *conf_type_name(const struct conf_key_def *d)
 	return d->type == CONF_DURATION && d->unit_ms == 1 ? "duration-ms" : names[d->type];
 }
 
-/* A size in bytes as the man page writes it: 1M, not 1048576. */
-static void size_text(int64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	while (v >= 1024 && v % 1024 == 0 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%" PRId64, v);
-	else
-		snprintf(buf, len, "%" PRId64 "%c", v, units[u]);
-}
-
 void conf_schema_expect(const struct conf_key_def *d, char *buf, size_t len)
 {
 	char lo[32], hi[32];
@@ -313,8 +307,8 @@ void conf_schema_expect(const struct conf_key_def *d, char *buf, size_t len)
 			 d->min, d->max, d->unit_ms == 1 ? "ms" : "s");
 		break;
 	case CONF_SIZE:
-		size_text(d->min, lo, sizeof(lo));
-		size_text(d->max, hi, sizeof(hi));
+		units_size_text((uint64_t)d->min, lo, sizeof(lo));
+		units_size_text((uint64_t)d->max, hi, sizeof(hi));
 		snprintf(buf, len, "a size from %s to %s (bytes, optionally with K, M, G or T)",
 			 lo, hi);
 		break;
@@ -465,8 +459,8 @@ void conf_schema_print(FILE *f, const char *sections)
 		else if (d->type == CONF_SIZE) {
 			char lo[32], hi[32];
 
-			size_text(d->min, lo, sizeof(lo));
-			size_text(d->max, hi, sizeof(hi));
+			units_size_text((uint64_t)d->min, lo, sizeof(lo));
+			units_size_text((uint64_t)d->max, hi, sizeof(hi));
 			snprintf(bounds, sizeof(bounds), " %s..%s", lo, hi);
 		}
 		fprintf(f, "%-42s %s%s\n    default: %s; %s\n", name, conf_type_name(d), bounds,

@@ -99,6 +99,17 @@ void daemon_reload_end(int r, const char *msg);
 /* sd_notify(0, state) under systemd (a no-op elsewhere); logged at debug. */
 void daemon_notify(const char *state);
 
+/* The service manager's descriptor store (daemon-fdstore.c): what a restart hands over.
+ * enabled: under systemd with a store (FileDescriptorStoreMax=).  add: keep a copy of fd
+ * under name (FDNAME rules: printable, no colon); remove: drop name's copy (its client went
+ * away); take: the descriptor this run inherited under name, once (-ENOENT); close_rest:
+ * close and drop every inherited one not taken; returns how many. */
+bool daemon_fdstore_enabled(void);
+int daemon_fdstore_add(int fd, const char *name);
+void daemon_fdstore_remove(const char *name);
+int daemon_fdstore_take(const char *name);
+size_t daemon_fdstore_close_rest(void);
+
 /* The log: "NAME: LEVEL: MESSAGE" on stderr in front, syslog(3) once detached. */
 void daemon_log(int prio, const char *fmt, ...) _printf_(2, 3);
 void daemon_vlog(int prio, const char *fmt, va_list ap) _printf_(2, 0);

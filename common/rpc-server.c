@@ -1,5 +1,9 @@
 /* ONC RPC server transport over evloop: accept, per-client record reassembly and limits,
- * call-header checks, asynchronous replies with an output buffer per client. */
+ * call-header checks, asynchronous replies with an output buffer per client.  Here: the
+ * server and its clients' input (accept and the limits on clients, reading and record
+ * reassembly, passed descriptors, call checks and dispatch, idle clients); a request's
+ * answer, the output buffer and a connection's close are in rpc-server-reply.c, which
+ * calls nothing here. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -13,77 +17,13 @@
 #include "macros.h"
 #include "rpc-frame.h"
 #include "rpc-server.h"
+#include "rpc-server-private.h"
 #include "time-util.h"
 #include "unix-socket.h"
 
-#define FD_QUEUE_MAX 8
 #define READ_CHUNK 16384
-#define REPLY_INLINE 512 /* room needed at the end of the output buffer to encode there */
 #define LOG_INTERVAL_US (10 * USEC_PER_SEC)
 #define ACCEPT_PAUSE_US (100 * USEC_PER_MSEC)
-
-struct rpc_server {
-	struct evloop *loop;
-	int listen_fd;
-	struct evio *listen_io;
-	uint32_t prog, vers;
-	struct rpc_server_limits lim;
-	rpc_dispatch_fn dispatch;
-	void *userdata;
-	struct rpc_conn *conns; /* doubly linked list of open connections */
-	struct rpc_server_stats st;
-	struct evtimer *resume;   /* accepting paused (out of descriptors) until it fires */
-	bool accept_paused;
-	int64_t refused_logged_at, emfile_logged_at, refused_uid_logged_at;
-};
-
-struct rpc_conn {
-	struct rpc_server *srv; /* NULL once the server is gone */
-	unsigned refs;          /* the connection itself + each request in flight */
-	bool closed;
-	int fd;
-	struct evio *io;
-	struct evtimer *idle;
-	struct evtimer *kick;  /* dispatches buffered calls a reply made room for */
-	struct ucred peer;
-	struct rpc_framer in;
-	uint8_t *out;
-	size_t out_off, out_len, out_cap;
-	unsigned inflight;
-	bool reading;          /* in conn_read: replies are queued and written at its end */
-	int64_t last_activity;
-	int64_t partial_since; /* when unfinished input appeared, 0 when none */
-	/* Passed descriptors (O_PATH directories only), each with the stretch of the byte
-	 * stream that arrived with it: it belongs to a call overlapping that stretch. */
-	struct {
-		int fd;
-		uint64_t start, end;
-	} fds[FD_QUEUE_MAX];
-	size_t nfds;
-	uint64_t in_total;     /* bytes received */
-	uint64_t consumed;     /* bytes of complete messages taken from the framer */
-	/* Answered requests kept for the next calls (at most max_inflight of them, the most
-	 * ever out at once), freed with the connection. */
-	struct rpc_request *free_reqs;
-	struct rpc_conn *prev, *next;
-};
-
-static void conn_unref(struct rpc_conn *c)
-{
-	if (--c->refs > 0)
-		return;
-	for (size_t i = 0; i < c->nfds; i++)
-		close(c->fds[i].fd); /* O_PATH: close() runs no file system code */
-	while (c->free_reqs) {
-		struct rpc_request *req = c->free_reqs;
-
-		c->free_reqs = req->next_free;
-		free(req);
-	}
-	rpc_framer_done(&c->in);
-	free(c->out);
-	free(c);
-}
 
 static void server_log(struct rpc_server *srv, int priority, const char *fmt, ...)
 	_printf_(3, 4);
@@ -100,225 +40,9 @@ static void server_log(struct rpc_server *srv, int priority, const char *fmt, ..
 	srv->lim.log(srv->userdata, priority, msg);
 }
 
-static void accept_resume(struct rpc_server *srv)
-{
-	srv->accept_paused = false;
-	evloop_timer_cancel(srv->resume);
-	(void)evloop_io_set_events(srv->listen_io, EPOLLIN);
-}
-
 static void on_resume(struct evloop *loop, struct evtimer *t, void *ud)
 {
-	accept_resume(ud);
-}
-
-static void conn_close(struct rpc_conn *c)
-{
-	struct rpc_server *srv = c->srv;
-
-	if (c->closed)
-		return;
-	c->closed = true;
-	evloop_io_free(c->io);
-	c->io = NULL;
-	evloop_timer_free(c->idle);
-	c->idle = NULL;
-	evloop_timer_free(c->kick);
-	c->kick = NULL;
-	close(c->fd);
-	c->fd = -1;
-	if (srv) {
-		if (c->prev)
-			c->prev->next = c->next;
-		else
-			srv->conns = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
-		srv->st.current--;
-		if (srv->accept_paused) /* a descriptor came free */
-			accept_resume(srv);
-		if (c->inflight && srv->lim.conn_closed)
-			srv->lim.conn_closed(srv->userdata, c->peer.uid, c->inflight);
-	}
-	c->srv = NULL;
-	c->prev = c->next = NULL;
-	conn_unref(c);
-}
-
-static void conn_update_events(struct rpc_conn *c)
-{
-	uint32_t ev = 0;
-
-	/* Inside conn_read the replies are still to be written: it updates at its end. */
-	if (c->closed || c->reading)
-		return;
-	if (c->inflight < c->srv->lim.max_inflight)
-		ev |= EPOLLIN;
-	if (c->out_len > c->out_off)
-		ev |= EPOLLOUT;
-	if (evloop_io_set_events(c->io, ev) < 0)
-		conn_close(c);
-}
-
-/* Write what we can; returns false when the connection was closed. */
-static bool conn_flush(struct rpc_conn *c)
-{
-	while (c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n < 0) {
-			conn_close(c);
-			return false;
-		}
-		c->out_off += n;
-	}
-	if (c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
-	return true;
-}
-
-static int conn_queue(struct rpc_conn *c, const uint8_t *buf, size_t len)
-{
-	if (c->out_len - c->out_off + len > c->srv->lim.max_outbuf) {
-		c->srv->st.overflow_closed++;
-		conn_close(c);
-		return -ENOBUFS;
-	}
-	if (c->out_off > 0 && c->out_len + len > c->out_cap) {
-		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + len > c->out_cap) {
-		size_t ncap = MAX(c->out_cap * 2, c->out_len + len);
-		uint8_t *nb = realloc(c->out, ncap);
-
-		if (!nb) {
-			conn_close(c);
-			return -ENOMEM;
-		}
-		c->out = nb;
-		c->out_cap = ncap;
-	}
-	memcpy(c->out + c->out_len, buf, len);
-	c->out_len += len;
-	return 0;
-}
-
-/* Encode and queue a reply; used for both dispatcher answers and our own errors. */
-static int conn_reply(struct rpc_conn *c, const struct rpc_reply *rep, xdrproc_t res_fn,
-		      const void *res)
-{
-	_cleanup_free_ uint8_t *buf = NULL;
-	size_t len;
-	int r;
-
-	if (c->closed)
-		return -ENOTCONN;
-	/* Usually: encode straight into the output buffer (no allocation, no copy). */
-	if (c->out_off > 0 && c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
-	if (c->out_cap - c->out_len >= REPLY_INLINE &&
-	    rpc_encode_reply(rep, res_fn, res, c->out + c->out_len, c->out_cap - c->out_len,
-			     &len) == 0 &&
-	    c->out_len - c->out_off + len <= c->srv->lim.max_outbuf) {
-		c->out_len += len;
-		c->srv->st.replies++;
-		c->last_activity = evloop_now(c->srv->loop);
-		if (c->reading)
-			return 0;
-		return conn_flush(c) ? 0 : -ENOTCONN;
-	}
-	r = rpc_build_reply(rep, res_fn, res, c->srv->lim.max_outbuf, &buf, &len);
-	if (r < 0 && res_fn) {
-		struct rpc_reply err = { .xid = rep->xid, .status = RPC_STATUS_SYSTEM_ERR };
-
-		r = rpc_build_reply(&err, NULL, NULL, c->srv->lim.max_outbuf, &buf, &len);
-	}
-	if (r < 0)
-		return r;
-	c->srv->st.replies++;
-	c->last_activity = evloop_now(c->srv->loop);
-	r = conn_queue(c, buf, len);
-	if (r < 0)
-		return r;
-	/* Replies to the calls of one read go out together, in one send(), at its end. */
-	if (c->reading)
-		return 0;
-	if (!conn_flush(c))
-		return -ENOTCONN;
-	return 0;
-}
-
-static void conn_process(struct rpc_conn *c);
-
-static int request_finish(struct rpc_request *req, const struct rpc_reply *rep, xdrproc_t res_fn,
-			  const void *res)
-{
-	struct rpc_conn *c = req->conn;
-	int r = -ENOTCONN;
-
-	/* back to the pool: c outlives it (the request holds a reference until below) */
-	req->next_free = c->free_reqs;
-	c->free_reqs = req;
-	if (!c->closed && c->srv) {
-		bool was_full = c->inflight >= c->srv->lim.max_inflight;
-
-		c->inflight--;
-		r = conn_reply(c, rep, res_fn, res);
-		if (!c->closed) {
-			/* Messages may be waiting in the buffer for the in-flight slot: they are
-			 * dispatched from the loop (conn_kick), never from inside a reply, whose
-			 * caller may be walking its own state (a cache entry's waiters). */
-			if (was_full)
-				evloop_timer_set(c->kick, 0);
-			conn_update_events(c);
-		}
-	} else {
-		c->inflight--;
-	}
-	conn_unref(c);
-	return r;
-}
-
-int rpc_request_reply(struct rpc_request *req, xdrproc_t res_fn, const void *res)
-{
-	struct rpc_reply rep = { .xid = req->call.xid, .status = RPC_STATUS_SUCCESS };
-
-	return request_finish(req, &rep, res_fn, res);
-}
-
-int rpc_request_error(struct rpc_request *req, enum rpc_status status)
-{
-	struct rpc_reply rep = { .xid = req->call.xid, .status = status };
-
-	if (status == RPC_STATUS_SUCCESS)
-		return -EINVAL;
-	if (status == RPC_STATUS_AUTH_ERROR)
-		rep.auth_stat = RPC_AUTH_TOOWEAK;
-	if (status == RPC_STATUS_PROG_MISMATCH || status == RPC_STATUS_RPC_MISMATCH)
-		rep.low = rep.high = req->call.vers;
-	return request_finish(req, &rep, NULL, NULL);
-}
-
-int rpc_request_take_fd(struct rpc_request *req, int *ret_fd)
-{
-	struct rpc_conn *c = req->conn;
-
-	for (size_t i = 0; i < c->nfds; i++) {
-		if (c->fds[i].start >= req->msg_end || c->fds[i].end <= req->msg_start)
-			continue;
-		*ret_fd = c->fds[i].fd;
-		memmove(c->fds + i, c->fds + i + 1, (c->nfds - i - 1) * sizeof(c->fds[0]));
-		c->nfds--;
-		return 0;
-	}
-	return -ENOENT;
+	rpc_server_accept_resume(ud);
 }
 
 /* Drop the descriptors that came entirely with calls already dispatched (not taken by
@@ -337,11 +61,6 @@ static void conn_drop_fds(struct rpc_conn *c)
 		}
 	}
 	c->nfds = k;
-}
-
-bool rpc_request_connected(const struct rpc_request *req)
-{
-	return !req->conn->closed && req->conn->srv;
 }
 
 /* Handle one complete message; returns false when the connection was closed. */
@@ -364,7 +83,7 @@ static bool conn_handle(struct rpc_conn *c, const uint8_t *msg, size_t len)
 		/* Not a call we can answer (no xid, a reply, garbage): drop the client. */
 		srv->st.bad_headers++;
 		xdr_destroy(&x);
-		conn_close(c);
+		rpc_conn_close(c);
 		return false;
 	} else if (call.prog != srv->prog) {
 		rep.status = RPC_STATUS_PROG_UNAVAIL;
@@ -397,7 +116,7 @@ static bool conn_handle(struct rpc_conn *c, const uint8_t *msg, size_t len)
 	srv->st.bad_headers += rep.status == RPC_STATUS_RPC_MISMATCH;
 answer:
 	xdr_destroy(&x);
-	conn_reply(c, &rep, NULL, NULL);
+	rpc_conn_reply(c, &rep, NULL, NULL);
 	return !c->closed;
 }
 
@@ -414,7 +133,7 @@ static void conn_process(struct rpc_conn *c)
 			break;
 		if (r < 0) {
 			c->srv->st.bad_frames++;
-			conn_close(c);
+			rpc_conn_close(c);
 			break;
 		}
 		c->consumed += RPC_FRAME_HDR_LEN + len;
@@ -429,7 +148,7 @@ static void conn_process(struct rpc_conn *c)
 		else if (!c->partial_since)
 			c->partial_since = evloop_now(c->srv->loop);
 	}
-	conn_unref(c);
+	rpc_conn_unref(c);
 }
 
 static void conn_read(struct rpc_conn *c)
@@ -442,7 +161,7 @@ static void conn_read(struct rpc_conn *c)
 
 	r = rpc_framer_reserve(&c->in, READ_CHUNK, &p, &avail);
 	if (r < 0) {
-		conn_close(c);
+		rpc_conn_close(c);
 		return;
 	}
 	/* Descriptors only where the daemon takes them, and only while the closer has room
@@ -474,7 +193,7 @@ static void conn_read(struct rpc_conn *c)
 		}
 	}
 	if (n <= 0) {
-		conn_close(c);
+		rpc_conn_close(c);
 		return;
 	}
 	c->in_total += n;
@@ -483,8 +202,8 @@ static void conn_read(struct rpc_conn *c)
 	c->reading = true;
 	conn_process(c);
 	c->reading = false;
-	if (!c->closed && conn_flush(c))
-		conn_update_events(c);
+	if (!c->closed && rpc_conn_flush(c))
+		rpc_conn_update_events(c);
 }
 
 /* The calls that waited for an in-flight slot, on the loop thread (request_finish). */
@@ -498,9 +217,9 @@ static void conn_kick(struct evloop *loop, struct evtimer *t, void *ud)
 	c->reading = true;
 	conn_process(c);
 	c->reading = false;
-	if (!c->closed && conn_flush(c))
-		conn_update_events(c);
-	conn_unref(c);
+	if (!c->closed && rpc_conn_flush(c))
+		rpc_conn_update_events(c);
+	rpc_conn_unref(c);
 }
 
 static void conn_event(struct evloop *loop, struct evio *io, int fd, uint32_t events, void *ud)
@@ -509,12 +228,12 @@ static void conn_event(struct evloop *loop, struct evio *io, int fd, uint32_t ev
 
 	c->refs++;
 	if (events & EPOLLOUT) {
-		if (conn_flush(c))
-			conn_update_events(c);
+		if (rpc_conn_flush(c))
+			rpc_conn_update_events(c);
 	}
 	if (!c->closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		conn_read(c);
-	conn_unref(c);
+	rpc_conn_unref(c);
 }
 
 static void conn_idle(struct evloop *loop, struct evtimer *t, void *ud)
@@ -525,7 +244,7 @@ static void conn_idle(struct evloop *loop, struct evtimer *t, void *ud)
 
 	if (c->partial_since && c->partial_since + limit <= now) {
 		c->srv->st.idle_closed++;
-		conn_close(c);
+		rpc_conn_close(c);
 		return;
 	}
 	if (c->partial_since)
@@ -533,7 +252,7 @@ static void conn_idle(struct evloop *loop, struct evtimer *t, void *ud)
 	if (due <= now) {
 		if (c->inflight == 0) {
 			c->srv->st.idle_closed++;
-			conn_close(c);
+			rpc_conn_close(c);
 			return;
 		}
 		due = now + limit;
@@ -590,7 +309,7 @@ static void server_accept(struct evloop *loop, struct evio *io, int fd, uint32_t
 		c->refs = 1;
 		c->fd = cfd;
 		rpc_framer_init(&c->in, srv->lim.max_msg);
-		c->out = malloc(4096); /* replies are encoded in place (conn_reply) */
+		c->out = malloc(4096); /* replies are encoded in place (rpc_conn_reply) */
 		c->out_cap = c->out ? 4096 : 0;
 		c->last_activity = evloop_now(loop);
 		if (unix_peer_cred(cfd, &c->peer) < 0 ||
@@ -716,7 +435,7 @@ struct rpc_server *rpc_server_free(struct rpc_server *srv)
 	while (srv->conns) {
 		struct rpc_conn *c = srv->conns;
 
-		conn_close(c); /* unlinks c */
+		rpc_conn_close(c); /* unlinks c */
 	}
 	evloop_io_free(srv->listen_io);
 	evloop_timer_free(srv->resume);

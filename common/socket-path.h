@@ -1,7 +1,9 @@
 /* Where a daemon's socket is, from the configuration: the daemon's own key ([Idmapd]
  * Socket, [Attrd] Socket) when set, else NAME in [General] Runtime-Dir, else the built-in
  * path.  The one rule for the daemons, their clients and the lean nfskeys-upcall, which
- * reads the two values itself.  Header only: the lean helper links no internal library. */
+ * reads the two values itself; the attr store's file ([Attr] Store, else attr.db in
+ * [General] State-Dir) follows it too.  Header only: the lean helper links no internal
+ * library. */
 #pragma once
 
 #include <stdio.h>

@@ -7,7 +7,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -103,4 +105,21 @@ static inline int units_parse_size(const char *s, uint64_t *ret, const char **re
 		return -ERANGE;
 	*ret = v << shift;
 	return 0;
+}
+
+/* A size in bytes as the man pages write it: 1M, not 1048576 (the largest unit that
+ * divides it). */
+static inline void units_size_text(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (v >= 1024 && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, units[u]);
 }

@@ -202,6 +202,24 @@ int idmapd_client_recent(struct rpc_client *c, enum nfskeys_idmap_kind kind, con
 	return 0;
 }
 
+int idmapd_client_namespaces(struct rpc_client *c, idmapd_namespaces_res *ret)
+{
+	idmapd_namespaces_res res = {};
+	int r;
+
+	r = rpc_client_call(c, IDMAPD_NAMESPACES, NULL, NULL, (xdrproc_t)xdr_idmapd_namespaces_res,
+			    &res);
+	if (r < 0)
+		return r;
+	if (res.status < 0) {
+		r = res.status;
+		xdr_free((xdrproc_t)xdr_idmapd_namespaces_res, (char *)&res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}
+
 int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_size,
 			 uint64_t *ret_generation)
 {

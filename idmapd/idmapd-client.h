@@ -60,5 +60,9 @@ int idmapd_client_reload(struct rpc_client *c, char *message, size_t message_siz
 int idmapd_client_recent(struct rpc_client *c, enum nfskeys_idmap_kind kind, const char *key,
 			 idmapd_recent_res *ret);
 
+/* The other network namespaces the daemon serves (nfskeys-idmapd(8) CONTAINERS).  *ret is
+ * the decoded result; free it with xdr_free(xdr_idmapd_namespaces_res). */
+int idmapd_client_namespaces(struct rpc_client *c, idmapd_namespaces_res *ret);
+
 /* Print the daemon's statistics to f as text, JSON or Prometheus (stats.h). */
 int idmapd_client_print_stats(struct rpc_client *c, FILE *f, int format);

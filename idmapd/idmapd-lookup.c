@@ -64,10 +64,10 @@ static void answer_kernel(struct idmapd *d, struct idmapd_entry *e, struct kquer
 		       : left > 0 ? (unsigned)((left + USEC_PER_SEC - 1) / USEC_PER_SEC) : 1;
 	if (daemon_log_level() >= LOG_DEBUG)
 		daemon_log(LOG_DEBUG, "lookup %s %s for the kernel (%s): %s (%s)",
-			nfskeys_idmap_kind_to_string(e->kind), e->key,
+			nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(e->kind)), e->key,
 			kpath_src_name(kquery_source(kq)), status ? strerror(-status) : "ok",
 			lres_names[result]);
-	idmapd_recent_note(d, e, idmapd_recent_path_of(kq), NULL, status, result);
+	idmapd_recent_note(d, e, idmapd_recent_path_of(kq), NULL, kq, status, result);
 	kquery_answer(kq, status, status ? NULL : &e->ans, ttl);
 }
 
@@ -108,18 +108,20 @@ static void answer_waiter(struct idmapd *d, struct idmapd_entry *e, struct rpc_r
 	d->st.lookups[result]++;
 	if (daemon_log_level() >= LOG_DEBUG)
 		daemon_log(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",
-			nfskeys_idmap_kind_to_string(e->kind), e->key, (int)req->peer.pid,
+			nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(e->kind)), e->key, (int)req->peer.pid,
 			(unsigned)req->peer.uid, res.status ? strerror(-res.status) : "ok",
 			lres_names[result]);
-	idmapd_recent_note(d, e, RP_SOCKET, req, res.status, result);
+	idmapd_recent_note(d, e, RP_SOCKET, req, NULL, res.status, result);
 	idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
 /* The kind that maps a name -> id answer back (0: none). */
 static uint32_t reverse_kind(uint32_t kind)
 {
-	return kind == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME :
-	       kind == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP :
+	uint32_t base = IDMAPD_KIND_BASE(kind), prof = kind - base;
+
+	return base == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME | prof :
+	       base == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP | prof :
 						    0;
 }
 
@@ -134,15 +136,17 @@ static void job_run(struct idmapd_job *j)
 		/* the backend may answer the id's name from the same search ([LDAP]
 		 * Unique-Ids): then no second lookup */
 		memset(&j->rev_ans, 0, sizeof(j->rev_ans));
-		j->r = nfskeys_idmap_lookup_pair(j->ctx, j->kind, j->key, flags, &j->ans,
-						 &j->rev_ans);
+		j->r = nfskeys_idmap_lookup_pair(j->ctx, IDMAPD_KIND_BASE(j->kind), j->key, flags,
+						 &j->ans, &j->rev_ans);
 	} else {
-		j->r = nfskeys_idmap_lookup_full(j->ctx, j->kind, j->key, flags, &j->ans);
+		j->r = nfskeys_idmap_lookup_full(j->ctx, IDMAPD_KIND_BASE(j->kind), j->key, flags,
+						 &j->ans);
 	}
 	j->latency_ns = mono_nsec() - t0;
 	if (!j->reverse || j->r != 0 || (j->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
 		return;
-	if (j->rev_ans.kind == reverse_kind(j->kind) && j->rev_ans.id == j->ans.id) {
+	if (j->rev_ans.kind == IDMAPD_KIND_BASE(reverse_kind(j->kind)) &&
+	    j->rev_ans.id == j->ans.id) {
 		j->rev_r = 0;
 		j->rev_latency_ns = 0;
 		j->reverse_done = j->reverse_cocached = true;
@@ -152,7 +156,8 @@ static void job_run(struct idmapd_job *j)
 	snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
 	t0 = mono_nsec();
 	memset(&j->rev_ans, 0, sizeof(j->rev_ans));
-	j->rev_r = nfskeys_idmap_lookup_full(j->ctx, reverse_kind(j->kind), key, flags, &j->rev_ans);
+	j->rev_r = nfskeys_idmap_lookup_full(j->ctx, IDMAPD_KIND_BASE(reverse_kind(j->kind)), key,
+					     flags, &j->rev_ans);
 	j->rev_latency_ns = mono_nsec() - t0;
 	j->reverse_done = true;
 }
@@ -246,7 +251,7 @@ static int fetch_start(struct idmapd *d, uint32_t kind, const char *key, bool re
 		return -ENOMEM;
 	}
 	j->d = d;
-	j->ctx = nfskeys_ctx_ref(d->ctx);
+	j->ctx = nfskeys_ctx_ref(idmapd_kind_ctx(d, kind));
 	j->f = f;
 	j->kind = kind;
 	j->reverse = reverse && reverse_kind(kind) != 0;
@@ -344,7 +349,7 @@ static bool lookup_inline(struct idmapd *d, uint32_t kind, const char *key, unsi
 
 	if (!d->set.inline_lookups)
 		return false;
-	r = nfskeys_idmap_lookup_full(d->ctx, kind, key,
+	r = nfskeys_idmap_lookup_full(idmapd_kind_ctx(d, kind), IDMAPD_KIND_BASE(kind), key,
 				      NFSKEYS_IDMAP_LOOKUP_NOBODY | NFSKEYS_IDMAP_LOOKUP_NO_CACHE |
 					      NFSKEYS_IDMAP_LOOKUP_NOWAIT,
 				      &ans);
@@ -404,7 +409,7 @@ static void idmapd_job_done(struct evloop *loop, void *userdata)
 		/* nobody asked it yet: the record says how it came, for explain's reader */
 		if (e)
 			idmapd_recent_note(d, e, j->reverse_cocached ? RP_NAME_SEARCH : RP_PREFETCH,
-					   NULL, j->rev_r, LR_MISS);
+					   NULL, NULL, j->rev_r, LR_MISS);
 	}
 	e = fetch_entry(d, f, &buf);
 	if (failed && e && (f->refresh || stale_ok(d, e, now))) {
@@ -416,7 +421,7 @@ static void idmapd_job_done(struct evloop *loop, void *userdata)
 			(void)idmap_cache_mark_stale(d->cache, f->kind, f->key, e->m.expires);
 		}
 		daemon_log(LOG_NOTICE, "%s %s: backends failing (%s); serving the %s answer",
-			nfskeys_idmap_kind_to_string(f->kind), f->key,
+			nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(f->kind)), f->key,
 			strerror(-(j->r < 0 ? j->r : j->ans.error)),
 			e->m.stale ? "stale" : "cached");
 		answer_all(d, f, e, IDMAPD_ANSWER_STALE, LR_STALE);
@@ -570,6 +575,8 @@ void idmapd_handle_lookup(struct idmapd *d, struct rpc_request *req, XDR *args)
 void idmapd_kernel_lookup(void *userdata, struct kquery *q, uint32_t kind, const char *key,
 			  bool nobody)
 {
+	/* a namespace with a configuration of its own: that engine, its answers apart */
+	kind |= kquery_profile(q) << IDMAPD_KIND_PROFILE_SHIFT;
 	lookup_key(userdata, kind, key, nobody ? IDMAPD_LOOKUP_NOBODY : 0, NULL, q);
 }
 
@@ -655,7 +662,7 @@ static void stale_wait_fired(struct evloop *loop, struct evtimer *t, void *userd
 	if (!stale_ok(d, e, evloop_now(loop)))
 		return;
 	daemon_log(LOG_NOTICE, "%s %s: backend slow; serving the stale answer",
-		nfskeys_idmap_kind_to_string(f->kind), f->key);
+		nfskeys_idmap_kind_to_string(IDMAPD_KIND_BASE(f->kind)), f->key);
 	answer_all(d, f, e, IDMAPD_ANSWER_STALE, LR_STALE);
 }
 

@@ -142,6 +142,8 @@ void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args)
 	madd(ms, "cache_capacity", NULL, STATS_METRIC_GAUGE, cst.capacity, NULL);
 	madd(ms, "cache_evictions_total", NULL, STATS_METRIC_COUNTER, cst.evictions, NULL);
 	madd(ms, "cache_flushes_total", NULL, STATS_METRIC_COUNTER, d->st.flushes, NULL);
+	madd(ms, "cache_snapshot_restored", NULL, STATS_METRIC_GAUGE, d->st.snapshot_restored,
+	     NULL);
 	madd(ms, "queue_jobs", NULL, STATS_METRIC_GAUGE, d->quota.total, NULL);
 	madd(ms, "queue_refused_total", NULL, STATS_METRIC_COUNTER, d->st.queue_refused, NULL);
 	madd(ms, "queue_cancelled_total", NULL, STATS_METRIC_COUNTER, d->st.cancelled, NULL);

@@ -1,6 +1,7 @@
 /* The answers nfskeys-idmapd gave lately, on every path (socket, knfsd's channels, the
- * client pipes): a fixed ring, so `nfskeys idmap explain` can say which path asked for a
- * key, when, and what it was answered.  Root only: the ring shows who looks up whom. */
+ * client pipes, of this network namespace or another's): a fixed ring, so `nfskeys idmap
+ * explain` can say which path asked for a key, when, and what it was answered.  Root
+ * only: the ring shows who looks up whom. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -42,7 +43,8 @@ void idmapd_recent_free(struct idmapd *d)
 /* Called for every answer: a copy of at most two short strings into the ring, no
  * allocation after the first. */
 void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
-			const struct rpc_request *req, int status, enum lres result)
+			const struct rpc_request *req, const struct kquery *kq, int status,
+			enum lres result)
 {
 	struct recent *r;
 	size_t n;
@@ -54,12 +56,15 @@ void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum rec
 	if (d->recent_count < RECENT_RING)
 		d->recent_count++;
 	r->when = evloop_now(d->loop);
-	r->kind = e->kind;
+	r->kind = IDMAPD_KIND_BASE(e->kind); /* a namespace configuration's number off */
 	r->path = (uint8_t)path;
 	r->result = (uint8_t)result;
 	r->pid = req ? (uint32_t)req->peer.pid : 0;
 	r->uid = req ? (uint32_t)req->peer.uid : 0;
 	r->status = status;
+	/* a container's NFS client asks through its own namespace's pipe (the answer went
+	 * through its user namespace's maps): which one, for explain */
+	r->netns = kq ? kquery_netns(kq) : 0;
 	n = strnlen(e->key, sizeof(r->key) - 1);
 	memcpy(r->key, e->key, n);
 	r->key[n] = '\0';
@@ -119,6 +124,7 @@ void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args)
 			o->answer = answers[n];
 		}
 		o->age_ms = now > r->when ? (uint64_t)(now - r->when) / 1000 : 0;
+		o->netns = r->netns;
 		n++;
 	}
 	res.entries.entries_len = n;

@@ -9,27 +9,34 @@
 
 /* ---------------------------------------------------------------- settings */
 
-/* An [Idmapd] number, duration or size: type, bounds and default from the schema
- * (common/conf-schema.c); a bad value is an error naming key, value and bounds. */
-static int conf_idmapd(struct nfskeys_ctx *ctx, const char *key, unsigned *val, char *err,
-		       size_t errlen)
-{
-	int64_t v;
-	int r = conf_get_typed(ctx, "Idmapd", key, &v, err, errlen);
-
-	if (r < 0)
-		return -EINVAL;
-	if (val)
-		*val = (unsigned)v;
-	return 0;
-}
-
 static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg,
 			 struct idmapd_settings *ret, char *err, size_t errlen)
 {
 	struct idmapd_settings s = { 0 };
+	unsigned helper_timeout;
+	const struct {
+		const char *key;
+		unsigned *val;
+	} num[] = {
+		{ "Workers", &s.workers },
+		{ "Cache-Size", &s.cache_size },
+		{ "Negative-TTL", &s.negative_ttl },
+		{ "Refresh-Ahead", &s.refresh_pct },
+		{ "Refresh-Hits", &s.refresh_hits },
+		{ "Stale-Limit", &s.stale_limit },
+		{ "Stale-TTL", &s.stale_ttl },
+		{ "Stale-Wait", &s.stale_wait_ms },
+		{ "Max-Clients", &s.max_clients },
+		{ "Max-Request", &s.max_request },
+		{ "Max-Inflight", &s.max_inflight },
+		{ "Idle-Timeout", &s.idle_timeout },
+		/* read by nfskeys-upcall, checked here so that a typo is refused, not ignored */
+		{ "Helper-Timeout", &helper_timeout },
+		{ "Max-Clients-Per-User", &s.max_clients_user },
+		{ "Max-Queue", &s.max_queue },
+		{ "Max-Queue-Per-User", &s.max_queue_user },
+	};
 	const char *v;
-	unsigned inl = 1;
 	int r;
 
 	v = idmapd_socket_path(ctx, socket_arg);
@@ -43,27 +50,42 @@ static int settings_load(struct nfskeys_ctx *ctx, const char *socket_arg,
 	snprintf(s.runtime_dir, sizeof(s.runtime_dir), "%s", v && *v ? v : RUNDIR);
 	v = nfskeys_conf_get(ctx, "Idmapd", "Kernel-Keyrings");
 	snprintf(s.keyrings, sizeof(s.keyrings), "%s", v ? v : ".id_resolver .cifs_idmap");
-	if ((r = conf_idmapd(ctx, "Workers", &s.workers, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Cache-Size", &s.cache_size, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Negative-TTL", &s.negative_ttl, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Refresh-Ahead", &s.refresh_pct, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Refresh-Hits", &s.refresh_hits, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Inline-Lookups", &inl, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Stale-Limit", &s.stale_limit, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Stale-TTL", &s.stale_ttl, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Stale-Wait", &s.stale_wait_ms, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Clients", &s.max_clients, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Request", &s.max_request, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Inflight", &s.max_inflight, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Idle-Timeout", &s.idle_timeout, err, errlen)) < 0 ||
-	    /* read by nfskeys-upcall, checked here so that a typo is refused, not ignored */
-	    (r = conf_idmapd(ctx, "Helper-Timeout", NULL, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Clients-Per-User", &s.max_clients_user, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Queue", &s.max_queue, err, errlen)) < 0 ||
-	    (r = conf_idmapd(ctx, "Max-Queue-Per-User", &s.max_queue_user, err, errlen)) < 0 ||
-	    (r = kpaths_config_load(ctx, &s.kernel, err, errlen)) < 0)
+	/* numbers, durations and sizes: type, bounds and default from the schema
+	 * (common/conf-schema.c); a bad value is an error naming key, value and bounds */
+	for (size_t i = 0; i < ARRAY_SIZE(num); i++)
+		if (conf_get_unsigned(ctx, "Idmapd", num[i].key, num[i].val, err, errlen) < 0)
+			return -EINVAL;
+	if (conf_get_bool(ctx, "Idmapd", "Inline-Lookups", &s.inline_lookups, err, errlen) < 0)
+		return -EINVAL;
+	r = kpaths_config_load(ctx, &s.kernel, err, errlen);
+	if (r < 0)
 		return r;
-	s.inline_lookups = inl != 0;
+	v = nfskeys_conf_get(ctx, "Idmapd", "Cache-Snapshot");
+	if (v && *v && strcmp(v, "none") && v[0] != '/') {
+		snprintf(err, errlen, "[Idmapd] Cache-Snapshot = %s: expected an absolute path or none",
+			 v);
+		return -EINVAL;
+	}
+	if (v && *v) {
+		snprintf(s.snapshot, sizeof(s.snapshot), "%s", strcmp(v, "none") ? v : "");
+	} else {
+		/* under systemd, its StateDirectory= (the first, if several) */
+		const char *sd = getenv("STATE_DIRECTORY");
+
+		if (sd && sd[0] == '/')
+			snprintf(s.snapshot, sizeof(s.snapshot), "%.*s/idmapd-cache.snap",
+				 (int)strcspn(sd, ":"), sd);
+	}
+	v = nfskeys_conf_get(ctx, "Kernel", "Namespace-Dir");
+	if (v && *v) {
+		snprintf(s.namespace_dir, sizeof(s.namespace_dir), "%s", v);
+	} else {
+		/* beside the main file, as its conf.d */
+		const char *main = nfskeys_ctx_get_conf_path(ctx), *slash = strrchr(main, '/');
+
+		snprintf(s.namespace_dir, sizeof(s.namespace_dir), "%.*snamespaces.d",
+			 slash ? (int)(slash - main + 1) : 0, main);
+	}
 	*ret = s;
 	return 0;
 }
@@ -108,6 +130,12 @@ int idmapd_load_ctx(struct idmapd *d, struct nfskeys_ctx **ret_ctx,
 			 nfskeys_ctx_get_conf_path(ctx), why);
 		r = -EINVAL;
 		goto out;
+	}
+	if (s.kernel.namespaces && s.kernel.client_pipe != KPATH_NO) {
+		r = idmapd_profiles_load(s.namespace_dir, d->lib_priority, &s.profiles, err,
+					 errlen);
+		if (r < 0)
+			goto out;
 	}
 	*ret_ctx = TAKE_PTR(ctx);
 	*ret_set = s;
@@ -162,7 +190,12 @@ static void reload_apply(struct idmapd *d, struct reload_job *j)
 	kpaths_update(d->kpaths, &s->kernel);
 	nfskeys_ctx_unref(d->ctx);
 	d->ctx = TAKE_PTR(j->ctx);
+	idmapd_profiles_free(d->set.profiles);
 	d->set = *s;
+	d->snapshot_fp = idmapd_snapshot_fingerprint(d->ctx);
+	s->profiles = NULL; /* the daemon's now */
+	if (d->kpaths)
+		kpaths_set_ns_match(d->kpaths, idmapd_ns_match);
 	d->generation++;
 	idmap_cache_set_capacity(d->cache, s->cache_size);
 	idmapd_flush_cache(d);
@@ -228,6 +261,7 @@ static void reload_done(struct evloop *loop, void *userdata)
 	if (d->stopping)
 		reload_answer(d, &d->reload_next, -ESHUTDOWN, "the daemon is stopping");
 	nfskeys_ctx_unref(j->ctx);
+	idmapd_profiles_free(j->set.profiles); /* a reload that failed or was not applied */
 	free(j);
 }
 

@@ -49,7 +49,45 @@ struct idmapd_settings {
 	char keyrings[256];      /* kernel keyrings cleared on flush/reload */
 	char runtime_dir[UNIX_PATH_MAX_LEN + 1]; /* [General] Runtime-Dir, created if missing */
 	struct kpaths_config kernel; /* [Kernel]: knfsd channels, client pipes */
+	char namespace_dir[256];     /* [Kernel] Namespace-Dir */
+	char snapshot[256];          /* [Idmapd] Cache-Snapshot; "" = none */
+	struct idmapd_profiles *profiles; /* its files, owned by whoever holds the settings */
 };
+
+/* Configurations of other network namespaces (idmapd-profiles.c): a file of Namespace-Dir
+ * each.  A kernel query from a namespace that takes one looks up kind | (its number <<
+ * IDMAPD_KIND_PROFILE_SHIFT): the number keeps its answers apart in the cache and the
+ * in-flight table, and picks the engine that fetches them. */
+#define IDMAPD_PROFILES_MAX 64
+#define IDMAPD_KIND_PROFILE_SHIFT 16
+#define IDMAPD_KIND_BASE(k) ((uint32_t)(k) & ((1u << IDMAPD_KIND_PROFILE_SHIFT) - 1))
+#define IDMAPD_KIND_PROFILE(k) ((uint32_t)(k) >> IDMAPD_KIND_PROFILE_SHIFT)
+struct idmapd_profile {
+	char name[64];   /* the file's name without .conf */
+	char path[512];
+	char netns[512]; /* [Match] Netns */
+	char cgroup[512]; /* [Match] Cgroup */
+	struct nfskeys_ctx *ctx;
+};
+struct idmapd_profiles {
+	unsigned n;
+	struct idmapd_profile p[IDMAPD_PROFILES_MAX];
+};
+int idmapd_profiles_load(const char *dir, int lib_priority, struct idmapd_profiles **ret,
+			 char *err, size_t errlen);
+struct idmapd_profiles *idmapd_profiles_free(struct idmapd_profiles *ps);
+/* 0: none matches (the daemon's own configuration), else the profile's number. */
+unsigned idmapd_profiles_match(const struct idmapd_profiles *ps, const char *netns_name,
+			       const char *cgroup);
+/* kpaths_ns_match_fn over the daemon's current profiles. */
+unsigned idmapd_ns_match(void *userdata, const char *netns_name, const char *cgroup);
+struct idmapd;
+/* The answer cache across restarts (idmapd-snapshot.c). */
+uint64_t idmapd_snapshot_fingerprint(struct nfskeys_ctx *ctx);
+int idmapd_snapshot_save(struct idmapd *d);
+int idmapd_snapshot_load(struct idmapd *d);
+/* The engine that fetches a (profiled) kind. */
+struct nfskeys_ctx *idmapd_kind_ctx(struct idmapd *d, uint32_t kind);
 
 enum idmapd_op {
 	IDMAPD_OP_NULL,
@@ -59,6 +97,7 @@ enum idmapd_op {
 	IDMAPD_OP_STATS,
 	IDMAPD_OP_RELOAD,
 	IDMAPD_OP_RECENT,
+	IDMAPD_OP_NAMESPACES,
 	_IDMAPD_OP_MAX
 };
 
@@ -86,6 +125,7 @@ struct idmapd_stats {
 	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */
 	uint64_t rev_cocached;   /* ... of which came with the name's own search (Unique-Ids) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
+	uint64_t snapshot_restored; /* answers taken back from the cache snapshot at start */
 };
 
 /* One answer given, remembered for `nfskeys idmap explain` (idmapd-recent.c). */
@@ -93,6 +133,7 @@ struct idmapd_stats {
 #define RECENT_KEY_MAX 128 /* longer keys are kept cut, and match no query */
 struct recent {
 	int64_t when;          /* evloop_now() */
+	uint64_t netns;        /* a client pipe of another network namespace: its inode */
 	uint32_t kind, pid, uid, id;
 	int32_t status;
 	uint8_t path;          /* enum recent_path */
@@ -123,7 +164,10 @@ struct idmapd {
 	struct idmapd_fetches *fetches;   /* the lookups being fetched now, and their callers */
 	struct idmapd_quota quota; /* worker jobs per uid (loop thread) */
 	struct kpaths *kpaths;   /* the kernel's own paths in (kernel-paths-*.c) */
+	bool kpaths_namespaces;  /* [Kernel] Namespaces = auto when kpaths was made (a reload
+				  * changes set.kernel, not what is served) */
 	struct idmapd_stats st;
+	uint64_t snapshot_fp; /* the configuration's fingerprint (idmapd-snapshot.c) */
 	char *keybuf; /* lookup keys decode here: no allocation per lookup (idmapd_handle_lookup) */
 	struct recent *recent; /* RECENT_RING answers, a ring; recent_next is the oldest */
 	unsigned recent_next, recent_count;
@@ -262,8 +306,10 @@ void idmapd_handle_reload(struct idmapd *d, struct rpc_request *req, XDR *args);
 
 /* idmapd-recent.c: the answers given lately, for IDMAPD_RECENT */
 void idmapd_recent_free(struct idmapd *d);
+/* kq: the kernel's query answered (its path and network namespace), else NULL */
 void idmapd_recent_note(struct idmapd *d, const struct idmapd_entry *e, enum recent_path path,
-			const struct rpc_request *req, int status, enum lres result);
+			const struct rpc_request *req, const struct kquery *kq, int status,
+			enum lres result);
 enum recent_path idmapd_recent_path_of(const struct kquery *kq);
 void idmapd_handle_recent(struct idmapd *d, struct rpc_request *req, XDR *args);
 
@@ -272,3 +318,6 @@ struct backend_stats *idmapd_backend_slot(struct idmapd *d, const char *name);
 void idmapd_reply(struct idmapd *d, enum idmapd_op op, struct rpc_request *req, xdrproc_t fn,
 		  const void *res);
 void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args);
+
+/* idmapd-netns.c: the other network namespaces served, for IDMAPD_NAMESPACES */
+void idmapd_handle_namespaces(struct idmapd *d, struct rpc_request *req, XDR *args);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "conf-get.h"
+#include "daemon.h"
 #include "ini.h"
 #include "kernel-paths-private.h"
 #include "kernel-proto.h"
@@ -231,6 +232,18 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	kp->chan[0].fd = kp->chan[1].fd = -1;
 	kp->ino_fd = kp->nfs_wd = -1;
 	kp->self_netns_fd = -1;
+	/* the last run's marker: it stopped cleanly, so a pipe it handed over holds no message
+	 * it read and left unanswered (the kernel would wait on that one for ever); after a
+	 * crash the pipes are opened afresh instead, and closing the old ones fails what hung */
+	{
+		int m = daemon_fdstore_take("clean-stop");
+
+		kp->adopt_pipes = m >= 0;
+		if (m >= 0) {
+			close(m);
+			daemon_fdstore_remove("clean-stop");
+		}
+	}
 	if (cfg->server_channels != KPATH_NO) {
 		why[0] = '\0';
 		other = cfg->check_rpc_idmapd ? find_rpc_idmapd(true) : 0;
@@ -288,6 +301,17 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	}
 	if (kp->serve_channels)
 		(void)kpaths_flush_server(kp);
+	{
+		/* what the last run handed over and this one did not take: gone clients */
+		size_t n = daemon_fdstore_close_rest();
+
+		if (kp->adopted)
+			log(LOG_INFO, "%u descriptors (knfsd's channels, NFS client pipes) handed "
+			    "over by the last run", kp->adopted);
+		if (n)
+			log(LOG_INFO, "%zu handed-over descriptors dropped%s", n,
+			    kp->adopt_pipes ? "" : " (the last run did not stop cleanly)");
+	}
 	*ret = kp;
 	return 0;
 fail:
@@ -299,9 +323,9 @@ void kpaths_free(struct kpaths *kp)
 {
 	if (!kp)
 		return;
+	kpaths_held_release_all(kp); /* sent while the channels are open */
 	kpaths_channel_close(&kp->chan[0]);
 	kpaths_channel_close(&kp->chan[1]);
-	kpaths_held_release_all(kp); /* into nothing: the channels are closed */
 	kpaths_netns_stop(kp);
 	while (kp->pipes)
 		kpaths_pipe_close(kp->pipes);
@@ -313,6 +337,38 @@ void kpaths_free(struct kpaths *kp)
 	/* queries still out keep kp until they are answered (into nothing) */
 	if (--kp->refs == 0)
 		free(kp);
+}
+
+void kpaths_stop_reading(struct kpaths *kp)
+{
+	if (!kp)
+		return;
+	for (int i = 0; i < 2; i++) {
+		evloop_io_free(kp->chan[i].io);
+		kp->chan[i].io = NULL;
+	}
+	for (struct kpipe *p = kp->pipes; p; p = p->next) {
+		evloop_io_free(p->io);
+		p->io = NULL;
+	}
+	evloop_io_free(kp->ino_io);
+	kp->ino_io = NULL;
+	if (kp->ns_timer)
+		evloop_timer_cancel(kp->ns_timer);
+}
+
+void kpaths_hand_over(struct kpaths *kp)
+{
+	int fd;
+
+	if (!kp || !daemon_fdstore_enabled())
+		return;
+	kp->handing_over = true;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		daemon_fdstore_add(fd, "clean-stop");
+		close(fd);
+	}
 }
 
 void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg)

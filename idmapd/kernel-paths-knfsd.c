@@ -43,13 +43,19 @@ static void channel_read(struct evloop *loop, struct evio *io, int fd, uint32_t 
 int kpaths_channel_open(struct kpaths *kp, enum knfsd_channel which, char *err, size_t errlen)
 {
 	struct kchannel *c = &kp->chan[which];
+	char name[32];
 	int r;
 
 	c->kp = kp;
 	c->which = which;
 	snprintf(c->path, sizeof(c->path), "%s/%s/channel", kp->cfg.channel_dir,
 		 which == KNFSD_IDTONAME ? "nfs4.idtoname" : "nfs4.nametoid");
-	c->fd = open(c->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	kpaths_store_name(name, sizeof(name), which == KNFSD_IDTONAME ? "knfsd-idtoname" :
+									   "knfsd-nametoid", 0, NULL);
+	/* the last run's: requests knfsd queued meanwhile are waiting in it */
+	c->fd = kpaths_adopt(kp, name, AT_FDCWD, c->path);
+	if (c->fd < 0 && (c->fd = open(c->path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) >= 0)
+		kpaths_store(kp, c->fd, name);
 	if (c->fd < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot open %s: %s%s", c->path, strerror(errno),

@@ -26,15 +26,19 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "kernel-paths-private.h"
 #include "macros.h"
 #include "time-util.h"
 
 #define NETNS_RUN_DIR "/run/netns"
+#define NSFS_MAGIC 0x6e736673 /* linux/magic.h */
 
 static bool ns_eq(const void *ctx, uintptr_t val, const void *key)
 {
@@ -162,6 +166,59 @@ static int pipefs_open_in(struct kpaths *kp, int nsfd)
 	return r;
 }
 
+static void ns_match(struct kns *ns)
+{
+	struct kpaths *kp = ns->kp;
+	unsigned p = kp->ns_match ? kp->ns_match(kp->userdata, ns->name, ns->cgroup) : 0;
+
+	if (p != ns->profile && ns->nfs_fd >= 0)
+		kp->log(LOG_INFO, "%s%s%s: %s", ns->label, ns->name[0] ? " " : "", ns->name,
+			p ? "its own configuration (Namespace-Dir)" : "the daemon's configuration");
+	ns->profile = p;
+}
+
+/* The cgroup (v2) of process pid: "/machine.slice/libpod-....scope". */
+static void read_cgroup(int procfd, const char *pid, char *buf, size_t size)
+{
+	char path[64], line[512];
+	FILE *f;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/cgroup", pid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			size_t l = strcspn(line + 3, "\n");
+
+			if (l >= size)
+				l = size - 1; /* cut: matches no glob that names the whole path */
+			memcpy(buf, line + 3, l);
+			buf[l] = '\0';
+			break;
+		}
+	fclose(f);
+}
+
+void kpaths_set_ns_match(struct kpaths *kp, kpaths_ns_match_fn match)
+{
+	kp->ns_match = match;
+	for (struct kns *ns = kp->nss; ns; ns = ns->next)
+		ns_match(ns);
+}
+
+unsigned kquery_profile(const struct kquery *q)
+{
+	return q->src == KPATH_PIPE && q->pipe && q->pipe->ns ? q->pipe->ns->profile : 0;
+}
+
 static void ns_scan_dir(struct kns *ns)
 {
 	struct dirent *de;
@@ -187,7 +244,7 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 {
 	struct kns *ns;
 	struct stat st;
-	char watch[64];
+	char watch[64], store[48];
 	int nsfd, r;
 
 	if (kp->n_ns >= kp->cfg.namespaces_max) {
@@ -216,7 +273,25 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 	ns->nfs_fd = ns->wd = -1;
 	ns->seen = true;
 	snprintf(ns->label, sizeof(ns->label), "net:[%" PRIu64 "]", ino);
-	r = pipefs_open_in(kp, nsfd);
+	if (pid)
+		read_cgroup(procfd, pid, ns->cgroup, sizeof(ns->cgroup));
+	else if (!strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR)))
+		snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
+	kpaths_store_name(store, sizeof(store), NULL, ino, NULL);
+	r = daemon_fdstore_take(store);
+	if (r >= 0) {
+		struct statfs sf;
+
+		if (fstatfs(r, &sf) < 0 || (unsigned long)sf.f_type != RPC_PIPEFS_MAGIC) {
+			close(r);
+			daemon_fdstore_remove(store);
+			r = pipefs_open_in(kp, nsfd);
+		}
+	} else {
+		r = pipefs_open_in(kp, nsfd);
+		if (r >= 0)
+			kpaths_store(kp, r, store);
+	}
 	if (r < 0) {
 		/* remembered, so that it is not tried again each scan */
 		kp->log(LOG_WARNING, "%s: cannot open its rpc_pipefs: %s", ns->label, strerror(-r));
@@ -236,6 +311,7 @@ static void ns_attach(struct kpaths *kp, int procfd, const char *path, uint64_t 
 	if (ns->nfs_fd >= 0) {
 		kp->log(LOG_INFO, "serving network namespace %s%s", ns->label,
 			ns->translate ? " (ids through its user namespace's maps)" : "");
+		ns_match(ns); /* before its pipes are read */
 		ns_scan_dir(ns);
 	}
 }
@@ -263,8 +339,14 @@ static void ns_release(struct kns *ns)
 	if (ns->wd >= 0)
 		(void)inotify_rm_watch(kp->ino_fd, ns->wd);
 	if (ns->nfs_fd >= 0) {
+		char store[48];
+
 		close(ns->nfs_fd);
-		kp->log(LOG_INFO, "namespace %s released (%u pipes closed)", ns->label, closed);
+		kpaths_store_name(store, sizeof(store), NULL, ns->ino, NULL);
+		kpaths_unstore(kp, store);
+		if (!kp->handing_over)
+			kp->log(LOG_INFO, "namespace %s released (%u pipes closed)", ns->label,
+				closed);
 	}
 	/* queries still out hold the pipes, not ns: they only read ns->translate etc. through
 	 * the pipe, which is closed (p->ns is cleared by kpaths_pipe_close) */
@@ -283,6 +365,11 @@ static void ns_saw(struct kpaths *kp, int procfd, const char *path, uint64_t ino
 	ns = ns_find(kp, ino);
 	if (ns) {
 		ns->seen = true;
+		/* found through a process first: its /run/netns name, once seen */
+		if (!pid && !ns->name[0] && !strncmp(path, NETNS_RUN_DIR "/", sizeof(NETNS_RUN_DIR))) {
+			snprintf(ns->name, sizeof(ns->name), "%s", path + sizeof(NETNS_RUN_DIR));
+			ns_match(ns);
+		}
 		/* a namespace first met through /run/netns: its maps once a process shows up */
 		if (ns->translate && !ns->maps_read && pid && ns->nfs_fd >= 0) {
 			int nsfd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
@@ -329,10 +416,15 @@ static void netns_scan(struct kpaths *kp)
 	runfd = open(NETNS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = runfd >= 0 ? fdopendir(runfd) : NULL;
 	while (dir && (de = readdir(dir))) {
+		char rel[NAME_MAX + 16];
+		struct statfs sf;
 		struct stat st;
 
-		if (de->d_name[0] == '.' || fstatat(runfd, de->d_name, &st, 0) < 0 ||
-		    (uint64_t)st.st_ino == 0)
+		/* `ip netns add` makes an empty file, then binds the namespace over it: only a
+		 * namespace file (nsfs) is one */
+		snprintf(rel, sizeof(rel), NETNS_RUN_DIR "/%s", de->d_name);
+		if (de->d_name[0] == '.' || statfs(rel, &sf) < 0 ||
+		    (unsigned long)sf.f_type != NSFS_MAGIC || fstatat(runfd, de->d_name, &st, 0) < 0)
 			continue;
 		{
 			char path[NAME_MAX + 16];
@@ -428,6 +520,16 @@ int kpaths_netns_start(struct kpaths *kp)
 	close(r);
 	if (stat("/proc/self/ns/user", &st) == 0)
 		kp->self_userns_ino = (uint64_t)st.st_ino;
+	/* a descriptor per namespace and per pipe: the soft limit up to the hard one (the loop
+	 * uses epoll, never select) */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	kp->overflow_uid = read_overflow("/proc/sys/kernel/overflowuid");
 	kp->overflow_gid = read_overflow("/proc/sys/kernel/overflowgid");
 	r = evloop_add_timer(kp->loop, 0, scan_timer, kp, &kp->ns_timer);
@@ -465,14 +567,19 @@ size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, si
 {
 	size_t n = 0;
 
-	for (const struct kns *ns = kp ? kp->nss : NULL; ns; ns = ns->next, n++)
-		if (n < max)
-			out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
-							  .userns_ino = ns->userns_ino,
-							  .pipes = ns->n_pipes,
-							  .open = ns->nfs_fd >= 0,
-							  .translate = ns->translate,
-							  .maps_read = ns->maps_read };
+	for (const struct kns *ns = kp ? kp->nss : NULL; ns; ns = ns->next, n++) {
+		if (n >= max)
+			continue;
+		out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
+						  .userns_ino = ns->userns_ino,
+						  .pipes = ns->n_pipes,
+						  .open = ns->nfs_fd >= 0,
+						  .translate = ns->translate,
+						  .maps_read = ns->maps_read,
+						  .profile = ns->profile };
+		snprintf(out[n].name, sizeof(out[n].name), "%s", ns->name);
+		snprintf(out[n].cgroup, sizeof(out[n].cgroup), "%s", ns->cgroup);
+	}
 	return n;
 }
 

@@ -25,7 +25,6 @@
 #include "macros.h"
 #include "time-util.h"
 
-#define RPC_PIPEFS_MAGIC 0x67596969
 #define PIPES_MAX 4096
 
 /* ---------------------------------------------------------------- client pipes */
@@ -55,8 +54,10 @@ void kpaths_pipe_close(struct kpipe *p)
 	if (p->dir_wd >= 0)
 		(void)inotify_rm_watch(kp->ino_fd, p->dir_wd);
 	p->dir_wd = -1;
-	if (p->fd >= 0)
+	if (p->fd >= 0) {
 		close(p->fd);
+		kpaths_unstore(kp, p->store);
+	}
 	p->fd = -1;
 	if (p->ns)
 		p->ns->n_pipes--;
@@ -92,12 +93,19 @@ static void pipe_try_open(struct kpipe *p)
 	if (p->fd >= 0)
 		return;
 	snprintf(rel, sizeof(rel), "%s/idmap", p->name);
-	if (p->ns) {
+	kpaths_store_name(p->store, sizeof(p->store), "pipe", p->ns ? p->ns->ino : 0, p->name);
+	if (p->ns)
 		snprintf(path, sizeof(path), "%s/%s", p->ns->label, rel);
-		p->fd = openat(p->ns->nfs_fd, rel, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	} else {
+	else
 		snprintf(path, sizeof(path), "%s/nfs/%s", kp->pipefs, rel);
-		p->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	/* the last run's, after a clean stop: messages queued meanwhile are waiting in it */
+	p->fd = kp->adopt_pipes ? kpaths_adopt(kp, p->store, p->ns ? p->ns->nfs_fd : AT_FDCWD,
+					       p->ns ? rel : path) : -1;
+	if (p->fd < 0) {
+		p->fd = p->ns ? openat(p->ns->nfs_fd, rel, O_RDWR | O_NONBLOCK | O_CLOEXEC) :
+				open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (p->fd >= 0)
+			kpaths_store(kp, p->fd, p->store);
 	}
 	if (p->fd < 0) {
 		if (errno == ENOENT && p->dir_wd < 0) {

@@ -11,6 +11,7 @@
 #include "kernel-paths.h"
 #include "kernel-proto.h"
 
+#define RPC_PIPEFS_MAGIC 0x67596969 /* linux/magic.h */
 #define KNS_LABEL_MAX 32  /* "net:[4026532290]" */
 
 /* Another network namespace whose rpc_pipefs is served (kernel-paths-netns.c). */
@@ -24,8 +25,11 @@ struct kns {
 	bool seen;           /* in the last scan */
 	bool translate;      /* owned by another user namespace: ids go through its maps */
 	bool maps_read;
+	unsigned profile;    /* the daemon's configuration for it (kpaths_ns_match_fn), 0: its own */
 	struct userns_map uid_map, gid_map;
 	char label[KNS_LABEL_MAX];
+	char name[NAME_MAX + 1]; /* its /run/netns name, "" when none seen */
+	char cgroup[256];        /* the cgroup of the process it was found through, "" if none */
 	struct kns *next;
 };
 
@@ -50,6 +54,7 @@ struct kpipe {
 	int dir_wd;        /* inotify watch on clntXX/ while idmap is not there yet */
 	struct evio *io;
 	char name[NAME_MAX + 1]; /* clntXX */
+	char store[NAME_MAX + 32]; /* its name in the descriptor store */
 	struct kpipe *next;
 };
 
@@ -111,10 +116,27 @@ struct kpaths {
 	 * overflow) and so needs nothing of the namespace code */
 	bool (*ns_event)(struct kpaths *kp, int wd, uint32_t mask, const char *name);
 	void (*ns_rescan)(struct kpaths *kp);
+	kpaths_ns_match_fn ns_match; /* the daemon's: which configuration a namespace takes */
 	struct kheld *held; /* nametoid replies held by Prime-Reverse */
+	/* handing the kernel's descriptors to the next run (daemon_fdstore_*): adopt what the
+	 * last run stored; handing_over: at stop, close without dropping the store's copies */
+	bool adopt_pipes;   /* the last run stopped cleanly: its pipes hold no read message */
+	bool handing_over;
+	unsigned adopted;   /* descriptors taken back from the last run */
 	struct kpath_stats st[_KPATH_SRC_MAX];
 	unsigned refs; /* the owner's, and one per query out */
 };
+
+/* kernel-paths-store.c: the descriptor store's names ("knfsd-idtoname", "pipe-clnt3",
+ * "netns-4026532290", "netns-4026532290-clnt3") */
+void kpaths_store_name(char *buf, size_t size, const char *what, uint64_t ns, const char *clnt);
+/* A descriptor of name the last run handed over, if it is the file at dirfd/path (dirfd
+ * AT_FDCWD for an absolute path); -1 when none (or another file: then closed). */
+int kpaths_adopt(struct kpaths *kp, const char *name, int dirfd, const char *path);
+/* Keep a copy of fd in the store under name (no-op without one). */
+void kpaths_store(struct kpaths *kp, int fd, const char *name);
+/* Drop name's copy (its client went away), unless the daemon is handing over. */
+void kpaths_unstore(struct kpaths *kp, const char *name);
 
 /* kernel-paths-query.c */
 struct kquery *kpaths_query_new(struct kpaths *kp, enum kpath_src src);

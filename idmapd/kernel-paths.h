@@ -56,6 +56,12 @@ int kpaths_new(struct evloop *loop, const struct kpaths_config *cfg, kpaths_look
 	       kpaths_log_fn log, void *userdata, struct kpaths **ret, char *err, size_t errlen);
 /* Close everything; queries still out are answered into nothing. */
 void kpaths_free(struct kpaths *kp);
+/* At stop: read nothing more from the kernel (what comes stays queued for the next run);
+ * queries already read are still answered. */
+void kpaths_stop_reading(struct kpaths *kp);
+/* At a clean stop, after the last answers: the descriptors stay in the service manager's
+ * store for the next run (kpaths_free then closes only this run's copies), marked clean. */
+void kpaths_hand_over(struct kpaths *kp);
 /* Apply a new configuration's TTLs (the descriptors stay open: closing knfsd's channels
  * for 30 s makes nfsd say idmapd died). */
 void kpaths_update(struct kpaths *kp, const struct kpaths_config *cfg);
@@ -93,7 +99,19 @@ struct kpaths_ns_info {
 	bool open;           /* its rpc_pipefs could be opened (else: logged, not served) */
 	bool translate;      /* ids go through its user namespace's maps */
 	bool maps_read;      /* ... and those maps were read */
+	unsigned profile;    /* the configuration it takes (kpaths_ns_match_fn), 0: the daemon's */
+	char name[256];      /* its /run/netns name, "" when none */
+	char cgroup[256];    /* the cgroup of a process in it, "" when none was seen */
 };
+/* Which of the daemon's configurations serves a namespace of this /run/netns name and
+ * cgroup (either may be ""): 0 for its own, else the configuration's number. */
+typedef unsigned (*kpaths_ns_match_fn)(void *userdata, const char *netns_name,
+				       const char *cgroup);
+/* Set (or change, after a reload) the matcher; every served namespace is matched again. */
+void kpaths_set_ns_match(struct kpaths *kp, kpaths_ns_match_fn match);
+/* The configuration q's namespace takes (0: the daemon's own). */
+unsigned kquery_profile(const struct kquery *q);
+
 /* Up to max served namespaces into out; returns how many there are in all. */
 size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, size_t max);
 /* The network namespace (nsfs inode) whose NFS client asked q; 0: the daemon's own, or a

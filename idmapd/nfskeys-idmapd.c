@@ -22,6 +22,8 @@ const struct idmapd_proc idmapd_procs[_IDMAPD_OP_MAX] = {
 	[IDMAPD_STATS] = { IDMAPD_STATS, "stats", RPC_CALLER_ANY, idmapd_handle_stats },
 	[IDMAPD_RELOAD] = { IDMAPD_RELOAD, "reload", RPC_CALLER_ROOT, idmapd_handle_reload },
 	[IDMAPD_RECENT] = { IDMAPD_RECENT, "recent", RPC_CALLER_ROOT, idmapd_handle_recent },
+	[IDMAPD_NAMESPACES] = { IDMAPD_NAMESPACES, "namespaces", RPC_CALLER_ANY,
+				idmapd_handle_namespaces },
 };
 
 static void idmapd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR *args,
@@ -149,6 +151,11 @@ int main(int argc, char *argv[])
 		ret = DAEMON_EXIT_CONFIG;
 		goto out;
 	}
+	kpaths_set_ns_match(d.kpaths, idmapd_ns_match);
+	d.kpaths_namespaces = d.set.kernel.namespaces;
+	/* what the last run knew, still fresh: the first minutes are not a backend storm */
+	d.snapshot_fp = idmapd_snapshot_fingerprint(d.ctx);
+	(void)idmapd_snapshot_load(&d);
 	d.start = mono_usec();
 	d.generation = 1;
 	kpaths_describe(d.kpaths, err, sizeof(err));
@@ -162,12 +169,17 @@ int main(int argc, char *argv[])
 	/* Stop: no new clients; let workers finish and deliver (answers to gone clients are
 	 * dropped), then run the loop once more to process their results. */
 	d.stopping = true;
+	/* what the kernel asks from now on waits for the next run, in descriptors the
+	 * service manager keeps (kpaths_hand_over); what it asked before is answered now */
+	kpaths_stop_reading(d.kpaths);
 	d.srv = rpc_server_free(d.srv);
 	idmapd_pool_stop(&d);
 	idmapd_reload_wait(&d);
 	evloop_post(d.loop, post_exit, NULL);
 	evloop_run(d.loop);
+	kpaths_hand_over(d.kpaths);
 	unlink(d.set.socket);
+	(void)idmapd_snapshot_save(&d);
 out:
 	idmapd_pool_stop(&d);
 	rpc_server_free(d.srv);
@@ -180,6 +192,7 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	nfskeys_ctx_unref(d.ctx);
+	idmapd_profiles_free(d.set.profiles);
 	free(d.keybuf);
 	idmapd_recent_free(&d);
 	pthread_cond_destroy(&d.cond);

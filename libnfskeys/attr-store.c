@@ -16,6 +16,7 @@
 #include <linux/openat2.h>
 
 #include "attr-store-private.h"
+#include "socket-path.h"
 
 #define SNAPSHOT_SUFFIX ".snapshot"
 
@@ -127,32 +128,22 @@ static int pragma_int(struct nfskeys_attr_store *st, const char *sql, int64_t *r
 }
 
 /* [section] key when set, else FILE in the [General] dir_key directory (default dir). */
-static const char *conf_path(const struct nfskeys_ctx *ctx, const char *section, const char *key,
-			     const char *dir_key, const char *dir, const char *file, char *buf,
-			     size_t size)
-{
-	const char *p = nfskeys_conf_get(ctx, section, key);
-	const char *d = nfskeys_conf_get(ctx, "General", dir_key);
-
-	if (p && *p)
-		return p;
-	snprintf(buf, size, "%s/%s", d && *d ? d : dir, file);
-	return buf;
-}
-
 const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
 {
 	static __thread char buf[4096];
 
-	return conf_path(ctx, "Attr", "Store", "State-Dir", STATEDIR, "attr.db", buf, sizeof(buf));
+	return socket_path_pick(nfskeys_conf_get(ctx, "Attr", "Store"),
+				nfskeys_conf_get(ctx, "General", "State-Dir"), "attr.db",
+				STATEDIR "/attr.db", buf, sizeof(buf));
 }
 
 const char *attr_default_socket_path(const struct nfskeys_ctx *ctx)
 {
 	static __thread char buf[4096];
 
-	return conf_path(ctx, "Attrd", "Socket", "Runtime-Dir", RUNDIR, "attrd.sock", buf,
-			 sizeof(buf));
+	return socket_path_pick(nfskeys_conf_get(ctx, "Attrd", "Socket"),
+				nfskeys_conf_get(ctx, "General", "Runtime-Dir"), "attrd.sock",
+				RUNDIR "/attrd.sock", buf, sizeof(buf));
 }
 
 const char *attr_store_path(const struct nfskeys_attr_store *store)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include "conf-schema.h"
 #include "nfskeys.h"
@@ -43,6 +44,19 @@ static inline int conf_get_unsigned(const struct nfskeys_ctx *ctx, const char *s
 	if (r < 0)
 		return r;
 	*ret = (unsigned)v;
+	return 0;
+}
+
+/* conf_get_typed() of a yes/no row into a bool: as conf_get_unsigned(). */
+static inline int conf_get_bool(const struct nfskeys_ctx *ctx, const char *section,
+				const char *key, bool *ret, char *err, size_t errlen)
+{
+	int64_t v;
+	int r = conf_get_typed(ctx, section, key, &v, err, errlen);
+
+	if (r < 0)
+		return r;
+	*ret = v != 0;
 	return 0;
 }
 

@@ -80,6 +80,25 @@ static int cred_ops(struct nfskeys_ctx *ctx, const char *fs, const struct nfskey
 	return 0;
 }
 
+/* Whether keyring ses is a user-session keyring ("_uid_ses.UID"): the default session
+ * keyring of a process that has none of its own, shared by all of the user's sessions.
+ * Told from its description, not by resolving KEY_SPEC_USER_SESSION_KEYRING and comparing:
+ * that lookup creates the user and user-session keyrings of the caller's user namespace
+ * when they do not exist yet, 2 keys and 34 bytes or more of the user's key quota (and,
+ * in a user namespace of the user's own, its register keyring: 3 keys, 52 bytes) in
+ * every container that only wanted a credential in its own session keyring
+ * (doc/KERNEL-INTERFACES.md, "Key quota"). */
+static bool is_user_session_keyring(key_serial_t ses)
+{
+	_cleanup_free_ char *text = NULL;
+	struct nfskeys_key_info k;
+
+	if (ses <= 0 || keyctl_describe_alloc(ses, &text) < 0 ||
+	    nfskeys_key_parse_description(text, &k) < 0)
+		return false;
+	return streq(k.type, "keyring") && startswith(k.description, "_uid_ses.");
+}
+
 /* The keyring credentials go to and are looked up in.  A process without a session
  * keyring of its own (started by a service manager, setpriv, su without pam_keyinit) would
  * get a new anonymous session keyring from add_key(2) on KEY_SPEC_SESSION_KEYRING, which
@@ -87,22 +106,22 @@ static int cred_ops(struct nfskeys_ctx *ctx, const char *fs, const struct nfskey
  * user-session keyring on that user's behalf, never sees it (found on a real CIFS
  * multiuser mount, tests/kernel/cifs-multiuser.ktest).  Resolving the special id without
  * creating gives the keyring the kernel searches for this process (the user-session
- * keyring): use its serial then.  A process with a session keyring of its own keeps the
- * special id, so the calls stay those of cifscreds (tests/integration/cred-cifs-interop.sh). */
+ * keyring, installed as the session keyring by that lookup): use its serial then.  A
+ * process with a session keyring of its own keeps the special id, so the calls stay those
+ * of cifscreds (tests/integration/cred-cifs-interop.sh). */
 static int32_t cred_keyring(unsigned flags)
 {
-	key_serial_t ses, user_ses;
+	key_serial_t ses;
 
 	if (flags & NFSKEYS_CRED_USER_KEYRING)
 		return KEY_SPEC_USER_KEYRING;
 	ses = keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0);
-	user_ses = keyctl_get_keyring_ID(KEY_SPEC_USER_SESSION_KEYRING, 0);
-	return ses > 0 && ses == user_ses ? ses : KEY_SPEC_SESSION_KEYRING;
+	return is_user_session_keyring(ses) ? ses : KEY_SPEC_SESSION_KEYRING;
 }
 
 _public_ int nfskeys_cred_check_session(struct nfskeys_ctx *ctx)
 {
-	key_serial_t ses, user_ses;
+	key_serial_t ses;
 
 	ses = keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0);
 	if (ses < 0) {
@@ -110,10 +129,7 @@ _public_ int nfskeys_cred_check_session(struct nfskeys_ctx *ctx)
 		log_debug(ctx, "session keyring: %s", strerror(-r));
 		return r == -ENOKEY ? r : -ENOKEY;
 	}
-	user_ses = keyctl_get_keyring_ID(KEY_SPEC_USER_SESSION_KEYRING, 0);
-	if (user_ses >= 0 && user_ses == ses)
-		return 1;
-	return 0;
+	return is_user_session_keyring(ses) ? 1 : 0;
 }
 
 /* The arguments every nfskeys_cred_*() call takes, checked, and fs's operations. */

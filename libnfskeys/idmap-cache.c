@@ -416,6 +416,26 @@ int idmap_cache_read(struct idmap_cache *c, unsigned kind, const char *key,
 	return lookup_at(c, kind, key, false, 0, 0, ret, ret_ans);
 }
 
+void idmap_cache_foreach_fresh(struct idmap_cache *c, int64_t now, idmap_cache_each_fn fn,
+			       void *userdata)
+{
+	struct nfskeys_idmap_answer a;
+	size_t it = 0;
+	uintptr_t v;
+
+	cache_lock(c);
+	while (hashmap_next(&c->map, &it, &v)) {
+		const struct entry *e = (const struct entry *)v;
+
+		if (!entry_positive(e) || e->stale || e->expires <= now)
+			continue;
+		memset(&a, 0, sizeof(a));
+		answer_copy(&a, e);
+		fn(userdata, e->kind, e->key, &a, e->expires);
+	}
+	cache_unlock(c);
+}
+
 int idmap_cache_store(struct idmap_cache *c, unsigned kind, const char *key,
 		      const struct nfskeys_idmap_answer *a, int error, int64_t now,
 		      int64_t expires)

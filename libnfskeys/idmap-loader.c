@@ -40,22 +40,6 @@ static int resolve_nobody(const char *value, bool group, uint32_t *ret)
 	return -ENOENT;
 }
 
-/* A number or duration of the schema (common/conf-schema.c: bounds, default). */
-static int conf_uint(struct nfskeys_ctx *ctx, const char *section, const char *key,
-		     unsigned *ret)
-{
-	char err[256];
-	int64_t v;
-	int r = conf_get_typed(ctx, section, key, &v, err, sizeof(err));
-
-	if (r < 0) {
-		log_err(ctx, "%s", err);
-		return r;
-	}
-	*ret = (unsigned)v;
-	return 0;
-}
-
 /* Find or load the backend for method.  A backend that cannot be loaded stays in the
  * chain as a failing one (the others still answer; explain names it). */
 static struct backend *backend_get(struct nfskeys_ctx *ctx, struct idmap_state *st,
@@ -185,6 +169,7 @@ static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 	struct idmap_state *st;
 	const char *v;
 	unsigned cache_size;
+	char err[256];
 	int r;
 
 	st = calloc(1, sizeof(*st));
@@ -193,11 +178,18 @@ static int state_new(struct nfskeys_ctx *ctx, struct idmap_state **ret)
 	r = idmap_discover_domain(ctx, st->domain, sizeof(st->domain), &st->domain_source);
 	if (r < 0)
 		goto fail;
-	if ((r = conf_uint(ctx, "Idmap", "Positive-TTL", &st->pos_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Negative-TTL", &st->neg_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Mapping", "Nobody-TTL", &st->nobody_ttl)) < 0 ||
-	    (r = conf_uint(ctx, "Idmap", "Cache-Size", &cache_size)) < 0)
+	/* numbers and durations of the schema (common/conf-schema.c: bounds, default) */
+	if ((r = conf_get_unsigned(ctx, "Idmap", "Positive-TTL", &st->pos_ttl, err,
+				   sizeof(err))) < 0 ||
+	    (r = conf_get_unsigned(ctx, "Idmap", "Negative-TTL", &st->neg_ttl, err,
+				   sizeof(err))) < 0 ||
+	    (r = conf_get_unsigned(ctx, "Mapping", "Nobody-TTL", &st->nobody_ttl, err,
+				   sizeof(err))) < 0 ||
+	    (r = conf_get_unsigned(ctx, "Idmap", "Cache-Size", &cache_size, err,
+				   sizeof(err))) < 0) {
+		log_err(ctx, "%s", err);
 		goto fail;
+	}
 
 	v = nfskeys_conf_get(ctx, "Mapping", "Nobody-User");
 	if (resolve_nobody(v ? v : "nobody", false, &st->nobody_uid) < 0) {

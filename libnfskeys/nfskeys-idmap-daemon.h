@@ -72,5 +72,12 @@ int idmap_cache_mark_stale(struct idmap_cache *c, unsigned kind, const char *key
  * clear still remove it, pins and all.  -ENOENT when absent. */
 int idmap_cache_pin(struct idmap_cache *c, unsigned kind, const char *key);
 int idmap_cache_unpin(struct idmap_cache *c, unsigned kind, const char *key);
+/* Call fn for every entry holding a positive answer that is fresh at now (not expired,
+ * not stale, not nobody): its kind, key, answer and expiry.  Under the cache's lock: fn
+ * must not call into the cache.  For a snapshot of the cache (nfskeys-idmapd at stop). */
+typedef void (*idmap_cache_each_fn)(void *userdata, unsigned kind, const char *key,
+				    const struct nfskeys_idmap_answer *a, int64_t expires);
+void idmap_cache_foreach_fresh(struct idmap_cache *c, int64_t now, idmap_cache_each_fn fn,
+			       void *userdata);
 /* The hash an entry of kind/key gets in this cache (tests: the seed differs per cache). */
 uint64_t idmap_cache_key_hash(const struct idmap_cache *c, unsigned kind, const char *key);

@@ -4,7 +4,8 @@
  * and prints one line per finding with the fix.  --root DIR reads etc/ and proc/ under
  * DIR (tests build fake trees there); the daemons are always asked on their sockets.
  * --user NAME adds the user's Kerberos TGT expiry, read by a child that has become the
- * user first (libkrb5 never runs as root on a user's credential cache). */
+ * user first (libkrb5 never runs as root on a user's credential cache).  --namespace
+ * looks at one network namespace instead (doctor-namespace.c). */
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -338,12 +339,20 @@ static void doctor_usage(FILE *f)
 	fprintf(f,
 		"Usage: nfskeys doctor [--json] [--root DIR] [--idmapd-socket PATH]\n"
 		"                      [--attrd-socket PATH] [--user NAME]...\n"
+		"       nfskeys doctor --namespace PID|PATH [--name USER@DOMAIN] [--json]\n"
+		"                      [--idmapd-socket PATH]\n"
 		"\n"
 		"Check an installed system: which program answers each request-key route\n"
 		"(id_resolver, cifs.idmap, cifs.spnego), whether nfskeys-idmapd and\n"
 		"nfskeys-attrd answer, the NFSv4 domain, who holds knfsd's idmap channels and\n"
-		"the rpc_pipefs idmap pipes, and each user's key quota.  One line per finding,\n"
-		"with the fix for each problem.\n"
+		"the rpc_pipefs idmap pipes, each user's key quota, and whether the kernel runs\n"
+		"a container's CIFS upcalls in its namespaces.  One line per finding, with the\n"
+		"fix for each problem.\n"
+		"\n"
+		"With --namespace, one network namespace (a container's) instead: its identity\n"
+		"and the user namespace that owns it (with PID, its uid_map), which way its NFS\n"
+		"mounts map ids, whether nfskeys-idmapd serves its rpc_pipefs pipe, and with\n"
+		"--name what the daemon answers for USER@DOMAIN and the uid the namespace sees.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json                one JSON object: findings and the problem count\n"
@@ -353,6 +362,10 @@ static void doctor_usage(FILE *f)
 		"  -u, --user NAME           also the expiry of NAME's Kerberos TGT in\n"
 		"                            KEYRING:persistent:UID (read as NAME, never as\n"
 		"                            root; repeat for more users)\n"
+		"  -n, --namespace PID|PATH  one network namespace: a process id, its\n"
+		"                            /proc/PID/ns/net, or /run/netns/NAME\n"
+		"      --name USER@DOMAIN    with --namespace: the daemon's answer for it and\n"
+		"                            the uid the namespace sees (its uid_map)\n"
 		"  -h, --help                show this help\n"
 		"\n"
 		"Exit status: 0 nothing wrong, 1 at least one problem, 2 usage error,\n"
@@ -383,18 +396,21 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		{ "idmapd-socket", required_argument, NULL, 'I' },
 		{ "attrd-socket", required_argument, NULL, 'A' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "namespace", required_argument, NULL, 'n' },
+		{ "name", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct doctor d = { .root = "" };
-	const char *idmapd_sock = NULL, *attrd_sock = NULL;
+	const char *idmapd_sock = NULL, *attrd_sock = NULL, *ns_arg = NULL, *name = NULL;
+	struct doctor_ns *ns = NULL;
 	const char *users[16];
 	size_t n_users = 0;
 	char root[PATH_MAX], sd_dir[PATH_MAX];
 	int c;
 
 	argv[0] = program_invocation_short_name; /* getopt's messages name the program */
-	while ((c = getopt_long(argc, argv, "jr:u:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "jr:u:n:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'j':
 			d.json = true;
@@ -417,6 +433,12 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 			}
 			users[n_users++] = optarg;
 			break;
+		case 'n':
+			ns_arg = optarg;
+			break;
+		case 'N':
+			name = optarg;
+			break;
 		case 'h':
 			doctor_usage(stdout);
 			return EXIT_OK;
@@ -429,20 +451,56 @@ int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[])
 		tool_error("doctor: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (name && !ns_arg) {
+		tool_error("doctor: --name needs --namespace");
+		return EXIT_USAGE;
+	}
+	if (ns_arg && n_users) {
+		tool_error("doctor: --user is not for --namespace");
+		return EXIT_USAGE;
+	}
+	if (ns_arg) {
+		char err[PATH_MAX + 128];
+		int r;
+
+		/* a namespace is the running kernel's: nothing of it is under a copy */
+		if (d.root[0]) {
+			tool_error("doctor: --namespace examines the running system, not --root");
+			return EXIT_USAGE;
+		}
+		r = doctor_ns_open(ns_arg, &ns, err, sizeof(err));
+		if (r == -EACCES || r == -EPERM) {
+			tool_error("doctor: --namespace %s: %s (root may look at any process)", ns_arg,
+				   err);
+			return EXIT_FAIL;
+		}
+		if (r < 0) {
+			tool_error("doctor: --namespace %s: %s", ns_arg, err);
+			return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+		}
+	}
 	/* sd_booted()'s test, under --root: the fixes name the service manager that runs */
 	rooted(&d, "/run/systemd/system", sd_dir, sizeof(sd_dir));
 	d.systemd = sd_dir[0] && access(sd_dir, F_OK) == 0;
 	if (d.json)
 		printf("{\"findings\":[\n");
+	if (ns) {
+		check_namespace(&d, ctx, idmapd_sock, ns, name);
+		check_cifs_upcall_target(&d);
+		doctor_ns_free(ns);
+		goto done;
+	}
 	check_request_key_syntax(&d);
 	check_routes(&d);
 	check_daemons(&d, ctx, idmapd_sock, attrd_sock);
 	check_idmap_config(&d, ctx);
 	check_domain(&d, ctx, idmapd_sock);
 	check_channels(&d);
-	check_quotas(&d);
+	check_key_quota(&d);
+	check_cifs_upcall_target(&d);
 	for (size_t i = 0; i < n_users; i++)
 		check_ticket(&d, ctx, users[i]);
+done:
 	if (d.json)
 		printf("\n],\"problems\":%u}\n", d.problems);
 	else

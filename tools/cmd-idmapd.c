@@ -1,6 +1,7 @@
 /* nfskeys idmapd ...: talk to the nfskeys-idmapd service (ping, lookup, flush, reload,
- * stats); "nfskeys idmap stats" lands here too.  Stats and lookups need no privileges,
- * flush and reload are for root (the daemon checks the caller with SO_PEERCRED). */
+ * recent, stats, namespaces); "nfskeys idmap stats" lands here too.  Stats, namespaces and
+ * lookups need no privileges, flush, reload and recent are for root (the daemon checks the
+ * caller with SO_PEERCRED). */
 #include <getopt.h>
 
 #include <limits.h>
@@ -23,6 +24,7 @@ static int idmapd_flush(void *state, int argc, char *argv[]);
 static int idmapd_reload(void *state, int argc, char *argv[]);
 static int idmapd_recent(void *state, int argc, char *argv[]);
 static int idmapd_stats(void *state, int argc, char *argv[]);
+static int idmapd_namespaces(void *state, int argc, char *argv[]);
 
 const struct cli_sub idmapd_subs[] = {
 	{ "ping", NULL, NULL, "is the daemon there (version, pid, config generation)",
@@ -52,6 +54,10 @@ const struct cli_sub idmapd_subs[] = {
 	  "counters and latency histograms (same as\n"
 	  "'nfskeys idmap stats')",
 	  idmapd_stats },
+	{ "namespaces", NULL, "[--json]",
+	  "the other network namespaces (containers) whose\n"
+	  "NFS client idmap pipes the daemon serves",
+	  idmapd_namespaces },
 	{},
 };
 
@@ -280,7 +286,8 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	return EXIT_OK;
 }
 
-/* One recent answer per line (or a JSON array). */
+/* One recent answer per line (or a JSON array); netns names the network namespace of a
+ * client pipe other than the daemon's own (null in JSON for every other answer). */
 static void print_recent(const idmapd_recent_res *res, bool json, const char *indent)
 {
 	if (json)
@@ -300,10 +307,17 @@ static void print_recent(const idmapd_recent_res *res, bool json, const char *in
 			print_json_str(e->result);
 			printf(",\"answer\":");
 			print_json_str(e->answer);
-			printf(",\"age_ms\":%llu}", (unsigned long long)e->age_ms);
+			printf(",\"age_ms\":%llu,\"netns\":", (unsigned long long)e->age_ms);
+			if (e->netns)
+				printf("\"net:[%llu]\"}", (unsigned long long)e->netns);
+			else
+				printf("null}");
 			continue;
 		}
 		printf("%s%8.1fs ago  %-13s ", indent, (double)e->age_ms / 1000.0, e->path);
+		/* a container's NFS client, through its own namespace's pipe */
+		if (e->netns)
+			printf("net:[%llu] ", (unsigned long long)e->netns);
 		if (streq(e->path, "socket"))
 			printf("(pid %u uid %u) ", e->pid, e->uid);
 		printf("%s ", kind ? kind : "?");
@@ -359,6 +373,74 @@ static int recent_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 		putchar('\n');
 	xdr_free((xdrproc_t)xdr_idmapd_recent_res, (char *)&res);
 	return EXIT_OK;
+}
+
+/* One served namespace as an object of namespaces --json. */
+static void print_namespace_json(const idmapd_namespace *ns)
+{
+	printf("{\"netns\":\"net:[%llu]\",\"served\":%s,\"pipes\":%u,\"userns\":",
+	       (unsigned long long)ns->netns, ns->open ? "true" : "false", ns->pipes);
+	if (!ns->open)
+		printf("null");
+	else if (!ns->translate)
+		printf("\"initial\"");
+	else
+		printf("\"user:[%llu]\"", (unsigned long long)ns->userns);
+	printf(",\"maps_read\":%s}", ns->open && ns->translate && ns->maps_read ? "true" : "false");
+}
+
+static int namespaces_cmd(struct rpc_client *c, const char *path, int argc, char *argv[])
+{
+	idmapd_namespaces_res res = {};
+	bool json = false;
+	u_int n;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			json = true;
+		else {
+			tool_error("namespaces: unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	r = idmapd_client_namespaces(c, &res);
+	if (r < 0)
+		return daemon_error("namespaces", path, r);
+	n = res.namespaces.namespaces_len;
+	if (json) {
+		printf("{\"enabled\":%s,\"kernel\":", res.enabled ? "true" : "false");
+		print_json_str(res.kernel);
+		printf(",\"total\":%u,\"namespaces\":[", res.total);
+		for (u_int i = 0; i < n; i++) {
+			if (i)
+				putchar(',');
+			print_namespace_json(&res.namespaces.namespaces_val[i]);
+		}
+		printf("]}\n");
+	} else if (n == 0 && !res.enabled) {
+		printf("no other network namespace is served: [Kernel] Namespaces = none when "
+		       "nfskeys-idmapd started (set auto and restart it to serve containers)\n");
+	} else if (n == 0) {
+		printf("no other network namespace is served now (kernel paths: %s)\n", res.kernel);
+	}
+	for (u_int i = 0; !json && i < n; i++) {
+		const idmapd_namespace *ns = &res.namespaces.namespaces_val[i];
+
+		printf("net:[%llu]", (unsigned long long)ns->netns);
+		if (!ns->open)
+			printf("  not served: rpc_pipefs could not be opened\n");
+		else if (!ns->translate)
+			printf("  pipes %u  ids initial\n", ns->pipes);
+		else
+			printf("  pipes %u  ids through user:[%llu] (%s)\n", ns->pipes,
+			       (unsigned long long)ns->userns,
+			       ns->maps_read ? "ids mapped" : "maps unread");
+	}
+	if (!json && res.total > n)
+		printf("(%u more not listed)\n", res.total - n);
+	xdr_free((xdrproc_t)xdr_idmapd_namespaces_res, (char *)&res);
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
 /* The daemon's recent answers for kind/key (explain's two outputs): 0 or -errno, with the
@@ -511,6 +593,13 @@ static int idmapd_stats(void *state, int argc, char *argv[])
 	struct idmapd_call *d = state;
 
 	return stats_cmd(d->c, d->path, argc, argv);
+}
+
+static int idmapd_namespaces(void *state, int argc, char *argv[])
+{
+	struct idmapd_call *d = state;
+
+	return namespaces_cmd(d->c, d->path, argc, argv);
 }
 
 static int idmapd_recent(void *state, int argc, char *argv[])

@@ -10,10 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "conf-get.h"
 #include "nfskeys-tool.h"
 #include "units.h"
-
-#define DEFAULT_CEILING (256ull << 20)
 
 static int wb_apply(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 static int wb_restore(struct nfskeys_ctx *ctx, int argc, char *argv[]);
@@ -86,11 +85,16 @@ static int open_mount(struct nfskeys_ctx *ctx, const char *path, struct nfskeys_
 
 static int parse_limit(const char *arg, uint64_t *ret)
 {
+	/* the bounds of [Writeback] Dirty-Limit (common/conf-schema.c) */
+	const struct conf_key_def *d = conf_schema_find("Writeback", "Dirty-Limit");
 	const char *bad = NULL;
+	char lo[32], hi[32];
 	int r = units_parse_size(arg, ret, &bad);
 
-	if (r == -ERANGE || (r >= 0 && (*ret < (1ull << 20) || *ret > (1ull << 40)))) {
-		tool_error("--dirty-limit '%s': out of range (1M..1T)", arg);
+	if (r == -ERANGE || (r >= 0 && (*ret < (uint64_t)d->min || *ret > (uint64_t)d->max))) {
+		units_size_text((uint64_t)d->min, lo, sizeof(lo));
+		units_size_text((uint64_t)d->max, hi, sizeof(hi));
+		tool_error("--dirty-limit '%s': out of range (%s..%s)", arg, lo, hi);
 		return -ERANGE;
 	}
 	if (r < 0) {
@@ -506,13 +510,15 @@ static int wb_run(struct nfskeys_ctx *ctx, int argc, char *argv[])
 	}
 	if (!ceiling) {
 		int64_t c64 = 0;
+		char err[256];
 
-		r = nfskeys_conf_get_size(ctx, "Writeback", "Dirty-Limit", 1ll << 20, 1ll << 40, &c64);
-		if (r < 0 && r != -ENOENT) {
-			tool_error("[Writeback] Dirty-Limit: %s (1M..1T)", strerror(-r));
+		/* bounds and default (256M) from the schema */
+		r = conf_get_typed(ctx, "Writeback", "Dirty-Limit", &c64, err, sizeof(err));
+		if (r < 0) {
+			tool_error("%s", err);
 			return EXIT_CONFIG;
 		}
-		ceiling = r < 0 ? DEFAULT_CEILING : (uint64_t)c64;
+		ceiling = (uint64_t)c64;
 	}
 	r = nfskeys_wb_sampler_new(ctx, &s);
 	if (r >= 0)

@@ -1,5 +1,6 @@
 /* nfskeys doctor: the kernel side.  Who holds knfsd's and rpc_pipefs' idmap channels (a
- * second reader steals upcalls), and how much of each user's key quota is left. */
+ * second reader steals upcalls), how much of each user's key quota is left, and whether
+ * CIFS upcalls can run in a container's namespaces. */
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,9 +19,6 @@
 #include "nfskeys-tool.h"
 #include "request-key-conf.h"
 #include "doctor.h"
-
-/* A quota is short when fewer than this share (percent) of the keys or bytes is left. */
-#define QUOTA_LOW_PERCENT 10
 
 /* ---------------------------------------------------------------- kernel channels */
 
@@ -202,53 +200,41 @@ void check_channels(struct doctor *d)
 								 "rpc_pipefs is not mounted");
 }
 
-/* ---------------------------------------------------------------- key quotas */
+/* ---------------------------------------------------------------- CIFS in containers */
 
-void check_quotas(struct doctor *d)
+/* The CIFS mount option upcall_target=app (Linux 6.13) runs a mount's cifs.spnego and
+ * cifs.idmap upcalls in the namespaces of the process that mounted, a container's; before
+ * it they always run in the host's, where the credential caches are the host's. */
+void check_cifs_upcall_target(struct doctor *d)
 {
-	char path[PATH_MAX], line[256];
-	unsigned users = 0;
+	char path[PATH_MAX], rel[128] = "";
+	unsigned major = 0, minor = 0;
 	FILE *f;
 
-	rooted(d, "/proc/key-users", path, sizeof(path));
+	rooted(d, "/proc/sys/kernel/osrelease", path, sizeof(path));
 	f = fopen(path, "re");
-	if (!f) {
-		finding(d, "quota", "keys", ST_INFO, NULL, "cannot read %s: %s", path,
-			strerror(errno));
+	if (f) {
+		if (!fgets(rel, sizeof(rel), f))
+			rel[0] = '\0';
+		rel[strcspn(rel, "\n")] = '\0';
+		fclose(f);
+	}
+	if (sscanf(rel, "%u.%u", &major, &minor) != 2) {
+		finding(d, "kernel", "cifs upcall_target", ST_INFO, NULL,
+			"cannot read the kernel's release from %s: whether a container's CIFS "
+			"upcalls can run in its own namespaces is not known", path);
 		return;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long uid, usage, nkeys, nikeys, qn, qmax, qb, qbmax;
-		char user[64], subject[96];
-		struct passwd *pw;
-		bool low_keys, low_bytes;
-
-		if (sscanf(line, " %lu: %lu %lu/%lu %lu/%lu %lu/%lu", &uid, &usage, &nkeys, &nikeys,
-			   &qn, &qmax, &qb, &qbmax) != 8)
-			continue;
-		users++;
-		pw = d->root[0] ? NULL : getpwuid((uid_t)uid);
-		if (pw)
-			snprintf(user, sizeof(user), "%s", pw->pw_name);
-		else
-			snprintf(user, sizeof(user), "uid %lu", uid);
-		snprintf(subject, sizeof(subject), "%s", user);
-		low_keys = qmax && (qmax - MIN(qn, qmax)) * 100 < qmax * QUOTA_LOW_PERCENT;
-		low_bytes = qbmax && (qbmax - MIN(qb, qbmax)) * 100 < qbmax * QUOTA_LOW_PERCENT;
-		if (low_keys || low_bytes)
-			finding(d, "quota", subject, ST_PROBLEM,
-				uid == 0 ? "raise kernel.keys.root_maxkeys / root_maxbytes (sysctl), or "
-					   "drop cached mappings: nfskeys idmapd flush" :
-					   "raise kernel.keys.maxkeys / maxbytes (sysctl), or clear the "
-					   "user's unused keys (keyctl clear @u / nfskeys keys)",
-				"%lu of %lu keys and %lu of %lu bytes used: new keys (tickets, ID "
-				"mappings) fail with EDQUOT",
-				qn, qmax, qb, qbmax);
-		else
-			finding(d, "quota", subject, ST_OK, NULL,
-				"%lu of %lu keys, %lu of %lu bytes used", qn, qmax, qb, qbmax);
-	}
-	fclose(f);
-	if (!users)
-		finding(d, "quota", "keys", ST_INFO, NULL, "%s lists no users", path);
+	if (major > 6 || (major == 6 && minor >= 13))
+		finding(d, "kernel", "cifs upcall_target", ST_OK, NULL,
+			"Linux %s has the CIFS mount option upcall_target=app: a container's CIFS "
+			"mount made with it has its cifs.spnego (Kerberos) and cifs.idmap upcalls run "
+			"in the container's namespaces, with its credential caches", rel);
+	else
+		finding(d, "kernel", "cifs upcall_target", ST_INFO,
+			"a 6.13 or later kernel, and upcall_target=app on the container's CIFS mounts",
+			"Linux %s predates the CIFS mount option upcall_target= (6.13): cifs.spnego "
+			"and cifs.idmap upcalls always run in the host's namespaces, so a container's "
+			"CIFS Kerberos mount gets the host's credential cache namespace, not the "
+			"container's", rel);
 }

@@ -29,6 +29,22 @@ void rooted(const struct doctor *d, const char *path, char *buf, size_t size);
 void check_request_key_syntax(struct doctor *d);
 void check_routes(struct doctor *d);
 
-/* doctor-kernel.c: who holds the kernel's idmap channels, and the key quotas */
+/* doctor-kernel.c: who holds the kernel's idmap channels, the key quotas, and whether
+ * CIFS upcalls can run in a container's namespaces (upcall_target=app) */
 void check_channels(struct doctor *d);
-void check_quotas(struct doctor *d);
+void check_cifs_upcall_target(struct doctor *d);
+
+/* doctor-namespace.c: one network namespace (--namespace PID|PATH) */
+struct nfskeys_ctx;
+struct doctor_ns;
+/* The network namespace arg names (a PID, /proc/PID/ns/net, /run/netns/NAME): 0, or
+ * -errno with err saying what is wrong with arg. */
+int doctor_ns_open(const char *arg, struct doctor_ns **ret, char *err, size_t errlen);
+void doctor_ns_free(struct doctor_ns *ns);
+/* Its identity and owner, its mounts' way of mapping ids, whether nfskeys-idmapd serves
+ * it, and with name (NULL: none) what the daemon answers for it as the namespace sees it */
+void check_namespace(struct doctor *d, struct nfskeys_ctx *ctx, const char *idmapd_sock,
+		     const struct doctor_ns *ns, const char *name);
+
+/* doctor-keys.c: each uid's key quota, warned from 80 % on, a problem when full */
+void check_key_quota(struct doctor *d);

@@ -1,9 +1,11 @@
 /* What the cifs.spnego upcall's parts share: the log line (upcall-spnego-say.c), the
- * SPNEGO token made through GSSAPI (upcall-spnego-token.c) and the search of the user's
- * credential caches (upcall-spnego-ccache.c), called by the upcall (upcall-spnego.c). */
+ * SPNEGO token made through GSSAPI (upcall-spnego-token.c), the search of the user's
+ * credential caches (upcall-spnego-ccache.c) and the application's cache for
+ * upcall_target=app (upcall-spnego-app.c), called by the upcall (upcall-spnego.c). */
 #pragma once
 
 #include <gssapi/gssapi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,3 +36,24 @@ int spnego_wrap(const uint8_t *oid, size_t oid_len, const void *tok, size_t tok_
 int spnego_try_cache(struct attempt *at, const char *cache);
 int spnego_keytab_cache(const char *keytab, const char *princ_name, char *cache, size_t size);
 int spnego_default_cache(char *cache, size_t size);
+
+/* upcall-spnego-app.c: upcall_target=app */
+struct spnego_app {
+	uint32_t pid;
+	bool container;   /* pid= is in another mount or user namespace than the helper */
+	uid_t uid;        /* creduid as that user namespace sees it */
+	char path[64];    /* the cache read there: /tmp/krb5cc_UID */
+	uint8_t *data;    /* its bytes */
+	size_t len;
+};
+
+/* As root, before becoming the user: check pid= (exists, runs as creduid= or root) and,
+ * when it lives in other namespaces, read the user's cache file there (a child that
+ * enters them, becomes the user and only reads).  0 with app->container false when the
+ * namespaces are the helper's; 0 with the bytes; -ENOENT: no cache there; other negative
+ * errno: refused (logged). */
+int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups, size_t ngroups,
+		    struct spnego_app *app);
+/* As the user: the bytes read into a MEMORY cache, its name in cache. */
+int spnego_app_cache(const struct spnego_app *app, char *cache, size_t size);
+void spnego_app_free(struct spnego_app *app);

@@ -6,7 +6,10 @@
  * The description is untrusted: any local user can ask for a key with a forged one on
  * kernels that do not guard the type, so the key must belong to root, every field is
  * checked (tools/spnego-desc.c), and nothing of the user's is touched before we are the
- * user.  No setns(): everything runs in the helper's own (init) namespaces. */
+ * user.  Everything runs in the helper's own (init) namespaces, except for
+ * upcall_target=app from a container: there a child of ours enters the application's
+ * namespaces only to read the user's cache file as the user (upcall-spnego-app.c); the
+ * user is looked up before, in our own root. */
 /* Here: the upcall itself (the description checked, the user looked up, the caches tried
  * as that user, the key instantiated or rejected); the token is made in
  * upcall-spnego-token.c, the caches searched in upcall-spnego-ccache.c. */
@@ -97,6 +100,7 @@ int upcall_spnego(const struct upcall_args *a)
 	const char *why = NULL, *keytab = NULL, *ktprinc = NULL;
 	char uname[256], cache[CACHE_NAME_MAX], defcache[CACHE_NAME_MAX] = "";
 	gid_t gid = 0, groups[MAX_GROUPS];
+	struct spnego_app app = { 0 };
 	int ngroups = MAX_GROUPS, r, rc = SP_REJECTED;
 	unsigned reject_timeout = SPNEGO_REJECT_TIMEOUT, error = ENOKEY;
 	int32_t serial = a->serial;
@@ -165,9 +169,29 @@ int upcall_spnego(const struct upcall_args *a)
 		rc = reject(serial, reject_timeout, ENOKEY);
 		goto out;
 	}
+	/* upcall_target=app (the default of kernels that send the field): the application's
+	 * view of the user's cache, read in its namespaces when they are not ours; never our
+	 * own caches (nor root's keytab) for an application in a container. */
+	if (d.target == SPNEGO_TARGET_APP) {
+		r = spnego_app_read(&d, gid, groups, (size_t)ngroups, &app);
+		if (r < 0 && r != -ENOENT) {
+			rc = reject(serial, reject_timeout, r == -EACCES ? EACCES : EKEYREJECTED);
+			goto out;
+		}
+		if (r == -ENOENT) {
+			spnego_say(LOG_ERR,
+			    "cifs.spnego for //%s (%s, uid %u %s, upcall_target=app): no credential "
+			    "cache %s in the namespaces of pid %u; the helper's own caches are not "
+			    "used for an application in a container; key rejected for %u s",
+			    d.host, spnego_sec_name(d.sec), (unsigned)d.creduid, uname, app.path,
+			    (unsigned)d.pid, reject_timeout);
+			rc = reject(serial, reject_timeout, ENOKEY);
+			goto out;
+		}
+	}
 	/* The environment is root's; the user's cache is chosen by krb5.conf, never by it. */
 	unsetenv("KRB5CCNAME");
-	if (d.creduid == 0 && keytab && spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ?
+	if (!app.container && d.creduid == 0 && keytab && spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ?
 						      d.user : NULL, cache, sizeof(cache)) == 0)
 		snprintf(defcache, sizeof(defcache), "%s", cache);
 	r = become_user(d.creduid, gid, groups, (size_t)ngroups);
@@ -183,7 +207,16 @@ int upcall_spnego(const struct upcall_args *a)
 	at.uid = d.creduid;
 	snprintf(cache, sizeof(cache), "KEYRING:persistent:%u", (unsigned)d.creduid);
 	r = -ENOKEY;
-	{
+	if (app.container) {
+		/* only the application's cache, copied into this process */
+		r = spnego_app_cache(&app, cache, sizeof(cache));
+		if (r == 0)
+			r = spnego_try_cache(&at, cache);
+		else
+			at.tried++;
+		if (r == -EKEYEXPIRED || r == -EACCES)
+			error = (unsigned)-r;
+	} else {
 		char def[CACHE_NAME_MAX] = "";
 		const char *list[3];
 		size_t n = 0;
@@ -282,6 +315,7 @@ out:
 	}
 	nfskeys_secret_free(payload);
 	nfskeys_secret_free(at.key);
+	spnego_app_free(&app);
 	if (at.token.value)
 		spnego_wipe_release(&at.token);
 	nfskeys_ctx_unref(ctx);

@@ -159,36 +159,6 @@ static int key_lookup(int32_t keyring, const char *desc, int32_t *ret)
 	return nfskeys_key_search(keyring, CIFS_KEY_TYPE, desc, 0, ret);
 }
 
-/* As cifscreds: the timeout first (it needs setattr), then the permissions; a key that
- * cannot be finished is removed again. */
-static int cifs_key_finish(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p,
-			   int32_t key, const char *desc, int32_t keyring, bool update)
-{
-	int r;
-
-	if (p->timeout > 0) {
-		r = nfskeys_key_set_timeout(key, p->timeout);
-		if (r < 0) {
-			log_err(ctx, "cannot set the timeout of %s: %s", desc, strerror(-r));
-			nfskeys_key_unlink(key, keyring);
-			return r;
-		}
-	}
-	if (!update && keyctl_setperm(key, CIFS_KEY_PERM) < 0) {
-		r = negerrno();
-		log_err(ctx, "cannot set permissions on %s: %s", desc, strerror(-r));
-		nfskeys_key_unlink(key, keyring);
-		return r;
-	}
-	return 0;
-}
-
-/* Add one new key, never displacing one: the search in cifs_add and the add are not
- * atomic, so two "add" calls for one target at once would both see no key and the second
- * add_key would silently replace the first one's password.  The key is made in the thread
- * keyring (possessed: timeout and permissions may be set), linked into the process
- * keyring to stay possessed, finished, and only then moved into the target keyring with
- * KEYCTL_MOVE_EXCL, which fails with EEXIST when that keyring already holds such a key. */
 /* Unlink from KEYRING the logon keys described DESC that a search cannot find: negative
  * ones (a CIFS access before the user had a key leaves one, the kernel's request-key
  * failing), expired or revoked ones.  A keyring holds one key per type and description:
@@ -227,24 +197,73 @@ static int unlink_dead_keys(int32_t keyring, const char *desc)
 	return gone;
 }
 
+/* What a failed add or move says: EDQUOT names the quota that is used up and where to
+ * look, since the cure (raising kernel.keys.maxkeys/maxbytes, or removing keys) is not in
+ * this command. */
+static void log_key_error(struct nfskeys_ctx *ctx, const char *verb, const char *desc,
+			  const char *where, int r)
+{
+	if (r == -EDQUOT)
+		log_err(ctx,
+			"cannot %s %s%s: uid %u has used up its key quota "
+			"(kernel.keys.maxkeys and maxbytes; 'nfskeys doctor' shows the use)",
+			verb, desc, where, (unsigned)getuid());
+	else
+		log_err(ctx, "cannot %s %s%s: %s", verb, desc, where, strerror(-r));
+}
+
+/* Take back a key that was made but not delivered: gone at once, payload and all, not
+ * when the garbage collector comes. */
+static void cifs_key_drop(int32_t key, bool staged_in_process)
+{
+	(void)keyctl_invalidate(key);
+	nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
+	if (staged_in_process)
+		nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
+}
+
+/* Add one new key, never displacing one: the search in cifs_add and the add are not
+ * atomic, so two "add" calls for one target at once would both see no key and the second
+ * add_key would silently replace the first one's password.  The key is made in the thread
+ * keyring (possessed: its timeout may be set there), then moved into the target keyring
+ * with KEYCTL_MOVE_EXCL, which fails with EEXIST when that keyring already holds such a
+ * key, and only then given cifscreds' permissions (without Link the move would be
+ * refused).  Setting them needs the key possessed: through the session keyring it now
+ * sits in, or, for the user keyring (which a session keyring need not link), through a
+ * link in the process keyring made before the move.  Every keyring is a key of the
+ * user's quota while it lives, and an exiting process's ones live until the kernel's
+ * garbage collector runs: only the thread keyring is made unless the process keyring is
+ * needed (doc/KERNEL-INTERFACES.md, "Key quota"). */
 static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_params *p,
 			const char *desc, struct nfskeys_secret *payload, int32_t keyring,
 			int32_t *ret_key)
 {
+	bool via_process = keyring == KEY_SPEC_USER_KEYRING;
 	int32_t key;
 	int r;
 
 	r = nfskeys_key_add(CIFS_KEY_TYPE, desc, nfskeys_secret_data(payload),
 			    nfskeys_secret_len(payload), KEY_SPEC_THREAD_KEYRING, &key);
 	if (r < 0) {
-		log_err(ctx, "cannot add key %s: %s", desc, strerror(-r));
+		log_key_error(ctx, "add key", desc, "", r);
 		return r;
 	}
-	r = nfskeys_key_link(key, KEY_SPEC_PROCESS_KEYRING);
-	if (r < 0) {
-		log_err(ctx, "cannot stage key %s: %s", desc, strerror(-r));
-		nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
-		return r;
+	/* as cifscreds: the timeout first (it needs setattr, a possessor's right) */
+	if (p->timeout > 0) {
+		r = nfskeys_key_set_timeout(key, p->timeout);
+		if (r < 0) {
+			log_err(ctx, "cannot set the timeout of %s: %s", desc, strerror(-r));
+			cifs_key_drop(key, false);
+			return r;
+		}
+	}
+	if (via_process) {
+		r = nfskeys_key_link(key, KEY_SPEC_PROCESS_KEYRING);
+		if (r < 0) {
+			log_err(ctx, "cannot stage key %s: %s", desc, strerror(-r));
+			cifs_key_drop(key, false);
+			return r;
+		}
 	}
 	r = keyctl_move(key, KEY_SPEC_THREAD_KEYRING, keyring, KEYCTL_MOVE_EXCL) < 0 ? negerrno() : 0;
 	/* a dead key of that description (the kernel's negative one after a refused access)
@@ -259,17 +278,18 @@ static int cifs_key_new(struct nfskeys_ctx *ctx, const struct nfskeys_cred_param
 				     "by another process; use update to change them)",
 				p->target, desc);
 		else
-			log_err(ctx, "cannot move %s into the keyring: %s", desc, strerror(-r));
-		/* gone at once, payload and all, not when the garbage collector comes */
-		(void)keyctl_invalidate(key);
-		nfskeys_key_unlink(key, KEY_SPEC_THREAD_KEYRING);
-		nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
+			log_key_error(ctx, "move", desc, " into the keyring", r);
+		cifs_key_drop(key, via_process);
 		return r;
 	}
-	r = cifs_key_finish(ctx, p, key, desc, keyring, false);
-	nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
-	if (r < 0)
+	r = keyctl_setperm(key, CIFS_KEY_PERM) < 0 ? negerrno() : 0;
+	if (via_process)
+		nfskeys_key_unlink(key, KEY_SPEC_PROCESS_KEYRING);
+	if (r < 0) {
+		log_err(ctx, "cannot set permissions on %s: %s", desc, strerror(-r));
+		nfskeys_key_unlink(key, keyring);
 		return r;
+	}
 	log_debug(ctx, "added key %s (serial %d)", desc, key);
 	*ret_key = key;
 	return 0;

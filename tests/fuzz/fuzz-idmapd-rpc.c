@@ -89,6 +89,7 @@ static enum rpc_status dispatch(const struct rpc_call *call, XDR *args)
 	case IDMAPD_PING:
 	case IDMAPD_STATS:
 	case IDMAPD_RELOAD:
+	case IDMAPD_NAMESPACES:
 		return RPC_STATUS_SUCCESS; /* no arguments; trailing bytes are ignored */
 	case IDMAPD_LOOKUP: {
 		idmapd_lookup_args a = {};

@@ -8,6 +8,11 @@
 #   t_proxy_mode MODE           forward | delay MS | hang | refuse (new connections, and the
 #                               next chunk on open ones)
 #   t_proxy_stop                stop it (the port then refuses connections)
+#   t_proxy_count EVENT         how many EVENT lines ("accept hang", "delayed", "refused";
+#                               tcp-proxy.py) the proxy wrote since the last t_proxy_mode:
+#                               that a fault was in the path, without a clock
+#   t_proxy_most_held           the most chunks the proxy held at once in delay mode since
+#                               the last t_proxy_mode (requests in flight together)
 # t_upcall_wrapper FILE: write FILE, a request-key helper running the built nfskeys-upcall
 #   with $IDMAPD_CONF and the build's plugins, its stderr appended to $T_TMP/helper.err.
 PROXY_PID=
@@ -27,7 +32,20 @@ t_proxy_start() {
 	PROXY_PORT=$(cat "$_pf")
 }
 
-t_proxy_mode() { echo "$*" >"$T_TMP/proxy.mode"; }
+t_proxy_mode() {
+	wc -l <"$T_TMP/proxy.log" >"$T_TMP/proxy.mark"
+	echo "$*" >"$T_TMP/proxy.mode"
+}
+
+t_proxy_count() {
+	tail -n +$(($(cat "$T_TMP/proxy.mark" 2>/dev/null || echo 0) + 1)) "$T_TMP/proxy.log" |
+		grep -c "^$1\( [0-9]*\)\{0,1\}\$"
+}
+
+t_proxy_most_held() {
+	tail -n +$(($(cat "$T_TMP/proxy.mark" 2>/dev/null || echo 0) + 1)) "$T_TMP/proxy.log" |
+		awk '$1 == "delayed" && $2 > m { m = $2 } END { print m + 0 }'
+}
 
 t_proxy_stop() {
 	[ -n "$PROXY_PID" ] || return 0

@@ -11,6 +11,9 @@
 #                                 looks up KEY every 20 ms: how many churn connections, the
 #                                 other client's answered/failed lookups and latencies
 #   probe SECONDS KEY             only that other client (run it as another uid)
+#                                 (SECONDS may be until:FILE, churn and probe running until
+#                                 FILE exists, or count:N, probe making N lookups; either
+#                                 way at most 300 s, a hang guard)
 #   burst SECONDS KEY...          one connection sends a lookup of each KEY in one write,
 #                                 reads nothing, and closes after SECONDS (work queued for
 #                                 a caller that then goes)
@@ -120,14 +123,24 @@ if mode == "pipeline":
             break
     out(answered=answered, expected=expected, lost=lost, wrong=wrong)
 elif mode in ("churn", "probe"):
-    seconds, key = float(args[0]), (args[1] if len(args) > 1 else None)
+    key = args[1] if len(args) > 1 else None
+    until, count = None, None
+    if args[0].startswith("until:"):
+        until, seconds = args[0][6:], 300.0
+    elif args[0].startswith("count:"):
+        count, seconds = int(args[0][6:]), 300.0
+    else:
+        seconds = float(args[0])
     stop = time.monotonic() + seconds
     counts = [0]
     lock = threading.Lock()
 
+    def going():
+        return time.monotonic() < stop and not (until and os.path.exists(until))
+
     def churner(n):
         i = 0
-        while time.monotonic() < stop:
+        while going():
             try:
                 s = conn(5)
                 buf = b""
@@ -146,10 +159,10 @@ elif mode in ("churn", "probe"):
     for t in threads:
         t.start()
     lat, failed = [], 0
-    while key and time.monotonic() < stop:
+    while key and going() and (count is None or len(lat) + failed < count):
         t0 = time.monotonic()
         try:
-            s = conn(10)
+            s = conn(60 if count else 10)
             x, m = lookup_msg(key)
             s.sendall(m)
             rx, st = read_reply(s)

@@ -64,9 +64,16 @@ t_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# Wait up to $2 seconds (default 10) for the command in $1 to succeed.
+# t_wait_for CMD [SECONDS]: until the command in CMD succeeds (polled every 0.1 s); 1 when
+# it has not after SECONDS (default 10) or T_WAIT_GUARD seconds (120), whichever is longer.
+# Every wait is a hang guard, never a bound on how fast: it returns as soon as CMD
+# succeeds, so only a CMD that never does (a hang, a broken behaviour) costs the guard,
+# and a loaded machine that is merely slow fails nothing.
+T_WAIT_GUARD=${T_WAIT_GUARD:-120}
 t_wait_for() {
-	n=$(( ${2:-10} * 10 ))
+	_tw=${2:-10}
+	[ "$_tw" -ge "$T_WAIT_GUARD" ] 2>/dev/null || _tw=$T_WAIT_GUARD
+	n=$((_tw * 10))
 	while [ $n -gt 0 ]; do
 		if eval "$1" >/dev/null 2>&1; then return 0; fi
 		sleep 0.1; n=$((n - 1))
@@ -99,7 +106,10 @@ fi
 # (No -q: the "ERROR SUMMARY" line at the end is how a finished leak check is recognised.)
 T_DAEMON_WRAPPER=${NFSKEYS_DAEMON_WRAPPER:-}
 T_DAEMON_VALGRIND=
-T_DAEMON_WAIT=10 # seconds a daemon may take to start answering (30 when wrapped)
+# seconds a daemon may take to start answering (30 when wrapped); t_wait_for waits at
+# least T_WAIT_GUARD (120 s) in any case: the figure matters only to callers that use it
+# otherwise
+T_DAEMON_WAIT=10
 if [ -z "$T_DAEMON_WRAPPER" ] && [ "${NFSKEYS_VALGRIND:-no}" = yes ]; then
 	T_DAEMON_VALGRIND=1
 	T_DAEMON_WRAPPER="$top_builddir/libtool --mode=execute ${VALGRIND:-valgrind} \

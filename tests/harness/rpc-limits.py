@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
 # Drive a daemon's ONC RPC socket to its limits, for tests/integration/limits-daemons.sh.
 # Usage: rpc-limits.py SOCKET PROG VERS MODE [ARGS]; prints key=value lines.
+# No result is a time: what a mode reports is who was answered, and which connections the
+# daemon had closed at that point.  The only clock is GUARD (seconds), a hang guard: a
+# wait that ends there is reported as a failure (a hang), never as a measurement.
 #   clients N EXTRA CMD  open N connections and make a NULL call on each (all held open),
-#                        run the shell command CMD meanwhile (its rc and time), then open
-#                        EXTRA more: how many are answered and how many closed at once
-#   stall                one client that sends nothing, one that sends half a record, and
-#                        one normal client: its latency, and when the other two are dropped
+#                        run the shell command CMD meanwhile (its rc, and how many of the
+#                        N the daemon still held open when it was done), then open EXTRA
+#                        more: how many are answered and how many closed at once
+#   stall                one client that sends nothing, one that sends half a record, then
+#                        a normal client: whether it is answered, and whether the other two
+#                        were still connected when its answer came
+#   idle CMD             the silent and the half-record client alone: whether the daemon
+#                        closes each (the caller sets a short Idle-Timeout); CMD's output
+#                        (the daemon's uptime, its own clock) before the two connect and
+#                        after both are closed
 #   cap MAX              a NULL call of exactly MAX bytes (answered?) and of MAX + 1 (dropped?)
 #   hold N SECONDS       hold N connections, each after one NULL call, for SECONDS
+#   hold-until N FILE    hold N connections (connected=N once they are) until FILE exists
 import os
 import select
 import socket
@@ -19,6 +29,7 @@ import time
 path, prog, vers, mode = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3]), sys.argv[4]
 args = sys.argv[5:]
 xid = 0
+GUARD = 120  # seconds: a hang guard (a daemon that never answers), far beyond any load
 
 
 def call(proc=0, total=None):
@@ -31,7 +42,7 @@ def call(proc=0, total=None):
     return struct.pack(">I", 0x80000000 | len(msg)) + msg
 
 
-def conn(timeout=10):
+def conn(timeout=GUARD):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)  # blocking: a full backlog waits (non-blocking AF_UNIX says EAGAIN)
     s.settimeout(timeout)
@@ -39,7 +50,8 @@ def conn(timeout=10):
 
 
 def reply(s):
-    """The reply's accept status, or None when the server closed the connection."""
+    """The reply's accept status, None when the server closed the connection, "hung"
+    when nothing came within GUARD seconds."""
     try:
         mark = s.recv(4, socket.MSG_WAITALL)
         if len(mark) < 4:
@@ -49,6 +61,8 @@ def reply(s):
         return struct.unpack(">I", data[20:24])[0] if len(data) >= 24 else None
     except (ConnectionResetError, BrokenPipeError):
         return None
+    except socket.timeout:
+        return "hung"
 
 
 def closed_by_peer(s, timeout):
@@ -59,6 +73,40 @@ def closed_by_peer(s, timeout):
         return s.recv(1) == b""
     except ConnectionResetError:
         return True
+
+
+def still_open(s):
+    """Whether the peer has not closed s (nothing unread is expected on it)."""
+    r, _, _ = select.select([s], [], [], 0)
+    if not r:
+        return True
+    try:
+        return s.recv(1, socket.MSG_PEEK) != b""
+    except ConnectionResetError:
+        return False
+
+
+def wait_closed(socks):
+    """{name: closed by the peer?}, waiting for each at most GUARD seconds."""
+    t0 = time.monotonic()
+    pending, closed = dict(socks), {}
+    while pending and time.monotonic() - t0 < GUARD:
+        for name, s in list(pending.items()):
+            if closed_by_peer(s, 0.05):
+                closed[name] = True
+                del pending[name]
+    for name in pending:
+        closed[name] = False
+    return closed
+
+
+def sh(cmd):
+    """The first line CMD prints (a hang past GUARD: "hung")."""
+    try:
+        o = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, timeout=GUARD).stdout
+    except subprocess.TimeoutExpired:
+        return "hung"
+    return (o.decode(errors="replace").splitlines() or [""])[0]
 
 
 def out(**kw):
@@ -77,13 +125,15 @@ if mode == "clients":
     for s in socks:
         if reply(s) == 0:
             answered += 1
-    t0 = time.monotonic()
-    rc = subprocess.call(cmd, shell=True, stdout=subprocess.DEVNULL)
-    out(answered=answered, other_rc=rc, other_ms=int((time.monotonic() - t0) * 1000))
+    try:
+        rc = subprocess.call(cmd, shell=True, stdout=subprocess.DEVNULL, timeout=GUARD)
+    except subprocess.TimeoutExpired:
+        rc = "hung"
+    out(answered=answered, other_rc=rc, held_open=sum(still_open(s) for s in socks))
     more_ok = more_closed = 0
     for i in range(extra):
         try:
-            s = conn(5)
+            s = conn()
             s.sendall(call())
             r = reply(s)
         except OSError:
@@ -100,28 +150,24 @@ if mode == "clients":
     out(first_again=reply(socks[0]))
     for s in socks:
         s.close()
-elif mode == "stall":
-    t0 = time.monotonic()
-    silent = conn(30)
-    partial = conn(30)
+elif mode in ("stall", "idle"):
+    if mode == "idle":
+        before = sh(args[0])
+    silent = conn()
+    partial = conn()
     rec = call(total=200)
     partial.sendall(rec[:60])  # the record mark says 200 bytes; 56 arrive
-    normal = conn()
-    t1 = time.monotonic()
-    normal.sendall(call())
-    r = reply(normal)
-    out(normal_status=r, normal_ms=int((time.monotonic() - t1) * 1000))
-    ms = {}
-    pending = {"silent": silent, "partial": partial}
-    while pending and time.monotonic() - t0 < 30:
-        for name, s in list(pending.items()):
-            if closed_by_peer(s, 0.05):
-                ms[name] = int((time.monotonic() - t0) * 1000)
-                del pending[name]
-    out(silent_dropped_ms=ms.get("silent", -1), partial_dropped_ms=ms.get("partial", -1))
-    # the normal client, quiet since its answer, goes the same way
-    normal.sendall(call())
-    out(normal_again=reply(normal))
+    if mode == "stall":
+        normal = conn()
+        normal.sendall(call())
+        r = reply(normal)
+        out(normal_status=r, silent_open=still_open(silent), partial_open=still_open(partial))
+        normal.sendall(call())
+        out(normal_again=reply(normal))
+    else:
+        closed = wait_closed({"silent": silent, "partial": partial})
+        out(silent_dropped=closed["silent"], partial_dropped=closed["partial"],
+            cmd_before=before, cmd_after=sh(args[0]))
 elif mode == "cap":
     cap = int(args[0])
     s = conn()
@@ -135,8 +181,8 @@ elif mode == "cap":
         pass
     out(over_cap=reply(s))
     s.close()
-elif mode == "hold":
-    n, secs = int(args[0]), float(args[1])
+elif mode in ("hold", "hold-until"):
+    n = int(args[0])
     socks = []
     for i in range(n):
         try:
@@ -146,6 +192,11 @@ elif mode == "hold":
             out(connect_error=e.errno)
             break
     out(connected=len(socks))
-    time.sleep(secs)
+    if mode == "hold":
+        time.sleep(float(args[1]))
+    else:
+        t0 = time.monotonic()
+        while not os.path.exists(args[1]) and time.monotonic() - t0 < GUARD:
+            time.sleep(0.05)
     for s in socks:
         s.close()

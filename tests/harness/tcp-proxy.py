@@ -8,6 +8,12 @@
 #   refuse      close new connections at once (open ones are closed at their next chunk)
 # Usage: tcp-proxy.py TARGET_HOST TARGET_PORT MODE_FILE PORT_FILE
 # It listens on a free 127.0.0.1 port, writes the port to PORT_FILE and runs until killed.
+# What it did goes to stdout, one line an event, so that a test can tell that a fault was
+# in the path without timing anything: "accept MODE" for each connection it takes (MODE
+# forward, delay, hang or refuse), "delayed N" for each chunk it holds in delay mode (N:
+# how many chunks it holds at that moment, this one included: searches that overlap),
+# "held" for each chunk it keeps back in hang mode, "refused" for each chunk that closed
+# a connection.
 import os
 import socket
 import sys
@@ -31,6 +37,16 @@ def mode():
     return (words[0], 0)
 
 
+lock = threading.Lock()
+holding = 0
+
+
+def event(what):
+    with lock:
+        sys.stdout.write(what + "\n")
+        sys.stdout.flush()
+
+
 def close(*socks):
     for s in socks:
         try:
@@ -44,20 +60,29 @@ def close(*socks):
 
 
 def pump(src, dst, peer):
+    global holding
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
-            while True:
-                m, arg = mode()
-                if m != "hang":
-                    break
+            m, arg = mode()
+            if m == "hang":
+                event("held")
+            while m == "hang":
                 time.sleep(0.05)
+                m, arg = mode()
             if m == "refuse":
+                event("refused")
                 break
             if m == "delay":
+                with lock:
+                    holding += 1
+                    n = holding
+                event("delayed %d" % n)
                 time.sleep(arg)
+                with lock:
+                    holding -= 1
             dst.sendall(data)
     except OSError:
         pass
@@ -75,6 +100,7 @@ def drain(c):
 
 def serve(c):
     m, _ = mode()
+    event("accept " + m)
     if m == "refuse":
         close(c)
         return

@@ -17,7 +17,7 @@ t_on_exit "rm -rf '$NOWHERE'"
 
 # ---- nfskeys-idmapd: a missing directory other than the runtime one is an error
 t_idmapd_conf "[General]" "Runtime-Dir = $T_TMP/run" "[Idmapd]" "Socket = $T_TMP/run/idmapd.sock"
-timeout 10 "$IDMAPD" -f -c "$IDMAPD_CONF" -s "$NOWHERE/x.sock" >"$T_TMP/out" 2>&1
+timeout 120 "$IDMAPD" -f -c "$IDMAPD_CONF" -s "$NOWHERE/x.sock" >"$T_TMP/out" 2>&1
 check_eq "idmapd -s $NOWHERE/x.sock: exit 4" 4 "$?"
 check_eq "... and $NOWHERE is not created" "absent" "$([ -e "$NOWHERE" ] && echo present || echo absent)"
 check_contains "... the message names the directory" "directory $NOWHERE does not exist" \
@@ -25,8 +25,9 @@ check_contains "... the message names the directory" "directory $NOWHERE does no
 
 # ---- detached: the parent returns once the daemon listens
 RUN="$T_TMP/run"
-# (timeout: a daemon that does not detach fails here instead of hanging the test)
-timeout 20 "$IDMAPD" -c "$IDMAPD_CONF" >"$T_TMP/out" 2>&1
+# (timeout, 120 s, a hang guard as for every start here: a daemon that does not detach
+# fails here instead of hanging the test)
+timeout 120 "$IDMAPD" -c "$IDMAPD_CONF" >"$T_TMP/out" 2>&1
 check_eq "idmapd without -f: the starting process exits 0" 0 "$?"
 check "... and the daemon already answers (no wait)" "$NFSKEYS" -c "$IDMAPD_CONF" idmapd ping
 pid=$(cat "$RUN/idmapd.pid" 2>/dev/null)
@@ -44,12 +45,12 @@ check_eq "SIGTERM stops it and removes the pid file" "gone" \
 	"$([ -e "$RUN/idmapd.pid" ] && echo present || echo gone)"
 
 printf 'this is garbage\n' >"$T_TMP/bad.conf"
-timeout 20 "$IDMAPD" -c "$T_TMP/bad.conf" >"$T_TMP/out" 2>&1
+timeout 120 "$IDMAPD" -c "$T_TMP/bad.conf" >"$T_TMP/out" 2>&1
 check_eq "detached start with a broken configuration: the parent exits 3" 3 "$?"
 check_contains "... with the daemon's message on its stderr" "bad.conf:1:" "$(cat "$T_TMP/out")"
 check_eq "... in one line (no second 'cannot load' line)" 1 \
 	"$(grep -c 'bad.conf' "$T_TMP/out")"
-timeout 20 "$IDMAPD" -c "$IDMAPD_CONF" -s "$NOWHERE/x.sock" >"$T_TMP/out" 2>&1
+timeout 120 "$IDMAPD" -c "$IDMAPD_CONF" -s "$NOWHERE/x.sock" >"$T_TMP/out" 2>&1
 check_eq "detached start on a socket it cannot create: the parent exits 4" 4 "$?"
 
 # ---- nfskeys-attrd on the same shell
@@ -61,7 +62,7 @@ ASOCK="$RUN/attrd.sock"
 rm -rf "$RUN"
 printf '[General]\nRuntime-Dir = %s\n[Attr]\nStore = %s\n[Attrd]\nAdmin-Group = 4242\n' \
 	"$RUN" "$T_TMP/attr.db" >"$ACONF"
-timeout 20 "$ATTRD" -c "$ACONF" >"$T_TMP/out" 2>&1
+timeout 120 "$ATTRD" -c "$ACONF" >"$T_TMP/out" 2>&1
 check_eq "attrd without -f: the starting process exits 0" 0 "$?"
 apid=$(cat "$RUN/attrd.pid" 2>/dev/null)
 t_on_exit "[ -n '$apid' ] && kill -9 $apid"
@@ -75,13 +76,13 @@ t_wait_for "! kill -0 $apid" 10
 check_eq "SIGTERM stops attrd and removes its pid file" "gone" \
 	"$([ -e "$RUN/attrd.pid" ] && echo present || echo gone)"
 
-timeout 10 "$ATTRD" -f -c "$ACONF" -s "$NOWHERE/a.sock" >"$T_TMP/out" 2>&1
+timeout 120 "$ATTRD" -f -c "$ACONF" -s "$NOWHERE/a.sock" >"$T_TMP/out" 2>&1
 check_eq "attrd -s $NOWHERE/a.sock: exit 4" 4 "$?"
 check_eq "... and $NOWHERE is not created" "absent" "$([ -e "$NOWHERE" ] && echo present || echo absent)"
 
 for kv in "Idle-Timeout = forever" "Max-Clients = lots"; do
 	printf '%s\n' "$kv" >>"$ACONF"
-	timeout 10 "$ATTRD" -f -c "$ACONF" >"$T_TMP/out" 2>&1
+	timeout 120 "$ATTRD" -f -c "$ACONF" >"$T_TMP/out" 2>&1
 	check_eq "attrd with '$kv': exit 3" 3 "$?"
 	check_contains "... naming key and value" "$kv" "$(cat "$T_TMP/out")"
 	sed -i '$d' "$ACONF"

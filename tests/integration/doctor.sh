@@ -4,6 +4,9 @@
 # no problem and exits 0; each fault made on purpose (a route taken by nfsidmap, a route
 # missing, the daemon stopped, a domain mismatch, a full key quota, a knfsd channel
 # nobody holds) is named with its fix and makes the exit status 1; --json says the same.
+# The kernel's CIFS upcall_target= (6.13) from the root's osrelease.  --namespace on the
+# running system: the host's own network namespace, a container's made with unshare (its
+# own user namespace and uid_map), usage errors, the daemon stopped and Namespaces = none.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
@@ -20,7 +23,7 @@ doc() { "$NFSKEYS" -c "$CONF" doctor --root "$R" "$@"; }
 # --- the fake root: what nfs-common, cifs-utils and 'enable-upcalls' leave in /etc
 mkdir -p "$R/etc/request-key.d" "$R/usr/sbin" "$R/proc/net/rpc/nfs4.nametoid" \
 	"$R/proc/net/rpc/nfs4.idtoname" "$R/proc/4242/fd" "$R/run/rpc_pipefs/nfs/clnt0" \
-	"$R/run/systemd/system"
+	"$R/run/systemd/system" "$R/proc/sys/kernel"
 for p in nfsidmap cifs.idmap cifs.upcall nfskeys-upcall; do
 	printf '#!/bin/sh\n' >"$R/usr/sbin/$p"; chmod 755 "$R/usr/sbin/$p"
 done
@@ -37,6 +40,7 @@ printf '[General]\nVerbosity = 0\nDomain = Example.Test\n' >"$R/etc/idmapd.conf"
 : >"$R/run/rpc_pipefs/nfs/clnt0/idmap"
 echo "rpc_pipefs /run/rpc_pipefs rpc_pipefs rw,relatime 0 0" >"$R/proc/mounts"
 echo nfskeys-idmapd >"$R/proc/4242/comm"
+echo 6.1.0-57-amd64 >"$R/proc/sys/kernel/osrelease"
 # (what a real kernel shows for a channel opened as /proc/net/rpc/...: /proc/net is a link
 # to self/net, so the opener's pid is in the path; and the plain form)
 ln -s /proc/4242/net/rpc/nfs4.nametoid/channel "$R/proc/4242/fd/5"
@@ -77,6 +81,21 @@ check_contains "healthy: knfsd's channel held by nfskeys-idmapd" \
 check_contains "healthy: the client pipe held by nfskeys-idmapd" \
 	"/run/rpc_pipefs/nfs/clnt0/idmap held by nfskeys-idmapd[4242]" "$out"
 check_contains "healthy: quota headroom of uid 1000" "ok      quota uid 1000: 2 of 200 keys" "$out"
+# a container's CIFS upcalls run in its namespaces only with upcall_target=app (6.13):
+# before it, said with the fix (not a problem: a host without containers is fine)
+check_contains "kernel 6.1: a container's CIFS Kerberos mount gets the host's credential caches; fix: a 6.13+ kernel" \
+	"info    kernel cifs upcall_target: Linux 6.1.0-57-amd64 predates the CIFS mount option upcall_target= (6.13): cifs.spnego and cifs.idmap upcalls always run in the host's namespaces, so a container's CIFS Kerberos mount gets the host's credential cache namespace, not the container's; fix: a 6.13 or later kernel" \
+	"$out"
+for rel in 6.12.58 5.19.0; do
+	echo "$rel" >"$R/proc/sys/kernel/osrelease"
+	check_contains "kernel $rel predates upcall_target=" "Linux $rel predates the CIFS mount option" "$(doc 2>&1)"
+done
+for rel in 6.13.0-rc1 7.0.2; do
+	echo "$rel" >"$R/proc/sys/kernel/osrelease"
+	check_contains "kernel $rel has upcall_target=app" \
+		"ok      kernel cifs upcall_target: Linux $rel has the CIFS mount option upcall_target=app" "$(doc 2>&1)"
+done
+echo 6.1.0-57-amd64 >"$R/proc/sys/kernel/osrelease"
 json=$(doc --json 2>&1)
 check_eq "healthy --json: valid JSON, no problems, every finding has check/status/message/fix" \
 	"0 ok" "$(printf '%s' "$json" | python3 -c 'import json,sys
@@ -193,12 +212,124 @@ out=$(doc 2>&1)
 check_eq "a domain with an escape byte: named escaped, no raw escape byte in the output" "1|0" \
 	"$(printf '%s\n' "$out" | grep -cF 'evil\x1b[2J.test (1)')|$(printf '%s' "$out" | grep -c "$(printf '\033')")"
 
+# --- --namespace: one network namespace of the running system (--root does not apply)
+ndoc() { "$NFSKEYS" -c "$CONF" doctor "$@"; }
+host_net=$(readlink /proc/$$/ns/net)
+host_user=$(readlink /proc/$$/ns/user)
+out=$(ndoc --namespace $$ --name alice@example.test 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+check_eq "--namespace \$\$ (the host's): exit 0" 0 "$rc"
+check_contains "--namespace \$\$: its identity, the daemon's own, owned by the initial user namespace" \
+	"info    namespace $host_net: network namespace of process $$ ($(cat /proc/$$/comm)), the daemon's own namespace; owned by the initial user namespace ($host_user): ids as on the host" \
+	"$out"
+check_contains "--namespace \$\$: its mounts ask the request-key upcall, the pipe when that fails" \
+	"info    namespace $host_net mounts: its NFS mounts (of the initial user namespace) ask the request-key id_resolver upcall" \
+	"$out"
+check_contains "--namespace \$\$: served as the daemon's own" \
+	"ok      namespace $host_net: the daemon's own namespace: its pipes are the daemon's own" "$out"
+check_contains "--name: the daemon's answer, the same uid in the host's namespace" \
+	"ok      namespace alice@example.test: nfskeys-idmapd answers uid 2001 (static); $host_net sees the host's ids: uid 2001 there too" \
+	"$out"
+out=$(ndoc --namespace /proc/self/ns/net 2>&1); rc=$?
+check_eq "--namespace /proc/self/ns/net: exit 0" 0 "$rc"
+check_contains "--namespace /proc/self/ns/net: the daemon's own namespace (the process is nfskeys itself)" \
+	"info    namespace $host_net: network namespace of process P, the daemon's own namespace; owned by the initial user namespace" \
+	"$(printf '%s\n' "$out" | sed 's/process [0-9]* ([^)]*)/process P/')"
+check_eq "--namespace --json: valid JSON, the four checks and the kernel's" \
+	"0 namespace namespace namespace namespace kernel" \
+	"$(ndoc --namespace $$ --name alice@example.test --json | python3 -c 'import json,sys
+d=json.load(sys.stdin); print(d["problems"], " ".join(f["check"] for f in d["findings"]))' 2>&1)"
+# what is not a network namespace: named, exit 2 (as every usage error)
+nsbad() { out=$(ndoc "$@" 2>&1); echo "$? $out"; }
+check_eq "--namespace of no process: exit 2, said" \
+	"2 nfskeys: doctor: --namespace 2147483646: no process 2147483646 (no /proc/2147483646/ns/net)" \
+	"$(nsbad --namespace 2147483646)"
+check_eq "--namespace of a file that is no namespace: exit 2, said" \
+	"2 nfskeys: doctor: --namespace $CONF: $CONF is not a namespace file (give a PID, /proc/PID/ns/net or /run/netns/NAME)" \
+	"$(nsbad --namespace "$CONF")"
+check_eq "--namespace of a user namespace: exit 2, said" \
+	"2 nfskeys: doctor: --namespace /proc/self/ns/user: /proc/self/ns/user is a user namespace, not a network namespace (/proc/PID/ns/net)" \
+	"$(nsbad --namespace /proc/self/ns/user)"
+check_eq "--namespace of a FIFO: refused before it is opened, exit 2" \
+	"2 nfskeys: doctor: --namespace $T_TMP/fifo: $T_TMP/fifo is not a namespace file (give a PID, /proc/PID/ns/net or /run/netns/NAME)" \
+	"$(mkfifo "$T_TMP/fifo"; nsbad --namespace "$T_TMP/fifo")"
+check_eq "--namespace with --root: exit 2" 2 "$(ndoc --root "$R" --namespace $$ >/dev/null 2>&1; echo $?)"
+check_eq "--name without --namespace: exit 2" 2 "$(ndoc --name alice@example.test >/dev/null 2>&1; echo $?)"
+# a container: a network namespace owned by a user namespace of its own, whose uid 0-99
+# are the host's 2000-2099 (written from here: no newuidmap needed)
+UPID=
+if unshare --net --user true 2>/dev/null; then
+	unshare --net --user sleep 600 &
+	UPID=$!
+	t_on_exit "kill $UPID"
+	t_wait_for "[ \"\$(readlink /proc/$UPID/ns/user)\" != '$host_user' ]" 10
+	echo "0 2000 100" >"/proc/$UPID/uid_map" && echo "0 3000 100" >"/proc/$UPID/gid_map"
+fi
+if [ -n "$UPID" ] && [ "$(cat "/proc/$UPID/uid_map" 2>/dev/null | tr -s ' ')" = " 0 2000 100" ]; then
+	unet=$(readlink "/proc/$UPID/ns/net") uuser=$(readlink "/proc/$UPID/ns/user")
+	out=$(ndoc --namespace $UPID --name alice@example.test 2>&1); rc=$?
+	printf '%s\n' "$out" | sed 's/^/# /'
+	check_eq "a container's namespace: exit 1 (not served: no rpc_pipefs here)" 1 "$rc"
+	check_contains "a container's namespace: owned by its user namespace, not the initial one, with its uid_map read" \
+		"info    namespace $unet: network namespace of process $UPID (sleep); owned by user namespace $uuser, not the initial one; its uid_map (inside outside count, from /proc/$UPID/uid_map): 0 2000 100" \
+		"$out"
+	check_contains "a container's namespace: its mounts map ids only through its own pipe" \
+		"info    namespace $unet mounts: NFS mounts made in its user namespace $uuser never make the request-key upcall: their ids map only through the rpc_pipefs pipe of $unet; process $UPID sees no NFSv4 mount" \
+		"$out"
+	check_contains "a container's namespace: not served by the daemon, with the fix" \
+		"problem namespace $unet: nfskeys-idmapd does not serve it (0 other namespaces served; kernel paths: no kernel paths); fix: the daemon serves containers when the kernel has rpc_pipefs" \
+		"$out"
+	check_contains "--name: uid 2001 is uid 1 inside (0 2000 100)" \
+		"ok      namespace alice@example.test: nfskeys-idmapd answers uid 2001 (static); $uuser sees it as uid 1 (uid_map 0 2000 100)" \
+		"$out"
+	out=$(ndoc --namespace "/proc/$UPID/ns/net" --name user5@example.test 2>&1)
+	check_contains "--name of a uid outside the map: the overflow id, a problem with the fix (the path form reads the map too)" \
+		"problem namespace user5@example.test: nfskeys-idmapd answers uid 10005 (static), outside the uid_map of $uuser (0 2000 100): inside it is the overflow id $(cat /proc/sys/kernel/overflowuid), shown as nobody; fix: map the host uid" \
+		"$out"
+	# unshare's own --map-root-user: root is root inside, nobody else is mapped
+	unshare --net --user --map-root-user sleep 600 &
+	RPID=$!
+	t_on_exit "kill $RPID"
+	t_wait_for "[ -n \"\$(cat /proc/$RPID/uid_map 2>/dev/null)\" ]" 10
+	out=$(ndoc --namespace $RPID --name alice@example.test 2>&1)
+	check_eq "--map-root-user: not the initial user namespace, its map 0 0 1 read, alice outside it" \
+		"1 1" \
+		"$(printf '%s\n' "$out" | grep -cF "not the initial one; its uid_map (inside outside count, from /proc/$RPID/uid_map): 0 0 1") $(printf '%s\n' "$out" | grep -cF "problem namespace alice@example.test: nfskeys-idmapd answers uid 2001 (static), outside the uid_map of")"
+	# a name bound to it, as ip netns add makes: no process, so no map to read
+	: >"$T_TMP/netns-c"
+	if mount --bind "/proc/$UPID/ns/net" "$T_TMP/netns-c" 2>/dev/null; then
+		t_on_exit "umount $T_TMP/netns-c"
+		out=$(ndoc --namespace "$T_TMP/netns-c" --name alice@example.test 2>&1)
+		check_contains "--namespace of a bound name: the same namespace, its map not read" \
+			"info    namespace $unet: network namespace of $T_TMP/netns-c; owned by user namespace $uuser, not the initial one; its uid_map is not read (give the PID of a process of it)" \
+			"$out"
+		check_contains "... and the uid inside is not guessed" \
+			"info    namespace alice@example.test: nfskeys-idmapd answers uid 2001 (static); how $uuser sees it needs its uid_map" \
+			"$out"
+	else
+		skip "mount --bind of a namespace file is not allowed here"
+		skip "mount --bind of a namespace file is not allowed here"
+	fi
+else
+	UPID=
+	for i in 1 2 3 4 5 6 7 8 9; do skip "unshare --net --user does not work here"; done
+fi
+
 # --- the daemon stopped: the fix names systemctl where PID 1 is systemd (the root has
 # run/systemd/system), and the program and syslog where it is not
 t_idmapd_stop
 fault "nfskeys-idmapd stopped" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it: systemctl start nfskeys-idmapd"
 rmdir "$R/run/systemd/system"
 fault "nfskeys-idmapd stopped, PID 1 not systemd" "daemon nfskeys-idmapd: no answer on $IDMAPD_SOCK: not running; fix: start it as root: $sbindir/nfskeys-idmapd (it logs to syslog"
+if [ -n "$UPID" ]; then
+	out=$(ndoc --namespace $UPID 2>&1); rc=$?
+	check_eq "--namespace with the daemon stopped: exit 1" 1 "$rc"
+	check_contains "--namespace with the daemon stopped: said, with the fix" \
+		"problem namespace $unet: nfskeys-idmapd does not answer on $IDMAPD_SOCK (not running): nobody serves the NFS client pipe of $unet; fix: start it" \
+		"$out"
+else
+	skip "unshare --net --user does not work here"
+fi
 case "$out" in *systemctl* | *journalctl* | *.service*)
 	not_ok "PID 1 not systemd: no systemctl, journalctl or unit in any line"
 	printf '%s\n' "$out" | grep 'systemctl\|journalctl\|\.service' | sed 's/^/# /' ;;
@@ -249,3 +380,20 @@ then
 else
 	skip "doctor --user: no MIT KDC here (krb5-kdc, krb5-user)"
 fi
+
+# --- [Kernel] Namespaces = none: no container is served; --namespace and 'nfskeys idmapd
+# namespaces' say so, with the fix
+t_idmapd_conf "[Kernel]" "Namespaces = none"
+t_idmapd_start || fail_all "nfskeys-idmapd did not start: $(tail -5 "$T_TMP/idmapd.log")"
+check_eq "idmapd namespaces: Namespaces = none said" \
+	"no other network namespace is served: [Kernel] Namespaces = none when nfskeys-idmapd started (set auto and restart it to serve containers)" \
+	"$("$NFSKEYS" -c "$IDMAPD_CONF" idmapd namespaces 2>&1)"
+if [ -n "$UPID" ]; then
+	out=$("$NFSKEYS" -c "$IDMAPD_CONF" doctor --namespace $UPID 2>&1)
+	check_contains "--namespace with Namespaces = none: a problem, with the fix" \
+		"problem namespace $unet: nfskeys-idmapd started with [Kernel] Namespaces = none: it serves no other network namespace's pipe, so NFS mounts there that need it map owners to nobody; fix: set [Kernel] Namespaces = auto in nfskeys.conf and restart nfskeys-idmapd" \
+		"$out"
+else
+	skip "unshare --net --user does not work here"
+fi
+t_idmapd_stop

@@ -155,7 +155,7 @@ diag "store size $size bytes"
 refuse() {
 	sum=$(sha256sum <"$DB")
 	: >"$T_TMP/start.log"
-	timeout 20 "$ATTRD" -f -c "$CONF" >"$T_TMP/start.log" 2>&1
+	timeout 120 "$ATTRD" -f -c "$CONF" >"$T_TMP/start.log" 2>&1
 	rc=$?
 	case $rc in 0 | 124) not_ok "$1: the daemon refuses to start (rc $rc)"
 		sed 's/^/# /' "$T_TMP/start.log" ;;

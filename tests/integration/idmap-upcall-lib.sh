@@ -38,9 +38,11 @@ t_route_like_enable_upcalls() {
 
 # t_upcall DESCRIPTION: request a user key through the route in a fresh session keyring;
 # prints the payload as hex and "expiry=<proc column>" on the next line; fails when the
-# request fails.
+# request fails, or hangs for T_UPCALL_GUARD seconds (120: a hang guard, far beyond any
+# load; timeout(1) ends the request and its helper).
+T_UPCALL_GUARD=120
 t_upcall() {
-	keyctl session - sh -c '
+	timeout "$T_UPCALL_GUARD" keyctl session - sh -c '
 		k=$(keyctl request2 user "$1" "$2" @s 2>/dev/null) || exit 1
 		keyctl pipe "$k" | od -An -v -tx1 | tr -d " \n"; echo
 		hex=$(printf %08x "$k")
@@ -53,7 +55,7 @@ t_upcall() {
 # keyctl words it (e.g. "Invalid argument" for a rejection with EINVAL); fails when the
 # request succeeds.
 t_upcall_rejected() {
-	keyctl session - sh -c '
+	timeout "$T_UPCALL_GUARD" keyctl session - sh -c '
 		if err=$(keyctl request2 user "$1" "$2" @s 2>&1); then exit 1; fi
 		exp=$(awk -v d="$1" "\$8 == \"user\" && \$9 == d { print \$4 }" /proc/keys)
 		echo "$exp ${err##*: }"

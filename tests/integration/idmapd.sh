@@ -2,10 +2,11 @@
 # nfskeys-idmapd end to end: start, answers and caching, concurrent clients, SIGHUP and
 # RPC reloads (a broken configuration keeps the old one), misbehaving clients that never
 # block others, root-only flush/reload (checked as user nobody), kernel keyring clearing
-# on flush, stats in three formats, clean stop.
+# on flush, stats in three formats, the served network namespaces (none on this host: no
+# rpc_pipefs), clean stop.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 37
+plan 42
 
 NK() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 
@@ -111,10 +112,11 @@ if [ -n "$AS_NOBODY" ]; then
 	check_contains "nobody cannot reload" "permission denied" "$out"
 	out=$($AS_NOBODY $T_OU_ENV "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmap stats 2>&1)
 	check_contains "nobody can read stats (nfskeys idmap stats)" 'denied_total{op="flush"}' "$out"
+	out=$($AS_NOBODY $T_OU_ENV "$NFSKEYS_OU" -c "$IDMAPD_CONF" idmapd namespaces 2>&1)
+	check_contains "nobody can list the served namespaces (as the stats)" \
+		"no other network namespace is served now" "$out"
 else
-	skip "not root: cannot run a client as nobody"
-	skip "not root: cannot run a client as nobody"
-	skip "not root: cannot run a client as nobody"
+	for i in 1 2 3 4; do skip "not root: cannot run a client as nobody"; done
 fi
 
 # Flush clears the kernel keyrings named in Kernel-Keyrings.
@@ -184,6 +186,18 @@ NK idmap stats --json | python3 -c 'import json,sys; d=json.load(sys.stdin); ass
 check_eq "stats --json is valid JSON with lookups_total" 0 $?
 out=$(NK idmap stats --prometheus)
 check_contains "stats --prometheus has a histogram" "# TYPE nfskeys_idmapd_request_latency_seconds histogram" "$out"
+
+# The other network namespaces served: none here (the host has no rpc_pipefs, so neither
+# the daemon's own pipes nor any container's are served), said in words and in JSON.
+out=$(NK idmapd namespaces 2>&1); rc=$?
+check_eq "namespaces: none served, said with the kernel paths (exit 0)" \
+	"0 no other network namespace is served now (kernel paths: no kernel paths)" "$rc $out"
+out=$(NK idmapd namespaces --json 2>&1)
+check "namespaces --json is valid JSON" sh -c 'printf "%s" "$1" | python3 -m json.tool >/dev/null' - "$out"
+check_eq "namespaces --json: enabled, none served, the kernel paths" "True 0 [] no kernel paths" \
+	"$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["enabled"], d["total"], d["namespaces"], d["kernel"])' 2>&1)"
+NK idmapd namespaces --bogus >/dev/null 2>&1
+check_eq "namespaces with an unknown argument: usage error (2)" 2 $?
 
 # Refresh-ahead: a hot entry is refetched in the background before it expires, so it is
 # still a cache hit after its original TTL (6 s; refresh after 50%; generous sleeps

@@ -145,7 +145,7 @@ if t_wait_for "! kill -0 $apid" 10; then
 else # it runs: stop it, the check fails
 	kill $apid
 	wait $apid
-	rc="still running after 10 s"
+	rc="still running (t_wait_for's hang guard)"
 fi
 check_eq "attrd: bind password over plain ldap://: refuses to start (exit 3)" 3 "$rc"
 check_contains "... with an error naming the keys and the opt-out" \

@@ -38,7 +38,7 @@ if command -v groff >/dev/null 2>&1; then
 	done
 	groff -man -Tutf8 -P-cbou -rLL=200n "$man/nfskeys.1" 2>/dev/null >"$T_TMP/nfskeys.txt"
 	check_eq "nfskeys(1): the idmapd tag is one line, description below" \
-		"idmapd [--socket PATH] [--timeout SECONDS] ping|lookup|flush|reload|recent|stats" \
+		"idmapd [--socket PATH] [--timeout SECONDS] ping|lookup|flush|reload|recent|stats|namespaces" \
 		"$(sed -n 's/^ *\(idmapd \[.*\)/\1/p' "$T_TMP/nfskeys.txt" | sed 's/ *$//')"
 fi
 

@@ -11,7 +11,7 @@
 [ "$(id -u)" = 0 ] || skip_all "needs root (other uids)"
 [ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 missing (run as another uid)"
 command -v prlimit >/dev/null || skip_all "prlimit (util-linux) missing"
-plan 9
+plan 10
 t_ou_load
 chmod 755 "$T_TMP"
 as_uid() { _u=$1; shift; setpriv --reuid="$_u" --regid="$_u" --clear-groups "$@"; }
@@ -26,13 +26,16 @@ printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nMax-Clients = 100\nMax-Clients
 chmod 644 "$ATTRD_CONF"
 t_attrd_start || { sed 's/^/# /' "$ATTRD_LOG"; fail_all "nfskeys-attrd did not start"; }
 
-# uid 65534 holds its connections for 60 s (killed once the checks are done): everything
-# below happens while it holds them
-as_uid 65534 /usr/bin/python3 "$LIM" "$ASOCK" 0x20004e02 1 hold 150 60 >"$T_TMP/hold.out" 2>&1 &
+# uid 65534 holds its connections until the test releases them: everything below happens
+# while it holds them
+as_uid 65534 /usr/bin/python3 "$LIM" "$ASOCK" 0x20004e02 1 hold-until 150 "$T_TMP/release" \
+	>"$T_TMP/hold.out" 2>&1 &
 HOLD=$!
 t_on_exit "kill $HOLD"
-t_wait_for "grep -q connected= '$T_TMP/hold.out'" 30
-sleep 0.5 # the daemon accepts (and refuses) the last of the backlog
+t_wait_for "grep -q connected= '$T_TMP/hold.out'" 120
+# the daemon accepts (and refuses) the last of the backlog: all but 20 refused
+want=$(($(sed -n 's/^connected=//p' "$T_TMP/hold.out") - 20))
+t_wait_for "[ \"\$(stat_of connections_refused_user_total)\" -ge $want ]" 120
 held=$(stat_of clients)
 other=$(as_uid 65533 $T_OU_ENV "$(t_ou nfsattr)" -c "$ATTRD_CONF" stats 2>&1)
 check_contains "uid 65533 connects and is answered by the daemon while uid 65534 holds what it can" \
@@ -42,7 +45,8 @@ check "... uid 65534 was held to 20 connections (refused: $(stat_of connections_
 check "... the daemon had at most 21 clients meanwhile ($held)" test "$held" -le 21
 check_eq "... and Max-Clients was never reached" 0 "$(stat_of connections_refused_total)"
 check_contains "... logged" "refusing more" "$(cat "$ATTRD_LOG")"
-kill $HOLD
+check "... all while uid 65534 still held them" kill -0 $HOLD
+touch "$T_TMP/release"
 wait $HOLD
 t_wait_for "[ \"\$(stat_of clients)\" -le 1 ]" 10
 check "... root is not limited per user: 30 connections answered" \

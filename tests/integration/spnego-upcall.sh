@@ -15,7 +15,7 @@
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv missing"
 HELPER="$top_builddir/tools/nfskeys-upcall-full"
 ACCEPT="$top_builddir/tests/kdc/spnego-accept"
-plan 33
+plan 37
 
 kdc_start NFSKEYS.TEST
 HOST="srv$$.nfskeys.test"
@@ -95,6 +95,50 @@ check_eq "sec=mskrb5 with upcall_target=: instantiated" 0 $?
 "$ACCEPT" mskrb5 <"$W/payload" >"$W/accept.out" 2>&1
 rc=$?; check_eq "... and the blob (MS krb5 OID) accepted with the same session key" 0 $rc
 [ $rc = 0 ] || diag "$(cat "$W/accept.out")"
+
+# upcall_target=app (Linux 6.13+): from the helper's own namespaces (pid= this shell), as
+# before; from a process in a mount namespace of its own with a private /tmp, only that
+# /tmp's cache (carol's), never the helper's (alice's); none there: refused, said so
+request "$(desc $U krb5 ';upcall_target=app')"
+check_eq "upcall_target=app from the helper's own namespaces: instantiated" 0 $?
+kdc_addprinc carol 'carol-Pw-7'
+kdc_kinit carol 'carol-Pw-7' -c "FILE:$W/carol.cc"
+chown "$U" "$W/carol.cc" && chmod 0600 "$W/carol.cc"
+ctr() { # CACHE: a process in its own mount namespace, /tmp private (hiding $W), CACHE there
+	# if given (read through fd 3, opened before); "up" on fd 4 when ready
+	: >"$W/ctr.ready"
+	unshare --mount --propagation private sh -c 'mount -t tmpfs ctr /tmp || exit 1
+		if [ -n "$1" ]; then
+			cat <&3 >/tmp/krb5cc_'$U' && chown '$U' /tmp/krb5cc_'$U' &&
+				chmod 0600 /tmp/krb5cc_'$U' || exit 1
+		fi
+		exec 3<&-; echo up >&4; exec sleep 60 4>&-' sh "$1" 3<"${1:-/dev/null}" \
+		4>"$W/ctr.ready" &
+	CTR=$!
+	t_wait_for "[ -s $W/ctr.ready ]" 10
+}
+desc_pid() { desc "$@" | sed "s/;pid=0x[0-9a-f]*/;pid=0x$(printf %x "$CTR")/"; }
+if ctr "$W/carol.cc"; then
+	request "$(desc_pid $U krb5 ';upcall_target=app')"
+	rc=$?
+	"$ACCEPT" krb5 <"$W/payload" >"$W/accept.out" 2>&1
+	check_contains "app from another mount namespace: instantiated (rc $rc) with its cache (carol's)" \
+		"client=carol@NFSKEYS.TEST" "$(cat "$W/accept.out")"
+	kill $CTR
+	mark
+	ctr ""
+	err=$(refused "$(desc_pid $U krb5 ';upcall_target=app')")
+	check_eq "... a namespace without a cache: refused, the helper's (alice's) not used" \
+		"Required key not available" "$err"
+	check_contains "... the log names the cache looked for there" \
+		"no credential cache /tmp/krb5cc_$U in the namespaces of pid $CTR" "$(cat "$LOG")"
+	kill $CTR
+else
+	kill $CTR 2>/dev/null
+	skip "app from another mount namespace: unshare --mount failed here"
+	skip "app: a namespace without a cache"
+	skip "app: the log names the cache"
+fi
 
 # KEYRING:persistent:<uid> (nfskeys nfs login) comes first
 rm -f "$W/cc/krb5cc_$U"

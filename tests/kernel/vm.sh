@@ -28,7 +28,9 @@ kt_log() { printf '# kernel-harness: %s\n' "$*" >&2; }
 # bookworm-backports (6.12: max_bytes and strict_limit on a bdi).  It is read through a
 # private apt state under the kernel cache (a sources list, lists and package cache of its
 # own), so the host's apt configuration is neither read for it nor changed.  The mirror is
-# the one the host's lists use for its release (apt-cache policy), or NFSKEYS_KERNEL_MIRROR.
+# the one the host's lists use for the suite's release (apt-cache policy), else the one of
+# the host's own release (a later suite such as trixie-backports on Debian 12), or
+# NFSKEYS_KERNEL_MIRROR.
 KT_SUITE=${NFSKEYS_KERNEL_SUITE:-}
 
 # apt-get / apt-cache, on the suite's private state when one is chosen.
@@ -54,13 +56,19 @@ kt_apt_update() {
 	mkdir -p "$st/lists/partial" "$st/cache/archives/partial" || return 1
 	mirror=${NFSKEYS_KERNEL_MIRROR:-}
 	if [ -z "$mirror" ]; then
+		# the mirror of the suite's release in the host's lists, else (a later release
+		# than the host's, e.g. trixie-backports on Debian 12) that of the host's own
+		# release: a plain "RELEASE/main" line, not -security or -updates
 		rel=${KT_SUITE%%-*}
-		mirror=$(apt-cache policy 2>/dev/null |
-			awk -v s="$rel/main" '$3 == s && $4 == "amd64" { print $2; exit }')
+		mirror=$(apt-cache policy 2>/dev/null | awk -v s="$rel/main" '
+			$4 != "amd64" { next }
+			$3 == s { print $2; found = 1; exit }
+			!own && $3 ~ /^[a-z]+\/main$/ { own = $2 }
+			END { if (!found && own) print own }')
 	fi
 	if [ -z "$mirror" ]; then
 		kt_log "no mirror for $KT_SUITE: the host's lists have no '${KT_SUITE%%-*}/main'" \
-			"(set NFSKEYS_KERNEL_MIRROR)"
+			"and no release of their own (set NFSKEYS_KERNEL_MIRROR)"
 		return 0
 	fi
 	kr=
@@ -130,11 +138,29 @@ kt_kernel() {
 		flock 9
 		[ -f "$dir/.ready" ] && exit 0
 		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || exit 1
-		kt_log "fetching $pkg $ver${KT_SUITE:+ ($KT_SUITE)} into $dir"
-		(cd "$dir.tmp" && kt_apt apt-get download "$pkg=$ver") >"$dir.tmp/download.log" 2>&1 ||
-			{ cat "$dir.tmp/download.log" >&2; exit 1; }
-		dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/root" || exit 1
+		# Since Linux 6.19 in Debian, linux-image-V-amd64 is an empty package depending
+		# on linux-base-V (config, modules.builtin), linux-binary-V (vmlinuz) and
+		# linux-modules-V of the same version: those are fetched with it.
+		parts=$(kt_apt apt-cache show "$pkg=$ver" 2>/dev/null | sed -n 's/^Depends: //p' |
+			head -n 1 | tr ',' '\n' | sed -n "s/^ *\(linux-[a-z-]*-[^ ]*\) (= $ver)\$/\1=$ver/p")
+		kt_log "fetching $pkg $ver${KT_SUITE:+ ($KT_SUITE)}${parts:+ and its parts} into $dir"
+		(cd "$dir.tmp" && kt_apt apt-get download "$pkg=$ver" $parts) \
+			>"$dir.tmp/download.log" 2>&1 || { cat "$dir.tmp/download.log" >&2; exit 1; }
+		for deb in "$dir.tmp"/*.deb; do
+			dpkg-deb -x "$deb" "$dir.tmp/root" || exit 1
+		done
 		rm -f "$dir.tmp"/*.deb
+		# a merged-/usr package (modules and vmlinuz under usr/lib/modules/V): moved where
+		# the host's depmod and the initramfs builder look, lib/modules and boot/
+		r=$dir.tmp/root
+		if [ ! -d "$r/lib/modules" ] && [ -d "$r/usr/lib/modules" ]; then
+			mv "$r/usr/lib/modules" "$r/lib/modules" 2>/dev/null ||
+				{ mkdir -p "$r/lib" && mv "$r/usr/lib/modules" "$r/lib/modules"; } || exit 1
+		fi
+		for k in "$r"/lib/modules/*/vmlinuz; do
+			[ -f "$k" ] || continue
+			mkdir -p "$r/boot" && mv "$k" "$r/boot/vmlinuz-$(basename "$(dirname "$k")")" || exit 1
+		done
 		kv=$(ls "$dir.tmp/root/lib/modules" | head -n 1)
 		depmod -b "$dir.tmp/root" "$kv" || exit 1
 		echo "$kv" >"$dir.tmp/kver"

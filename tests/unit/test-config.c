@@ -517,9 +517,11 @@ static void test_typed_getter(void **state)
 	struct nfskeys_ctx *ctx;
 	char err[256];
 	int64_t v = -1;
+	bool b;
 
 	write_file("nfskeys.conf", "[Idmapd]\nStale-Wait = 2s\nMax-Request = 8K\nWorkers = 65\n"
 				   "[Attrd]\nMax-Bytes-Per-User = 1G\nIdle-Timeout = 5m\n"
+				   "Trust-Synthesized-Owners = maybe\n"
 				   "[Mounts]\nApply-Mounts = on\n[Writeback]\nPolicy = WU2012\n");
 	ctx = load(0);
 	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Stale-Wait", &v, err, sizeof(err)), 0);
@@ -547,6 +549,16 @@ static void test_typed_getter(void **state)
 	/* out of bounds: the error names key, value and bounds */
 	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Workers", &v, err, sizeof(err)), -ERANGE);
 	assert_string_equal(err, "[Idmapd] Workers = 65: expected a number from 1 to 64");
+	/* a yes/no row into a bool: the file's value, the default, a bad value named */
+	b = false;
+	assert_int_equal(conf_get_bool(ctx, "Mounts", "Apply-Mounts", &b, err, sizeof(err)), 0);
+	assert_true(b);
+	b = true;
+	assert_int_equal(conf_get_bool(ctx, "Attrd", "LDAP-StartTLS", &b, err, sizeof(err)), 0);
+	assert_false(b);
+	assert_int_equal(conf_get_bool(ctx, "Attrd", "Trust-Synthesized-Owners", &b, err,
+				       sizeof(err)), -EINVAL);
+	assert_string_equal(err, "[Attrd] Trust-Synthesized-Owners = maybe: expected yes or no");
 	/* unset without a default; not in the table */
 	assert_int_equal(conf_get_typed(ctx, "Attrd", "Admin-Group", &v, err, sizeof(err)), -ENOENT);
 	assert_int_equal(conf_get_typed(ctx, "Idmapd", "Wrokers", &v, err, sizeof(err)), -ENOKEY);

@@ -1,0 +1,422 @@
+# A throwaway Samba Active Directory domain controller, and a member server running
+# winbindd against it, for tests (source after lib.sh; root only).
+#
+# Where things run: one private network namespace (its own loopback; the DC listens on
+# 127.0.0.2, nothing reaches the host's network or its ports), and two private mount
+# namespaces in it, the DC's and the member's.  In each, /etc/hosts, /etc/resolv.conf
+# and /var/log/samba are the test's own (the names resolve through the DC's DNS, which
+# the member's idmap ad backend needs: it finds its DC by SRV records), and /run is a
+# tmpfs with /run/samba bound to a directory of the test: libwbclient has the winbindd
+# socket directory /run/samba/winbindd compiled in and reads no setting for it (its
+# environment variable is honoured only under Samba's own nss_wrapper selftest), so a
+# private mount is the only way to give the DC's smbd and the member's wbinfo each their
+# own winbindd without touching the host's.  All state is under $T_TMP/samba-ad.
+#
+# Provisioning takes 10 to 35 s here, so the first test provisions a template (the DC and
+# the accounts below) in $top_builddir/tests/samba-ad-template and later ones copy it;
+# it is made again when Samba's version or this file changes.
+#
+#   t_samba_ad_start        copy the template (provisioning it first if needed) and start
+#                           samba.  Sets SAMBA_AD_DIR SAMBA_AD_REALM SAMBA_AD_DOMAIN
+#                           SAMBA_AD_BASEDN SAMBA_AD_URI (reachable in the namespace only:
+#                           t_samba_ad_net) SAMBA_AD_SID (the domain SID)
+#                           SAMBA_AD_ADMINPW_FILE (0600) SAMBA_AD_ACCOUNTS (the file of the
+#                           accounts below: "NAME KIND SID UIDNUMBER GIDNUMBER", - for none).
+#                           skip_all when Samba or the namespaces are not available.
+#   t_samba_ad_net CMD...   run CMD in the DC's network namespace
+#   t_samba_ad_sid NAME     the SID of an account of SAMBA_AD_ACCOUNTS
+#   t_samba_ad_objects      every user, computer and group of the DC now (the domain's and
+#                           BUILTIN's) and the foreign security principals (well-known
+#                           SIDs): lines "SID KIND NAME", KIND user, group or wellknown
+#                           (NAME may have spaces)
+#   t_samba_member_join     join the member MEMBER1 (net ads join, the administrator's
+#                           password from a 0600 file, never argv).  Sets SAMBA_MEMBER_DIR.
+#   t_samba_winbind_start FILE  (re)start the member's winbindd with the "idmap config"
+#                           lines of FILE, from the state right after the join (no cached
+#                           mapping, no id allocated by an earlier run)
+#   t_samba_winbind_stop
+#   t_wbinfo ARGS...        wbinfo against the member's winbindd
+#   t_wbinfo_ids SID...     winbind's uid and gid of each SID: lines "SID UID GID", an id
+#                           "unmapped" when winbind has none.  One wbinfo
+#                           --sids-to-unix-ids for all: the id winbind gives a SID and its
+#                           type, uid, gid or both; a SID's uid is the id of type uid or
+#                           both, as --sid-to-uid answers (each of those is a wbinfo run,
+#                           some 40 ms here, one per SID and kind).
+#   t_wbinfo_sids uID|gID...  winbind's SID of each uid (u2000) or gid (g2000): lines
+#                           "uID SID", SID "unmapped" when winbind has none (one wbinfo
+#                           --unix-ids-to-sids; --uid-to-sid takes no id above 2^31-1)
+#   t_samba_ad_stop         stop everything (registered with t_on_exit)
+#
+# The accounts (RFC 2307 attributes as the DC stores them; AD's uidNumber and gidNumber
+# are 32-bit signed integers, so 3000000000 is kept as -1294967296):
+#   user alice  uidNumber 10001 gidNumber 20001    group staff   gidNumber 20001
+#   user bob    (none)                             group plain   (none)
+#   user big    uidNumber 3000000000 gidNumber 20001
+#   group biggrp gidNumber 3000000001
+
+SAMBA_AD_REALM=NFSKEYS.TEST
+SAMBA_AD_DOMAIN=NFSKEYS
+SAMBA_AD_BASEDN=DC=nfskeys,DC=test
+SAMBA_AD_IP=127.0.0.2
+SAMBA_AD_URI=ldap://$SAMBA_AD_IP
+SAMBA_AD_NS_PID=
+SAMBA_AD_PID=
+SAMBA_MEMBER_NS_PID=
+SAMBA_WINBINDD_PID=
+
+# The accounts of the template: KIND NAME UIDNUMBER GIDNUMBER
+_samba_ad_account_list() {
+	cat <<'EOF'
+user alice 10001 20001
+user bob - -
+user big 3000000000 20001
+group staff - 20001
+group plain - -
+group biggrp - 3000000001
+EOF
+}
+
+_samba_ad_tools() {
+	PATH="$PATH:/usr/sbin:/sbin"
+	for _t in samba samba-tool ldbsearch net winbindd wbinfo unshare nsenter ip; do
+		command -v "$_t" >/dev/null 2>&1 ||
+			skip_all "$_t not installed" \
+				"(samba-ad-dc samba-ad-provision winbind ldb-tools iproute2)"
+	done
+	[ -d /usr/share/samba/setup ] ||
+		skip_all "samba-ad-provision not installed (provisioning data)"
+}
+
+# A namespace holder: sh sets the namespace up, says so, and becomes a sleep whose pid
+# names the namespaces to nsenter.  $1: file for "ready", $2: the setup commands;
+# the rest: unshare's or nsenter's command line in front.
+_samba_ns_hold() {
+	_ready=$1 _setup=$2
+	shift 2
+	"$@" sh -c "$_setup && echo ready >$_ready && exec sleep 3600" </dev/null \
+		>"$_ready.log" 2>&1 &
+	_hold_pid=$!
+	t_wait_for "test -s $_ready" 10 || { cat "$_ready.log" >&2; return 1; }
+}
+
+# Mount setup of a namespace: its own /etc/hosts, /etc/resolv.conf, /run/samba ($1) and
+# /var/log/samba ($2: samba-dcerpcd and its rpcd_* workers, which winbindd starts, log
+# there whatever "log file" says).
+_samba_ns_mounts() {
+	mkdir -p "$2"
+	echo "mount --bind $SAMBA_AD_DIR/hosts /etc/hosts &&" \
+		"mount --bind $SAMBA_AD_DIR/resolv.conf /etc/resolv.conf &&" \
+		"{ ! [ -d /var/log/samba ] || mount --bind $2 /var/log/samba; } &&" \
+		"mount -t tmpfs -o mode=0755 nfskeys-test /run && mkdir /run/samba &&" \
+		"mount --bind $1 /run/samba"
+}
+
+# Provision the template into $1 (a new directory), in a network namespace of its own
+# so that nothing it looks up leaves the machine.
+_samba_ad_provision() {
+	_tpl=$1
+	mkdir -p "$_tpl" && chmod 700 "$_tpl" || return 1
+	(umask 077; : >"$_tpl/provision.log")
+	TDB_NO_FSYNC=1 unshare --net sh -c 'ip link set lo up && exec "$@"' sh \
+		samba-tool domain provision --use-rfc2307 --realm="$SAMBA_AD_REALM" \
+		--domain="$SAMBA_AD_DOMAIN" --server-role=dc --dns-backend=SAMBA_INTERNAL \
+		--host-name=dc1 --host-ip="$SAMBA_AD_IP" --targetdir="$_tpl" \
+		--option="interfaces = $SAMBA_AD_IP" --option="bind interfaces only = yes" \
+		>>"$_tpl/provision.log" 2>&1 || return 1
+	# the generated administrator password: into a 0600 file, out of the log
+	(umask 077; sed -n 's/.*Admin password: *//p' "$_tpl/provision.log" >"$_tpl/adminpw")
+	[ -s "$_tpl/adminpw" ] || return 1
+	sed -i 's/\(Admin password:\).*/\1 (in adminpw)/' "$_tpl/provision.log"
+	# Paths of our own, no dns forwarder (nothing leaves the namespace), only the services
+	# a member server needs (LDAP, Kerberos, SMB and RPC for the join and winbindd, DNS for
+	# locating the DC) and plain LDAP binds allowed for tests that read the directory.
+	sed -i -e '/^\s*\(log file\|server services\|dns forwarder\|panic action\)\s*=/d' \
+		-e "/^\[global\]/a\\
+	log file = $_tpl/log.%m\\
+	pid directory = $_tpl/run\\
+	ncalrpc dir = $_tpl/run/ncalrpc\\
+	winbindd socket directory = $_tpl/run/winbindd\\
+	ntp signd socket directory = $_tpl/run/ntp_signd\\
+	panic action =\\
+	load printers = no\\
+	disable spoolss = yes\\
+	ldap server require strong auth = no\\
+	server services = s3fs, rpc, ldap, cldap, kdc, winbindd, dns" \
+		"$_tpl/etc/smb.conf" || return 1
+	mkdir -p "$_tpl/run"
+	_samba_ad_account_list | while read -r _kind _name _uid _gid; do
+		_o=
+		if [ "$_kind" = user ]; then
+			[ "$_uid" != - ] && _o="--uid-number=$_uid --gid-number=$_gid
+				--unix-home=/home/$_name --login-shell=/bin/sh --nis-domain=nfskeys"
+			# shellcheck disable=SC2086
+			TDB_NO_FSYNC=1 samba-tool user add "$_name" --random-password $_o \
+				-s "$_tpl/etc/smb.conf" -H "$_tpl/private/sam.ldb" || exit 1
+		else
+			[ "$_gid" != - ] && _o="--gid-number=$_gid --nis-domain=nfskeys"
+			# shellcheck disable=SC2086
+			TDB_NO_FSYNC=1 samba-tool group add "$_name" $_o \
+				-s "$_tpl/etc/smb.conf" -H "$_tpl/private/sam.ldb" || exit 1
+		fi
+	done >>"$_tpl/provision.log" 2>&1 || return 1
+	_samba_ad_account_list | while read -r _kind _name _uid _gid; do
+		_sid=$(ldbsearch -H "$_tpl/private/sam.ldb" "(sAMAccountName=$_name)" objectSid |
+			sed -n 's/^objectSid: //p')
+		[ -n "$_sid" ] || exit 1
+		echo "$_name $_kind $_sid $_uid $_gid"
+	done >"$_tpl/accounts" || return 1
+	echo "$_tpl" >"$_tpl/template-path"
+}
+
+# The template: kept while Samba's version and this file are the same.
+_samba_ad_template() {
+	_base="$top_builddir/tests/samba-ad-template"
+	_key="$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+	mkdir -p "$top_builddir/tests"
+	exec 8>"$_base.lock"
+	flock 8
+	if [ "$(cat "$_base/key" 2>/dev/null)" != "$_key" ]; then
+		rm -rf "$_base" "$_base.new"
+		_t0=$(date +%s)
+		if ! _samba_ad_provision "$_base.new"; then
+			tail -n 20 "$_base.new/provision.log" >&2
+			exec 8>&-
+			return 1
+		fi
+		echo "$_key" >"$_base.new/key"
+		mv "$_base.new" "$_base"
+		echo "# samba-ad: provisioned the template in $(($(date +%s) - _t0)) s" >&2
+	fi
+	exec 8>&-
+	SAMBA_AD_TEMPLATE=$_base
+}
+
+t_samba_ad_start() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root (samba, network and mount namespaces)"
+	_samba_ad_tools
+	unshare --net --mount true 2>/dev/null ||
+		skip_all "cannot make network and mount namespaces here"
+	_samba_ad_template || skip_all "samba-tool domain provision failed (log above)"
+	SAMBA_AD_DIR="$T_TMP/samba-ad"
+	mkdir -p "$SAMBA_AD_DIR" && chmod 700 "$SAMBA_AD_DIR"
+	_dc="$SAMBA_AD_DIR/dc"
+	cp -a "$SAMBA_AD_TEMPLATE" "$_dc" || return 1
+	rm -rf "$_dc/run" && mkdir -p "$_dc/run"
+	_old=$(cat "$_dc/template-path")
+	sed -i "s#$_old#$_dc#g" "$_dc/etc/smb.conf"
+	SAMBA_AD_CONF="$_dc/etc/smb.conf"
+	SAMBA_AD_ADMINPW_FILE="$_dc/adminpw"
+	SAMBA_AD_ACCOUNTS="$_dc/accounts"
+	SAMBA_AD_SID=$(awk 'NR == 1 { sub(/-[0-9]+$/, "", $3); print $3 }' "$SAMBA_AD_ACCOUNTS")
+	printf '127.0.0.1\tlocalhost\n%s\tdc1.nfskeys.test dc1\n%s\tmember1.nfskeys.test member1\n' \
+		"$SAMBA_AD_IP" 127.0.0.3 >"$SAMBA_AD_DIR/hosts"
+	printf 'nameserver %s\n' "$SAMBA_AD_IP" >"$SAMBA_AD_DIR/resolv.conf"
+	_samba_ns_hold "$SAMBA_AD_DIR/ns-dc.ready" \
+		"ip link set lo up && ip addr add $SAMBA_AD_IP/8 dev lo &&
+		 ip addr add 127.0.0.3/8 dev lo && $(_samba_ns_mounts "$_dc/run" "$_dc/varlog")" \
+		unshare --net --mount --propagation private ||
+		skip_all "cannot set up the namespaces (log above)"
+	SAMBA_AD_NS_PID=$_hold_pid
+	t_on_exit t_samba_ad_stop
+	nsenter -t "$SAMBA_AD_NS_PID" --net --mount samba -i -s "$SAMBA_AD_CONF" \
+		>"$SAMBA_AD_DIR/samba.log" 2>&1 </dev/null &
+	SAMBA_AD_PID=$!
+	# LDAP, the DC's own winbindd (its smbd maps sessions through it), Kerberos (for the
+	# join) and DNS (the SRV records of the DC), on TCP
+	if ! t_wait_for "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
+			grep -q dnsHostName &&
+		nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p &&
+		t_samba_ad_net python3 -c \
+			'import socket; [socket.create_connection((\"$SAMBA_AD_IP\", p), 1) for p in (88, 53)]'" \
+		30; then
+		tail -n 20 "$SAMBA_AD_DIR/samba.log" >&2
+		return 1
+	fi
+}
+
+t_samba_ad_net() {
+	nsenter -t "$SAMBA_AD_NS_PID" --net "$@"
+}
+
+t_samba_ad_sid() {
+	awk -v n="$1" '$1 == n { print $3 }' "$SAMBA_AD_ACCOUNTS"
+}
+
+t_samba_ad_objects() {
+	ldbsearch -H "$SAMBA_AD_DIR/dc/private/sam.ldb" \
+		'(|(objectClass=user)(objectClass=group)(objectClass=foreignSecurityPrincipal))' \
+		objectSid objectClass sAMAccountName cn 2>/dev/null | awk '
+		/^dn: / { if (sid != "") print sid, kind, name; sid = ""; kind = ""; name = "" }
+		/^objectSid: / { sid = $2 }
+		/^objectClass: user$/ { kind = "user" }
+		/^objectClass: group$/ { kind = "group" }
+		/^objectClass: foreignSecurityPrincipal$/ { kind = "wellknown" }
+		/^sAMAccountName: / { name = substr($0, 17) }
+		/^cn: / { if (name == "") name = substr($0, 5) }
+		END { if (sid != "") print sid, kind, name }'
+}
+
+t_samba_member_join() {
+	SAMBA_MEMBER_DIR="$SAMBA_AD_DIR/member"
+	_m=$SAMBA_MEMBER_DIR
+	mkdir -p "$_m/run" "$_m/private" "$_m/state" "$_m/cache" "$_m/lock"
+	cat >"$_m/krb5.conf" <<EOF
+[libdefaults]
+	default_realm = $SAMBA_AD_REALM
+	dns_lookup_kdc = false
+	dns_lookup_realm = false
+	rdns = false
+[realms]
+	$SAMBA_AD_REALM = {
+		kdc = $SAMBA_AD_IP
+		admin_server = $SAMBA_AD_IP
+		kpasswd_server = $SAMBA_AD_IP
+	}
+[domain_realm]
+	.nfskeys.test = $SAMBA_AD_REALM
+EOF
+	cat >"$_m/smb.conf.base" <<EOF
+[global]
+	workgroup = $SAMBA_AD_DOMAIN
+	realm = $SAMBA_AD_REALM
+	security = ads
+	netbios name = MEMBER1
+	interfaces = 127.0.0.3
+	bind interfaces only = yes
+	name resolve order = host
+	private dir = $_m/private
+	state directory = $_m/state
+	cache directory = $_m/cache
+	lock directory = $_m/lock
+	pid directory = $_m/run
+	ncalrpc dir = $_m/run/ncalrpc
+	winbindd socket directory = $_m/run/winbindd
+	log file = $_m/log.%m
+	panic action =
+	kerberos method = secrets only
+	load printers = no
+	disable spoolss = yes
+EOF
+	cp "$_m/smb.conf.base" "$_m/smb.conf"
+	(umask 077; printf 'username = Administrator\npassword = %s\ndomain = %s\n' \
+		"$(cat "$SAMBA_AD_ADMINPW_FILE")" "$SAMBA_AD_DOMAIN" >"$_m/auth")
+	_samba_ns_hold "$_m/ns.ready" "$(_samba_ns_mounts "$_m/run" "$_m/varlog")" \
+		nsenter -t "$SAMBA_AD_NS_PID" --net unshare --mount --propagation private || return 1
+	SAMBA_MEMBER_NS_PID=$_hold_pid
+	if ! _samba_member net ads join -s "$_m/smb.conf" -A "$_m/auth" --no-dns-updates \
+		-S dc1.nfskeys.test >"$_m/join.log" 2>&1; then
+		cat "$_m/join.log" >&2
+		return 1
+	fi
+	rm -f "$_m/auth"
+	# the state right after the join, for each winbindd run
+	mkdir -p "$_m/joined"
+	cp -a "$_m/private" "$_m/state" "$_m/cache" "$_m/lock" "$_m/joined/"
+}
+
+_samba_member() {
+	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount \
+		env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
+		KRB5CCNAME="FILE:$SAMBA_MEMBER_DIR/ccache" \
+		"$@"
+}
+
+t_wbinfo() {
+	_samba_member wbinfo "$@"
+}
+
+# wbinfo prints ids as signed ints (2147483648 as -2147483648): taken back modulo 2^32.
+t_wbinfo_ids() {
+	_ids=$(echo "$@" | tr ' ' ,)
+	t_wbinfo --sids-to-unix-ids "$_ids" | awk '
+		function u32(n) { return sprintf("%.0f", n < 0 ? n + 4294967296 : n) }
+		$2 != "->" { print "unexpected wbinfo output: " $0 > "/dev/stderr"; next }
+		$3 == "unmapped" { print $1, "unmapped", "unmapped"; next }
+		$3 == "uid" { print $1, u32($4), "unmapped"; next }
+		$3 == "gid" { print $1, "unmapped", u32($4); next }
+		$3 == "uid/gid" { print $1, u32($4), u32($4); next }
+		{ print "unexpected wbinfo output: " $0 > "/dev/stderr" }'
+}
+
+t_wbinfo_sids() {
+	printf '%s\n' "$@" >"$SAMBA_MEMBER_DIR/ids.in"
+	t_wbinfo --unix-ids-to-sids "$(echo "$@" | tr ' ' ,)" >"$SAMBA_MEMBER_DIR/ids.out" || return 1
+	[ "$(wc -l <"$SAMBA_MEMBER_DIR/ids.out")" = $# ] ||
+		{ echo "wbinfo --unix-ids-to-sids: not one line per id" >&2; return 1; }
+	paste -d ' ' "$SAMBA_MEMBER_DIR/ids.in" "$SAMBA_MEMBER_DIR/ids.out" |
+		sed 's/NOT MAPPED$/unmapped/'
+}
+
+t_samba_winbind_start() {
+	_m=$SAMBA_MEMBER_DIR
+	t_samba_winbind_stop
+	# (run/ itself stays: the member's namespace has it bound on /run/samba)
+	rm -rf "$_m/private" "$_m/state" "$_m/cache" "$_m/lock" "$_m/run/"*
+	cp -a "$_m/joined/private" "$_m/joined/state" "$_m/joined/cache" "$_m/joined/lock" "$_m/"
+	cat "$_m/smb.conf.base" "$1" >"$_m/smb.conf"
+	# a simple command, so that $! is winbindd itself (nsenter and env exec it)
+	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
+		winbindd -F --no-process-group -s "$_m/smb.conf" >"$_m/winbindd.out" 2>&1 </dev/null &
+	SAMBA_WINBINDD_PID=$!
+	# up, and its connection to the DC (netlogon) works
+	if ! t_wait_for "t_wbinfo -p && t_wbinfo -P" 30; then
+		tail -n 20 "$_m/winbindd.out" "$_m/log.winbindd" >&2
+		return 1
+	fi
+}
+
+# whether process $1 still runs (a zombie child of the test's shell does not)
+_samba_alive() {
+	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+}
+
+_samba_all_dead() {
+	for _q; do _samba_alive "$_q" && return 1; done
+	return 0
+}
+
+_samba_stop_pid() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	t_wait_for "_samba_all_dead $1" 10 || kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# Stop every process in the mount namespace of holder $1 but the holder: what a daemon
+# started (winbindd's samba-dcerpcd and its rpcd_* workers outlive it) goes too, and
+# nothing else can be in that namespace.
+_samba_ns_kill() {
+	[ -n "$1" ] || return 0
+	_ns=$(readlink "/proc/$1/ns/mnt") || return 0
+	for _sig in TERM KILL; do
+		_left=
+		for _p in /proc/[0-9]*; do
+			_p=${_p#/proc/}
+			[ "$_p" = "$1" ] && continue
+			[ "$(readlink "/proc/$_p/ns/mnt" 2>/dev/null)" = "$_ns" ] || continue
+			kill -"$_sig" "$_p" 2>/dev/null
+			_left="$_left $_p"
+		done
+		[ -z "$_left" ] && return 0
+		[ $_sig = TERM ] && t_wait_for "_samba_all_dead$_left" 10 && return 0
+	done
+	return 0
+}
+
+t_samba_winbind_stop() {
+	_samba_stop_pid "$SAMBA_WINBINDD_PID"
+	SAMBA_WINBINDD_PID=
+	_samba_ns_kill "$SAMBA_MEMBER_NS_PID"
+}
+
+t_samba_ad_stop() {
+	t_samba_winbind_stop
+	_samba_stop_pid "$SAMBA_AD_PID"
+	SAMBA_AD_PID=
+	_samba_ns_kill "$SAMBA_AD_NS_PID"
+	_samba_stop_pid "$SAMBA_MEMBER_NS_PID"
+	SAMBA_MEMBER_NS_PID=
+	_samba_stop_pid "$SAMBA_AD_NS_PID"
+	SAMBA_AD_NS_PID=
+}
