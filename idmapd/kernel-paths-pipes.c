@@ -84,6 +84,18 @@ static const char *pipe_label(const struct kpipe *p, char *buf, size_t size)
 
 /* Open clntXX/idmap, or watch clntXX/ until it appears (the kernel makes the directory
  * before the pipe). */
+/* Open p's pipe (rel below its namespace's nfs/, or path) and keep a copy in the
+ * descriptor store; -1 with errno as open() left it. */
+static int pipe_open_new(struct kpipe *p, const char *rel, const char *path)
+{
+	int fd = p->ns ? openat(p->ns->nfs_fd, rel, O_RDWR | O_NONBLOCK | O_CLOEXEC) :
+			 open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		kpaths_store(p->kp, fd, p->store);
+	return fd;
+}
+
 static void pipe_try_open(struct kpipe *p)
 {
 	struct kpaths *kp = p->kp;
@@ -101,12 +113,8 @@ static void pipe_try_open(struct kpipe *p)
 	/* the last run's, after a clean stop: messages queued meanwhile are waiting in it */
 	p->fd = kp->adopt_pipes ? kpaths_adopt(kp, p->store, p->ns ? p->ns->nfs_fd : AT_FDCWD,
 					       p->ns ? rel : path) : -1;
-	if (p->fd < 0) {
-		p->fd = p->ns ? openat(p->ns->nfs_fd, rel, O_RDWR | O_NONBLOCK | O_CLOEXEC) :
-				open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (p->fd >= 0)
-			kpaths_store(kp, p->fd, p->store);
-	}
+	if (p->fd < 0)
+		p->fd = pipe_open_new(p, rel, path);
 	if (p->fd < 0) {
 		if (errno == ENOENT && p->dir_wd < 0) {
 			char dir[PATH_MAX];
@@ -117,10 +125,15 @@ static void pipe_try_open(struct kpipe *p)
 			else
 				snprintf(dir, sizeof(dir), "%s/nfs/%s", kp->pipefs, p->name);
 			p->dir_wd = inotify_add_watch(kp->ino_fd, dir, IN_CREATE | IN_ONLYDIR);
+			/* the kernel may have made the pipe between the open and the watch, and
+			 * then no event comes for it: look once more */
+			if (p->dir_wd >= 0)
+				p->fd = pipe_open_new(p, rel, path);
 		} else if (errno != ENOENT) {
 			kp->log(LOG_WARNING, "cannot open %s: %m", path);
 		}
-		return;
+		if (p->fd < 0)
+			return;
 	}
 	if (p->dir_wd >= 0)
 		(void)inotify_rm_watch(kp->ino_fd, p->dir_wd);
