@@ -7,6 +7,8 @@
 #   ku_settled UID   the same once two reads 0.2 s apart agree (at most 10 s): the keyrings
 #                    of an exited process stay charged until the kernel's key garbage
 #                    collector has run
+#   ku_need_tools    (a test, after harness/lib.sh) skip_all unless root with setpriv,
+#                    keyctl and /proc/key-users: what acting as a throwaway uid needs
 ku_get() {
 	awk -v u="$1:" -v mk="$(cat /proc/sys/kernel/keys/maxkeys)" \
 		-v mb="$(cat /proc/sys/kernel/keys/maxbytes)" '$1 == u { split($4, k, "/");
@@ -25,4 +27,11 @@ ku_settled() {
 		_ku_i=$((_ku_i + 1))
 	done
 	echo "$_ku_prev"
+}
+
+ku_need_tools() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root (another uid)"
+	command -v setpriv >/dev/null || skip_all "setpriv not installed (util-linux)"
+	command -v keyctl >/dev/null || skip_all "keyctl not installed (keyutils)"
+	[ -r /proc/key-users ] || skip_all "no /proc/key-users"
 }

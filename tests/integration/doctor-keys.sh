@@ -7,10 +7,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/keyusers.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (another uid)"
-command -v setpriv >/dev/null || skip_all "setpriv not installed (util-linux)"
-command -v keyctl >/dev/null || skip_all "keyctl not installed (keyutils)"
-[ -r /proc/key-users ] || skip_all "no /proc/key-users"
+ku_need_tools
 Q=$((3700000 + $$ % 100000))
 AS_Q="setpriv --reuid=$Q --regid=$Q --clear-groups"
 chmod 755 "$T_TMP"
