@@ -41,7 +41,7 @@ if [ -f "$top_builddir/tests/other-uid.env" ]; then
 	NK=$(t_ou nfskeys)
 else # the build tree itself (readable by the uid, or the runs fail saying so)
 	T_OU_ENV="env LD_LIBRARY_PATH=$top_builddir/libnfskeys/.libs NFSKEYS_PLUGIN_DIR=$top_builddir/plugins/.libs"
-	NK=$top_builddir/tools/.libs/nfskeys
+	NK=$top_builddir/tools/nfskeys/.libs/nfskeys
 fi
 KRB=
 if [ "${KEYQUOTA_KRB5:-yes}" = yes ] && command -v krb5kdc >/dev/null 2>&1 &&

@@ -8,5 +8,5 @@ set -e
 "$top_builddir/bench/bench-wb"
 echo
 rc=0
-"$top_builddir/tools/wbsim" --seeds 5 --check || rc=$?
+"$top_builddir/tools/wbsim/wbsim" --seeds 5 --check || rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]

@@ -1,4 +1,4 @@
-/* libFuzzer target: spnego_desc_parse() (tools/spnego-desc.c), the parser for the
+/* libFuzzer target: spnego_desc_parse() (tools/upcall/spnego-desc.c), the parser for the
  * cifs.spnego descriptions the request-key helper receives.  An accepted description
  * must hold exactly what the parser promises: version 2, a host of allowed characters,
  * an address of the family named, a known sec=, a user without control characters, and

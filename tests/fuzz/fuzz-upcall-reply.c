@@ -2,7 +2,7 @@
  * a lookup.  The first input byte picks the kind asked (1..9, enum nfskeys_idmap_kind);
  * the rest is the XDR result (idmapd_lookup_res) as it arrives.  When it decodes, both
  * helpers' readings run: the lean helper's kernel payload (upcall_wire_payload,
- * tools/upcall-wire.h) and the full helper's answer (idmapd_client_answer, then
+ * tools/upcall/upcall-wire.h) and the full helper's answer (idmapd_client_answer, then
  * nfskeys_idmap_payload).  What either accepts must have the kernel's exact shape for
  * the kind asked; anything else must be refused, never half-used. */
 #include <stdint.h>

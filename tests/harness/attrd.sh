@@ -11,7 +11,7 @@
 #   valgrind 99 on an error or a definite leak).
 # t_attrd_wait LOG [N]: until LOG says "listening on" N times (default 1).
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 : "${ATTRD_CONF:=$T_TMP/nfskeys.conf}"
 : "${ATTRD_LOG:=$T_TMP/attrd.log}"
 ATTRD_PID=

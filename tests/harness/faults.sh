@@ -71,7 +71,7 @@ t_upcall_wrapper() {
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
 LD_LIBRARY_PATH='$top_builddir/libnfskeys/.libs'; export LD_LIBRARY_PATH
-exec '$(t_real_bin "$top_builddir/tools/nfskeys-upcall")' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
+exec '$(t_real_bin "$top_builddir/tools/upcall/nfskeys-upcall")' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
 SH
 	chmod 755 "$1" && : >>"$T_TMP/helper.err"
 }

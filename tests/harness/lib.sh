@@ -150,7 +150,7 @@ t_daemon_valgrind_verdict() {
 	return 0
 }
 
-NFSKEYS="$top_builddir/tools/nfskeys"
+NFSKEYS="$top_builddir/tools/nfskeys/nfskeys"
 
 # Programs run as another uid.  The build tree may sit under a directory that uid cannot
 # enter (a clone in root's home or in a mktemp -d is 0700), so such programs come from the

@@ -16,7 +16,7 @@ fi
 
 plan 76
 
-MOUNT="$top_builddir/tools/nfskeys-mount"
+MOUNT="$top_builddir/tools/nfsattr/nfskeys-mount"
 chmod 755 "$T_TMP"
 CONF="$T_TMP/nfskeys.conf"
 SOCK="$T_TMP/attrd.sock"

@@ -26,7 +26,7 @@ check_contains "slapd: nfskeysDirectoryPolicy under the UUID arc" \
 	"objectClasses: ( $ARC.6.2.1 NAME 'nfskeysDirectoryPolicy'" "$subschema"
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 CONF="$T_TMP/nfskeys.conf"
 cat >"$CONF" <<EOF
 [Attr]

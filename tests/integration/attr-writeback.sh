@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 
 plan 11
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 CONF="$T_TMP/nfskeys.conf"
 write_conf() {
 	printf '[Attr]\nStore = %s/attr.db\n[Attrd]\nSocket = %s/attrd.sock\n' "$T_TMP" "$T_TMP" >"$CONF"

@@ -54,18 +54,18 @@ check_eq "... one message, with the line and the schema's values" \
 	"nfskeys: error: $T_TMP/loud.conf:2: bad value: [General] Verbosity = loud: expected one of err|warning|notice|info|debug|error|warn|emerg|alert|crit|0|1|2|3|4|5|6|7" \
 	"$err"
 # the library's messages carry the name of the program that printed them
-err=$("$top_builddir/tools/nfsattr" -c "$T_TMP/loud.conf" status 2>&1 >/dev/null)
+err=$("$top_builddir/tools/nfsattr/nfsattr" -c "$T_TMP/loud.conf" status 2>&1 >/dev/null)
 check_eq "nfsattr names itself in the library's error" "nfsattr: error: " "$(printf '%s' "$err" | cut -c1-16)"
 # a damaged policy store: nfskeys-mount names it once, under its own name, and goes on
 head -c 4096 /dev/zero | tr '\0' 'x' >"$T_TMP/damaged.db"
 printf '[Attr]\nStore = %s/damaged.db\n' "$T_TMP" >"$T_TMP/store.conf"
-err=$("$top_builddir/tools/nfskeys-mount" -c "$T_TMP/store.conf" -n srv:/x /mnt 2>&1 >/dev/null)
+err=$("$top_builddir/tools/nfsattr/nfskeys-mount" -c "$T_TMP/store.conf" -n srv:/x /mnt 2>&1 >/dev/null)
 check_eq "nfskeys-mount: a damaged store is one error and one warning" \
 	"nfskeys-mount: error: attr store $T_TMP/damaged.db: PRAGMA user_version: file is not a database
 nfskeys-mount: warning: mounting without policy options" "$err"
 # ... and nfsattr says it once too (the library's line names the file and the cause)
 mkdir -p "$T_TMP/dir"
-err=$("$top_builddir/tools/nfsattr" -c "$T_TMP/store.conf" list 2>&1 >/dev/null); rc=$?
+err=$("$top_builddir/tools/nfsattr/nfsattr" -c "$T_TMP/store.conf" list 2>&1 >/dev/null); rc=$?
 check_eq "nfsattr list: a damaged store is one error, exit 1" \
 	"1 nfsattr: error: attr store $T_TMP/damaged.db: PRAGMA user_version: file is not a database" \
 	"$rc $err"

@@ -8,7 +8,7 @@
 
 # the pages as built from man/*.in
 man="$top_builddir/man"
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 printf '[Idmapd]\nSocket = %s/no-idmapd.sock\n' "$T_TMP" >"$T_TMP/nfskeys.conf"
 nk() { "$NFSKEYS" -c "$T_TMP/nfskeys.conf" "$@"; }
 na() { "$NFSATTR" -c "$T_TMP/nfskeys.conf" -s "$T_TMP/no-attrd.sock" "$@"; }

@@ -111,7 +111,7 @@ check_eq "daemon stops cleanly" 0 "$?"
 # "S-1-5-21-9-9-9 4" of "... 42" would read back as slice 4 and the next process would
 # map the domain elsewhere).
 NFSKEYS_BIN=$NFSKEYS
-[ -x "$top_builddir/tools/.libs/nfskeys" ] && NFSKEYS_BIN="$top_builddir/tools/.libs/nfskeys"
+[ -x "$top_builddir/tools/nfskeys/.libs/nfskeys" ] && NFSKEYS_BIN="$top_builddir/tools/nfskeys/.libs/nfskeys"
 sidconf() {
 	printf '[General]\nDomain = sid.test\n[Translation]\nMethod = sid\n[SID]\nState-File = %s\nRange-Min = 100000\nRange-Max = 164000\nRange-Size = 1000\n' "$1"
 }

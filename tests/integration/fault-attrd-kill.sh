@@ -15,7 +15,7 @@ CLIENTS=4
 plan 7
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr")
+NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr/nfsattr")
 CONF="$T_TMP/nfskeys.conf"
 SOCK="$T_TMP/attrd.sock"
 DB="$T_TMP/attr.db"

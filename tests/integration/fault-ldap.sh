@@ -125,7 +125,7 @@ wait $qpid
 # nfskeys-attrd's sync through the proxy: a hang costs LDAP-Timeout and is logged; the
 # daemon keeps answering meanwhile; a delay under the timeout still syncs.
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr")
+NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr/nfsattr")
 cat >"$T_TMP/attr.conf" <<EOF
 [Attr]
 Store = $T_TMP/attr.db

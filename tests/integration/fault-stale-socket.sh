@@ -31,8 +31,8 @@ check_contains "client on the stale socket: exit 1, says not running (rc $rc)" \
 	"1:nfskeys: ping: nfskeys-idmapd is not running (no listener on" "$rc:$out"
 
 # The helper, through a real request-key upcall, with the stale socket: in-process answer.
-helper_exec="$top_builddir/tools/nfskeys-upcall"
-[ -x "$top_builddir/tools/.libs/nfskeys-upcall" ] && helper_exec="$top_builddir/tools/.libs/nfskeys-upcall"
+helper_exec="$top_builddir/tools/upcall/nfskeys-upcall"
+[ -x "$top_builddir/tools/upcall/.libs/nfskeys-upcall" ] && helper_exec="$top_builddir/tools/upcall/.libs/nfskeys-upcall"
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
@@ -67,7 +67,7 @@ check_eq "new daemon stops cleanly" 0 "$?"
 
 # The same for nfskeys-attrd.
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr")
+NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr/nfsattr")
 ACONF="$T_TMP/attr.conf"
 ASOCK="$T_TMP/attrd.sock"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\n' "$T_TMP/attr.db" "$ASOCK" >"$ACONF"

@@ -9,10 +9,10 @@ plan 13
 command -v readelf >/dev/null 2>&1 || { for i in $(seq 13); do skip "readelf missing"; done; exit 0; }
 
 # The lean helper links no libtool library, so it is never a wrapper script.
-helper="$top_builddir/tools/nfskeys-upcall"
-full="$top_builddir/tools/.libs/nfskeys-upcall-full"
-[ -f "$full" ] || full="$top_builddir/tools/.libs/lt-nfskeys-upcall-full"
-[ -f "$full" ] || full="$top_builddir/tools/nfskeys-upcall-full"
+helper="$top_builddir/tools/upcall/nfskeys-upcall"
+full="$top_builddir/tools/upcall/.libs/nfskeys-upcall-full"
+[ -f "$full" ] || full="$top_builddir/tools/upcall/.libs/lt-nfskeys-upcall-full"
+[ -f "$full" ] || full="$top_builddir/tools/upcall/nfskeys-upcall-full"
 lib="$top_builddir/libnfskeys/.libs/libnfskeys.so"
 heavy='lib(krb5|k5crypto|gssapi_krb5|ldap|lber|crypto|ssl)[.-]'
 
@@ -22,7 +22,7 @@ interp() { readelf -lW "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)
 defined() { nm "$1" 2>/dev/null | awk '$2 ~ /^[TtWw]$/ { print $3 }'; }
 h=$(needed "$helper")
 nss_etc='(getpw|getgr|getsp|gethostby|getservby|getaddrinfo|getnameinfo|setlocale|newlocale|iconv_open|__nss_)[a-z0-9_]*'
-# configure's verdict (tools/Makemodule.am): a static PIE unless the toolchain or a
+# configure's verdict (tools/upcall/Makemodule.am): a static PIE unless the toolchain or a
 # sanitizer build ruled it out
 if grep -q '^NFSKEYS_UPCALL_LINK = -static-pie' "$top_builddir/Makefile"; then
 	static=yes

@@ -19,7 +19,7 @@ printf '[Idmapd]\nSocket = %s/no-idmapd.sock\n' "$T_TMP" >>"$T_TMP/nfskeys.conf"
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
-exec '$top_builddir/tools/nfskeys-upcall' -c '$T_TMP/nfskeys.conf' "\$@"
+exec '$top_builddir/tools/upcall/nfskeys-upcall' -c '$T_TMP/nfskeys.conf' "\$@"
 SH
 chmod +x "$T_TMP/helper.sh"
 t_route_upcalls "$T_TMP/helper.sh"

@@ -43,7 +43,7 @@ wrapper() {
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
 start=\$(date +%s)
-'$top_builddir/tools/nfskeys-upcall' $* "\$@" 2>>'$T_TMP/helper.err'
+'$top_builddir/tools/upcall/nfskeys-upcall' $* "\$@" 2>>'$T_TMP/helper.err'
 rc=\$?
 . '$top_srcdir/tests/harness/keyttl.sh'
 t_key_ttl_bounds "\$1" "\$start" "\$(cat '$T_TMP/ttl.wait' 2>/dev/null || echo 0)" \\

@@ -9,13 +9,13 @@
 plan 11
 
 # The lean helper (no libtool library, never a wrapper script).
-helper_bin="$top_builddir/tools/nfskeys-upcall"
+helper_bin="$top_builddir/tools/upcall/nfskeys-upcall"
 if t_is_asan; then
 	# ASan intercepts libtirpc's XDR functions and needs the shared library.
 	skip "ASan build links the shared libtirpc (XDR interceptors)"
 	skip "ASan build links the shared libtirpc (XDR interceptors)"
 elif grep -q '^NFSKEYS_UPCALL_LINK = -static-pie' "$top_builddir/Makefile"; then
-	# a static PIE (tools/Makemodule.am): its own symbol table says what it carries
+	# a static PIE (tools/upcall/Makemodule.am): its own symbol table says what it carries
 	check_eq "nfskeys-upcall (static PIE) carries no libtirpc-gss/krb5/ldap/crypto code" "" \
 		"$(nm "$helper_bin" | awk '{ print $NF }' | grep -E '^(authgss_|gss_|krb5_|ldap_|EVP_|SSL_)' | head -n3)"
 	check_eq "and has no interpreter: the dynamic loader maps nothing for it" "" \
@@ -39,8 +39,8 @@ esac
 fi
 
 t_idmapd_conf "[Idmapd]" "Helper-Timeout = 300"
-# The lean helper; it execs tools/nfskeys-upcall-full (next to it) when it must fall back.
-helper_exec="$top_builddir/tools/nfskeys-upcall"
+# The lean helper; it execs tools/upcall/nfskeys-upcall-full (next to it) when it must fall back.
+helper_exec="$top_builddir/tools/upcall/nfskeys-upcall"
 cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR

@@ -120,7 +120,7 @@ t_idmapd_stop
 
 # --- nfskeys-attrd (its message cap is fixed: 256 KiB)
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr")
+NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr/nfsattr")
 ACONF="$T_TMP/attr.conf"
 ASOCK="$T_TMP/attrd.sock"
 # attrd_start IDLE-TIMEOUT: sets APID

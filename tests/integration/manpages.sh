@@ -119,18 +119,18 @@ check_eq "every global option of nfskeys --help is in nfskeys(1)" "" "$missing"
 extracted $n 3 "global options in nfskeys --help"
 missing=
 n=0
-for e in $(sed -n 's/.*EXIT_[A-Z_]* = \([0-9]*\).*/\1/p' "$top_srcdir/tools/nfskeys-tool.h"); do
+for e in $(sed -n 's/.*EXIT_[A-Z_]* = \([0-9]*\).*/\1/p' "$top_srcdir/tools/nfskeys/nfskeys-tool.h"); do
 	n=$((n + 1))
 	sed -n '/^\.SH EXIT STATUS/,/^\.SH/p' "$page" | grep -q "^\.B $e\$" || missing="$missing $e"
 done
 check_eq "every exit code of nfskeys-tool.h is in nfskeys(1)" "" "$missing"
-extracted $n 3 "exit codes in tools/nfskeys-tool.h"
+extracted $n 3 "exit codes in tools/nfskeys/nfskeys-tool.h"
 
 # environment variables and configuration vocabulary
 missing=
 n=0
-for v in $(cat "$top_srcdir"/libnfskeys/*.c "$top_srcdir"/common/*.c "$top_srcdir"/tools/*.c \
-	"$top_srcdir"/plugins/*.c "$top_srcdir"/idmapd/*.c "$top_srcdir"/attrd/*.c 2>/dev/null |
+for v in $(cat "$top_srcdir"/libnfskeys/*.c "$top_srcdir"/common/*.c "$top_srcdir"/tools/*/*.c \
+	"$top_srcdir"/plugins/*.c "$top_srcdir"/idmapd/*.c "$top_srcdir"/attrd/*.c "$top_srcdir"/client/*.c 2>/dev/null |
 	grep -o 'getenv("NFSKEYS_[A-Z_]*")' | sed 's/.*("\(.*\)")/\1/' | sort -u); do
 	n=$((n + 1))
 	grep -q "$v" "$man"/*.[1-8] || missing="$missing $v"

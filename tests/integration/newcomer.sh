@@ -89,7 +89,7 @@ cat >"$T_TMP/helper.sh" <<SH
 #!/bin/sh
 NFSKEYS_PLUGIN_DIR='$NFSKEYS_PLUGIN_DIR'; export NFSKEYS_PLUGIN_DIR
 LD_LIBRARY_PATH='$top_builddir/libnfskeys/.libs'; export LD_LIBRARY_PATH
-exec '$top_builddir/tools/nfskeys-upcall' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
+exec '$top_builddir/tools/upcall/nfskeys-upcall' -c '$IDMAPD_CONF' "\$@" 2>>'$T_TMP/helper.err'
 SH
 chmod +x "$T_TMP/helper.sh"
 if t_route_upcalls "$T_TMP/helper.sh"; then
@@ -107,7 +107,7 @@ check_eq "idmapd stops cleanly" 0 "$?"
 
 # ---- nfsattr get -s SOCK: that daemon's store, not the configured one
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 ACONF="$T_TMP/attr.conf"
 printf '[Attr]\nStore = %s\n[Attrd]\nSocket = %s\nIdle-Timout = 5\n' "$T_TMP/other.db" \
 	"$T_TMP/unused.sock" >"$ACONF"
@@ -140,14 +140,14 @@ for cmd in cifs afs nfs idmap idmapd; do
 	verbs=$("$NFSKEYS" --help | awk -v c="$cmd" '$1 == c { f = 1 } f && /^  [a-z]/ && $1 != c { f = 0 } f' |
 		grep -v "^Run " | sed 's/.*: //; s/([a-z]*)//g' | tr ',' '\n' | sed 's/ //g' | grep -v '^$')
 	for v in $verbs; do
-		grep -q "\"$v\"" "$top_srcdir"/tools/cmd-*.c || missing="$missing $cmd.$v"
+		grep -q "\"$v\"" "$top_srcdir"/tools/nfskeys/cmd-*.c || missing="$missing $cmd.$v"
 	done
 done
-check_eq "every subcommand 'nfskeys --help' names is handled by tools/cmd-*.c" "" "$missing"
+check_eq "every subcommand 'nfskeys --help' names is handled by tools/nfskeys/cmd-*.c" "" "$missing"
 missing=
 for v in $(sed -n 's/.*`nfskeys \([a-z]*\) \([a-z|\\-]*\)`.*/\1 \2/p' "$top_srcdir/README.md" |
 	awk '{ n = split($2, a, /\\\|/); for (i = 1; i <= n; i++) print $1 "." a[i] }'); do
-	grep -q "\"${v#*.}\"" "$top_srcdir"/tools/cmd-*.c || missing="$missing $v"
+	grep -q "\"${v#*.}\"" "$top_srcdir"/tools/nfskeys/cmd-*.c || missing="$missing $v"
 done
 check_eq "every subcommand README.md names is handled" "" "$missing"
 missing=

@@ -17,7 +17,7 @@ ${CC:-cc} -o "$T_TMP/fuse-hang" "$top_srcdir/tests/harness/fuse-hang.c" \
 plan 16
 FDPASS="python3 $top_srcdir/tests/harness/fd-pass.py"
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR="$top_builddir/tools/nfsattr"
+NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
 val() { sed -n "s/^$1=//p" "$T_TMP/fd.out"; }
 # answered DESCRIPTION SHELL-COMMAND: ok when it succeeds.  The FUSE server never answers
 # FLUSH nor that GETATTR, so a daemon whose loop waited on one would never answer again:

@@ -48,7 +48,7 @@ t_idmapd_stop
 
 # --- nfskeys-attrd: owners, others, the admin group, import
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
-NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr")
+NFSATTR=$(t_real_bin "$top_builddir/tools/nfsattr/nfsattr")
 ACONF="$T_TMP/attr.conf"
 groupadd_gid=$(getent group users | cut -d: -f3)
 [ -n "$groupadd_gid" ] || groupadd_gid=100

@@ -10,7 +10,7 @@
 plan 5
 
 NFSKEYS_BIN=$NFSKEYS
-[ -x "$top_builddir/tools/.libs/nfskeys" ] && NFSKEYS_BIN="$top_builddir/tools/.libs/nfskeys"
+[ -x "$top_builddir/tools/nfskeys/.libs/nfskeys" ] && NFSKEYS_BIN="$top_builddir/tools/nfskeys/.libs/nfskeys"
 export LD_LIBRARY_PATH="$top_builddir/libnfskeys/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]

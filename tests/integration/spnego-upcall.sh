@@ -13,7 +13,7 @@
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (request-key.d routing, other uids)"
 command -v setpriv >/dev/null 2>&1 || skip_all "setpriv missing"
-HELPER="$top_builddir/tools/nfskeys-upcall-full"
+HELPER="$top_builddir/tools/upcall/nfskeys-upcall-full"
 ACCEPT="$top_builddir/tests/kdc/spnego-accept"
 plan 37
 
@@ -215,7 +215,7 @@ printf '[Cred]\nCIFS-Negative-TTL = %s\n' $NEG_TTL >"$W/nfskeys.conf"
 # nfskeys-upcall-spnego (directly, not through nfskeys-upcall-full)
 kdc_kinit alice 'alice-Pw-7' -c "FILE:$W/cc/krb5cc_$U"
 chown "$U" "$W/cc/krb5cc_$U"
-sed "s|$HELPER|$top_builddir/tools/nfskeys-upcall|" "$W/helper" >"$W/helper.lean"
+sed "s|$HELPER|$top_builddir/tools/upcall/nfskeys-upcall|" "$W/helper" >"$W/helper.lean"
 chmod 755 "$W/helper.lean"
 cp "$W/helper.lean" "$W/helper"
 request "$(desc $U)"

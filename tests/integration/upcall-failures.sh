@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/integration/idmap-upcall-lib.sh"
 . "$top_srcdir/tests/harness/keyttl.sh"
 
-HELPER="$top_builddir/tools/nfskeys-upcall"
+HELPER="$top_builddir/tools/upcall/nfskeys-upcall"
 t_route_upcalls /bin/false || skip_all "needs root, keyctl and a writable /etc/request-key.d"
 plan 35
 

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/harness/lib.sh"
 plan 35
 
-WBSIM="$top_builddir/tools/wbsim"
+WBSIM="$top_builddir/tools/wbsim/wbsim"
 TRACE="$top_srcdir/tests/data/wbtrace-example.txt"
 
 "$WBSIM" --help >"$T_TMP/help" 2>&1

@@ -1,4 +1,4 @@
-/* The cifs.spnego description parser (tools/spnego-desc.c) against every form the 6.1
+/* The cifs.spnego description parser (tools/upcall/spnego-desc.c) against every form the 6.1
  * and later kernels write (fs/smb/client/cifs_spnego.c, cifs_get_spnego_key()) and the
  * malformed or forged forms a local user could hand the helper. */
 #include <setjmp.h>

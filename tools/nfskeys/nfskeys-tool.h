@@ -33,7 +33,7 @@ void print_json_str(const char *s);
  * gave) on standard output through display_escape(): control bytes and invalid UTF-8 as
  * \xNN so they cannot drive the terminal, valid UTF-8 as it is. */
 void print_text_safe(const char *s);
-/* nfskeys status: every credential held for the three filesystems (tools/cmd-status.c) */
+/* nfskeys status: every credential held for the three filesystems (tools/nfskeys/cmd-status.c) */
 int cmd_status(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_keys(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* credential commands */
@@ -44,9 +44,9 @@ int cmd_nfs(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 int cmd_idmap(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* idmapd commands */
 int cmd_idmapd(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* doctor: the installed system's health (tools/cmd-doctor.c) */
+/* doctor: the installed system's health (tools/nfskeys/cmd-doctor.c) */
 int cmd_doctor(struct nfskeys_ctx *ctx, int argc, char *argv[]);
-/* wb: a kernel mount's bdi dirty limit and the mountstats loop (tools/cmd-wb.c) */
+/* wb: a kernel mount's bdi dirty limit and the mountstats loop (tools/nfskeys/cmd-wb.c) */
 int cmd_wb(struct nfskeys_ctx *ctx, int argc, char *argv[]);
 /* nfskeys idmap explain: which path asked nfskeys-idmapd for kind/key lately (one or more
  * lines on standard output, whatever the daemon's state). */

@@ -136,21 +136,24 @@ static const char *const upcall_routes[][2] = {
 
 static int find_helper(char *buf, size_t size)
 {
+	/* an install has bin/ and sbin/ (or one directory for both); the build tree keeps
+	 * each program in its folder under tools/ (run from tools/nfskeys/, or its .libs/
+	 * under libtool) */
+	static const char *const rel[] = { "nfskeys-upcall", "../sbin/nfskeys-upcall",
+					   "../upcall/nfskeys-upcall", "../../upcall/nfskeys-upcall" };
 	char self[PATH_MAX - 64];
 
 	if (self_dir(self, sizeof(self)) < 0)
 		return -ENOENT;
-	/* the build tree keeps both in tools/; an install has bin/ and sbin/ */
-	snprintf(buf, size, "%s/nfskeys-upcall", self);
-	if (access(buf, X_OK) == 0)
-		return 0;
-	snprintf(buf, size, "%s/../sbin/nfskeys-upcall", self);
-	if (access(buf, X_OK) == 0) {
+	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
 		char real[PATH_MAX];
 
-		if (realpath(buf, real))
-			snprintf(buf, size, "%s", real);
-		return 0;
+		snprintf(buf, size, "%s/%s", self, rel[i]);
+		if (access(buf, X_OK) == 0) {
+			if (realpath(buf, real))
+				snprintf(buf, size, "%s", real);
+			return 0;
+		}
 	}
 	return -ENOENT;
 }

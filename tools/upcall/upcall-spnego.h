@@ -1,4 +1,4 @@
-/* The cifs.spnego request-key upcall of nfskeys-upcall-full (tools/upcall-spnego.c). */
+/* The cifs.spnego request-key upcall of nfskeys-upcall-full (tools/upcall/upcall-spnego.c). */
 #pragma once
 
 #include "upcall-args.h"

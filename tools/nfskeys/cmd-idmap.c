@@ -343,7 +343,7 @@ static int idmap_explain(void *state, int argc, char *argv[])
 	return r < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
-/* the daemon's statistics (tools/cmd-idmapd.c); its own options */
+/* the daemon's statistics (tools/nfskeys/cmd-idmapd.c); its own options */
 static int idmap_stats(void *state, int argc, char *argv[])
 {
 	struct idmap_call *c = state;

@@ -5,7 +5,7 @@
  * hand the kernel the session key and the SPNEGO NegTokenInit it sends to the server.
  * The description is untrusted: any local user can ask for a key with a forged one on
  * kernels that do not guard the type, so the key must belong to root, every field is
- * checked (tools/spnego-desc.c), and nothing of the user's is touched before we are the
+ * checked (tools/upcall/spnego-desc.c), and nothing of the user's is touched before we are the
  * user.  Everything runs in the helper's own (init) namespaces, except for
  * upcall_target=app from a container: there a child of ours enters the application's
  * namespaces only to read the user's cache file as the user (upcall-spnego-app.c); the

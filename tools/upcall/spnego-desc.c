@@ -1,4 +1,4 @@
-/* cifs.spnego key descriptions (tools/spnego-desc.h): a pure parser, no I/O, shared by
+/* cifs.spnego key descriptions (tools/upcall/spnego-desc.h): a pure parser, no I/O, shared by
  * nfskeys-upcall-full, the unit test and the fuzz target.  The kernel writes
  * ver=0x%x;host=%s;ip4=%pI4|ip6=%pI6;sec=...;uid=0x%x;creduid=0x%x[;user=%s];pid=0x%x
  * and, since 2024, ;upcall_target=mount|app (fs/smb/client/cifs_spnego.c). */
