@@ -293,20 +293,26 @@ int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 {
 	struct sid_ad *a = d->ad;
 	bool user = req->kind == NFSKEYS_IDMAP_UID_TO_SID;
-	char filter[256], err[256];
-	char *attrs[] = { "objectSid", NULL };
+	const char *attr = user ? "uidNumber" : "gidNumber";
+	char filter[256], err[256], num[32];
+	char *attrs[] = { "objectSid", (char *)attr, NULL };
+	uint32_t id;
 	LDAPMessage *msg = NULL, *e;
 	struct berval **v = NULL;
 	struct nfskeys_sid *sid = &ret->sid;
 	int r;
 
-	snprintf(filter, sizeof(filter), "(&%s(%s=%u))", user ? UF_USERS : UF_GROUPS,
-		 user ? "uidNumber" : "gidNumber", req->id);
+	snprintf(filter, sizeof(filter), "(&%s(%s=%u))", user ? UF_USERS : UF_GROUPS, attr,
+		 req->id);
 	memset(sid, 0, sizeof(*sid));
 	pthread_mutex_lock(&a->lock);
 	r = search(ctx, a, filter, attrs, &msg, err, sizeof(err));
 	e = msg ? ldap_first_entry(a->ld, msg) : NULL;
-	if (e && (v = ldap_get_values_len(a->ld, e, "objectSid")) && v[0] && v[0]->bv_len >= 8 &&
+	/* the entry's own value must read back as the id: AD matches 3000000000 with the
+	 * -1294967296 it keeps, which is no id (as in the SID -> id direction) */
+	if (e && value(a->ld, e, attr, num, sizeof(num)) == 0 && parse_id(num, &id) &&
+	    id == req->id && (v = ldap_get_values_len(a->ld, e, "objectSid")) && v[0] &&
+	    v[0]->bv_len >= 8 &&
 	    v[0]->bv_len == 8 + 4 * (size_t)(unsigned char)v[0]->bv_val[1] &&
 	    (unsigned char)v[0]->bv_val[1] <= NFSKEYS_SID_MAX_SUBAUTH) {
 		const unsigned char *b = (const unsigned char *)v[0]->bv_val;
@@ -328,8 +334,7 @@ int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	if (sid->num_subauth != 5 || sid->subauth[0] != 21 ||
 	    memcmp(&sid->subauth[1], fr->dom, sizeof(fr->dom)) != 0)
 		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s of %s has %s %u",
-				   user ? "user account" : "group", a->base,
-				   user ? "uidNumber" : "gidNumber", req->id);
+				   user ? "user account" : "group", a->base, attr, req->id);
 	ret->id = req->id;
 	return nfskeys_sid_to_string(sid, ret->name, sizeof(ret->name)) < 0 ? -EINVAL : 0;
 }

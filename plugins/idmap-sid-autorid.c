@@ -1,14 +1,17 @@
 /* The "autorid" algorithm of the sid backend ([SID] Algorithm = autorid): the answers of
  * Samba winbind's idmap_autorid.  Ids Range-Min to Range-Max are cut into ranges of
- * Range-Size ids; range 0 is the allocation pool (winbind's "*"/ALLOC range), the others
- * go to domains in order of first use: the range of "DOMAIN" holds RIDs 0 to size-1,
+ * Range-Size ids; range 0 is the pool (winbind's "*"/ALLOC range), the others go to
+ * domains in order of first use: the range of "DOMAIN" holds RIDs 0 to size-1,
  * "DOMAIN#N" RIDs N*size to (N+1)*size-1, and id = range start + RID % size, a uid and a
- * gid alike.  SIDs of the well-known domains (S-1-1, S-1-2, S-1-3, S-1-5) get a gid from
- * the top of the pool downwards: first the list winbind preallocates, in its order, then
- * others as met.  BUILTIN (S-1-5-32) is a domain like any other.
- * The state (the ranges and the pool's SIDs) is a text file, flock()ed and re-read
- * before each assignment, so answers survive restarts and every process agrees; its
- * first line holds the configuration it was made with, and another one is refused. */
+ * gid alike.  The well-known SIDs winbind preallocates at its start have gids counted
+ * down from the top of the pool, in its order, and no uid; other SIDs of the well-known
+ * domains (S-1-1, S-1-2, S-1-3, S-1-5) are not mapped (winbind allocates them only when
+ * its lookup of the SID gives a type, and Samba resolves none of those tried, e.g.
+ * S-1-5-113).  BUILTIN (S-1-5-32) gets a range only when [SID] Domains lists it:
+ * winbind on a member server maps no BUILTIN SID (its lookup finds no such domain).
+ * The ranges are kept in a text file, flock()ed and re-read before each assignment, so
+ * answers survive restarts and every process agrees; its "config" line holds the
+ * configuration it was made with, and another one is refused. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <strings.h>
@@ -18,7 +21,6 @@
 #include "idmap-sid.h"
 #include "idmap-util.h"
 
-#define POOL_RESERVED 500 /* ids at the top of the pool for well-known SIDs */
 #define KEY_MAX 128 /* "S-1-5-21-a-b-c#N" with room to spare */
 
 /* What winbind maps at its start, in this order, from the top of the pool down. */
@@ -30,17 +32,10 @@ static const char *const preallocated[] = {
 };
 #define N_PREALLOCATED (sizeof(preallocated) / sizeof(preallocated[0]))
 
-struct pool_sid {
-	uint32_t id;
-	char sid[KEY_MAX];
-};
-
 struct autorid {
 	uint32_t low, size, max_ranges;
 	char *state_file;
 	char (*ranges)[KEY_MAX]; /* range number -> key; "" when free, [0] the pool */
-	struct pool_sid *pool;	 /* well-known SIDs met beyond the preallocated ones */
-	size_t n_pool;
 	char **domains; /* [SID] Domains: may get ranges when Auto-Domains is off */
 	size_t n_domains;
 };
@@ -51,7 +46,6 @@ void autorid_done(struct autorid *a)
 		return;
 	free(a->state_file);
 	free(a->ranges);
-	free(a->pool);
 	for (size_t i = 0; i < a->n_domains; i++)
 		free(a->domains[i]);
 	free(a->domains);
@@ -73,7 +67,6 @@ static int read_state(struct nfskeys_ctx *ctx, struct autorid *a, FILE *f)
 	rewind(f);
 	for (uint32_t i = 1; i < a->max_ranges; i++)
 		a->ranges[i][0] = '\0';
-	a->n_pool = 0;
 	while (fgets(line, sizeof(line), f)) {
 		/* a line without its newline is the unfinished end of an interrupted write */
 		if (line[0] == '#' || !strchr(line, '\n'))
@@ -89,15 +82,6 @@ static int read_state(struct nfskeys_ctx *ctx, struct autorid *a, FILE *f)
 		} else if (sscanf(line, "range %" SCNu32 " %127s", &n, key) == 2) {
 			if (n > 0 && n < a->max_ranges && !a->ranges[n][0])
 				snprintf(a->ranges[n], KEY_MAX, "%s", key);
-		} else if (sscanf(line, "pool %" SCNu32 " %127s", &n, key) == 2) {
-			struct pool_sid *p = realloc(a->pool, (a->n_pool + 1) * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			a->pool = p;
-			p[a->n_pool].id = n;
-			snprintf(p[a->n_pool].sid, KEY_MAX, "%s", key);
-			a->n_pool++;
 		}
 	}
 	return 0;
@@ -133,7 +117,7 @@ static void append_state(struct nfskeys_ctx *ctx, struct autorid *a, FILE *f, co
 
 	if (end == 0)
 		n = snprintf(buf, sizeof(buf),
-			     "# nfskeys idmap sid autorid state: config, range N KEY, pool ID SID\n"
+			     "# nfskeys idmap sid autorid ranges: config LOW SIZE RANGES, range N KEY\n"
 			     "config %u %u %u\n",
 			     a->low, a->size, a->max_ranges);
 	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\n", what);
@@ -189,81 +173,6 @@ static int get_range(struct nfskeys_ctx *ctx, struct autorid *a, const char *key
 	return (int)next;
 }
 
-static ssize_t pool_find_sid(const struct autorid *a, const char *sid)
-{
-	for (size_t i = 0; i < a->n_pool; i++)
-		if (!strcmp(a->pool[i].sid, sid))
-			return (ssize_t)i;
-	return -1;
-}
-
-static int pool_sid_of(const struct autorid *a, uint32_t id, char key[KEY_MAX])
-{
-	for (size_t i = 0; i < a->n_pool; i++)
-		if (a->pool[i].id == id) {
-			snprintf(key, KEY_MAX, "%s", a->pool[i].sid);
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static bool pool_id_used(const struct autorid *a, uint32_t id)
-{
-	if (id > pool_top(a) - N_PREALLOCATED)
-		return true;
-	for (size_t i = 0; i < a->n_pool; i++)
-		if (a->pool[i].id == id)
-			return true;
-	return false;
-}
-
-/* The gid of a well-known SID: preallocated, met before, or the next free one from the
- * top of the pool (persisted). */
-static int pool_gid(struct nfskeys_ctx *ctx, struct autorid *a, const char *sid, uint32_t *ret)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	ssize_t i;
-	int e;
-
-	for (size_t k = 0; k < N_PREALLOCATED; k++)
-		if (!strcmp(preallocated[k], sid)) {
-			*ret = pool_top(a) - (uint32_t)k;
-			return 0;
-		}
-	if ((i = pool_find_sid(a, sid)) < 0) {
-		f = lock_state(ctx, a, &e);
-		if (e < 0)
-			return e;
-		i = pool_find_sid(a, sid);
-	}
-	if (i >= 0) {
-		*ret = a->pool[i].id;
-		return 0;
-	}
-	for (uint32_t c = 0; c < POOL_RESERVED && c < a->size; c++) {
-		uint32_t id = pool_top(a) - c;
-		struct pool_sid *p;
-		char line[KEY_MAX + 32];
-
-		if (pool_id_used(a, id))
-			continue;
-		p = realloc(a->pool, (a->n_pool + 1) * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		a->pool = p;
-		p[a->n_pool].id = id;
-		snprintf(p[a->n_pool].sid, KEY_MAX, "%s", sid);
-		a->n_pool++;
-		if (f) {
-			snprintf(line, sizeof(line), "pool %u %s", id, sid);
-			append_state(ctx, a, f, line);
-		}
-		*ret = id;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
 static bool is_wellknown_domain(const struct nfskeys_sid *dom)
 {
 	static const uint8_t base[5] = { 0 };
@@ -278,11 +187,8 @@ static bool may_get_range(const struct sid_data *d, const struct nfskeys_sid *do
 {
 	const struct autorid *a = d->ar;
 
-	if (!strcmp(text, "S-1-5-32"))
-		return true; /* BUILTIN */
-	if (dom->num_subauth != 4 || dom->subauth[0] != 21 || dom->authority[5] != 5)
-		return false;
-	if (d->auto_domains)
+	if (dom->num_subauth == 4 && dom->subauth[0] == 21 && dom->authority[5] == 5 &&
+	    d->auto_domains)
 		return true;
 	for (size_t i = 0; i < a->n_domains; i++)
 		if (!strcmp(a->domains[i], text))
@@ -304,25 +210,18 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 	rid = dom.subauth[--dom.num_subauth];
 	if (nfskeys_sid_to_string(&dom, text, sizeof(text)) < 0)
 		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED, "'%s': domain too long", req->key);
-	pthread_mutex_lock(&d->lock);
 	if (is_wellknown_domain(&dom)) {
 		char sid[KEY_MAX];
-		uint32_t gid;
 
-		if (req->kind == NFSKEYS_IDMAP_SID_TO_UID) {
-			pthread_mutex_unlock(&d->lock);
-			return util_reason(req, IDMAP_CAUSE_NO_SUCH,
-					   "'%s' is a well-known SID: a gid only", req->key);
-		}
 		nfskeys_sid_to_string(req->sid, sid, sizeof(sid));
-		r = pool_gid(ctx, a, sid, &gid);
-		pthread_mutex_unlock(&d->lock);
-		if (r == -ENOSPC)
-			return util_reason(req, IDMAP_CAUSE_NO_SUCH,
-					   "no free id left at the top of the pool for '%s'", req->key);
-		if (r == 0)
-			ret->id = gid;
-		return r;
+		for (size_t k = 0; k < N_PREALLOCATED; k++)
+			if (!strcmp(preallocated[k], sid) && req->kind == NFSKEYS_IDMAP_SID_TO_GID) {
+				ret->id = pool_top(a) - (uint32_t)k;
+				return 0;
+			}
+		return util_reason(req, IDMAP_CAUSE_NO_SUCH,
+				   "'%s' is a well-known SID: a gid, when autorid preallocates it",
+				   req->key);
 	}
 	index = rid / a->size;
 	if (index)
@@ -330,6 +229,7 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 	else
 		snprintf(key, sizeof(key), "%s", text);
 	/* a domain with its first range may get more, as in winbind */
+	pthread_mutex_lock(&d->lock);
 	r = get_range(ctx, a, key,
 		      may_get_range(d, &dom, text) || (index && find_range(a, text) > 0));
 	pthread_mutex_unlock(&d->lock);
@@ -339,7 +239,7 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 		return r;
 	if (r == 0)
 		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
-				   "domain %s gets no range (not BUILTIN, not in [SID] Domains)",
+				   "domain %s gets no autorid range: not in [SID] Domains",
 				   text);
 	ret->id = a->low + (uint32_t)r * a->size + rid % a->size;
 	return 0;
@@ -357,23 +257,17 @@ int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED, "id %u is outside the autorid ranges",
 				   id);
 	range = (id - a->low) / a->size;
-	pthread_mutex_lock(&d->lock);
 	if (range == 0) {
-		/* well-known SIDs have gids only */
+		/* the preallocated well-known SIDs, gids only */
 		if (req->kind == NFSKEYS_IDMAP_GID_TO_SID && id > pool_top(a) - N_PREALLOCATED)
 			snprintf(key, sizeof(key), "%s", preallocated[pool_top(a) - id]);
-		else if (req->kind == NFSKEYS_IDMAP_GID_TO_SID && pool_sid_of(a, id, key) < 0) {
-			/* another process may have met it */
-			_cleanup_fclose_ FILE *f = lock_state(ctx, a, &e);
-
-			(void)pool_sid_of(a, id, key);
-		}
-		pthread_mutex_unlock(&d->lock);
 		if (!key[0])
 			return util_reason(req, IDMAP_CAUSE_NO_SUCH,
 					   "id %u of the pool is no well-known SID's gid", id);
 	} else {
+		pthread_mutex_lock(&d->lock);
 		if (!a->ranges[range][0]) {
+			/* another process may have assigned it */
 			_cleanup_fclose_ FILE *f = lock_state(ctx, a, &e);
 		}
 		snprintf(key, sizeof(key), "%s", a->ranges[range]);
