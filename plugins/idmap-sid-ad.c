@@ -32,6 +32,38 @@ struct sid_ad {
 	LDAP *ld;
 };
 
+/* A decimal number below 2^32 at *p (after blanks); *p moves past it and the blanks. */
+static bool parse_u32(const char **p, uint32_t *ret)
+{
+	uint64_t v = 0;
+	const char *s = *p + strspn(*p, " \t");
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		if ((v = v * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+			return false;
+	*ret = (uint32_t)v;
+	*p = s + strspn(s, " \t");
+	return true;
+}
+
+const char *sid_parse_range(const char *value, struct fixed_range *fr)
+{
+	const char *p = value + strspn(value, " \t");
+	size_t n = strcspn(p, " \t0123456789");
+
+	fr->ad = n == 2 && !strncmp(p, "ad", 2);
+	if (n && !fr->ad && !(n == 3 && !strncmp(p, "rid", 3)))
+		return "the kind of range is rid (the default) or ad";
+	p += n;
+	if (!parse_u32(&p, &fr->min) || *p++ != '-' || !parse_u32(&p, &fr->max) || *p)
+		return "expected [rid|ad] MIN - MAX, numbers below 2^32";
+	if (fr->min == 0 || fr->min > fr->max)
+		return "MIN must be above 0 and at most MAX";
+	return NULL;
+}
+
 static char *conf_dup(struct nfskeys_ctx *ctx, const char *key)
 {
 	const char *v = nfskeys_conf_get(ctx, "SID", key);

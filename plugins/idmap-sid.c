@@ -268,35 +268,6 @@ struct init_state {
 	int error;
 };
 
-/* A decimal number below 2^32 at *p (after blanks); *p moves past it. */
-static bool parse_u32(const char **p, uint32_t *ret)
-{
-	uint64_t v = 0;
-	const char *s = *p + strspn(*p, " \t");
-
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++)
-		if ((v = v * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
-			return false;
-	*ret = (uint32_t)v;
-	*p = s + strspn(s, " \t");
-	return true;
-}
-
-/* "[rid|ad] MIN - MAX": the range of a domain in [SID] */
-static bool parse_fixed_value(const char *value, struct fixed_range *fr)
-{
-	const char *p = value + strspn(value, " \t");
-
-	fr->ad = !strncmp(p, "ad ", 3) || !strncmp(p, "ad\t", 3);
-	if (fr->ad || !strncmp(p, "rid ", 4) || !strncmp(p, "rid\t", 4))
-		p += fr->ad ? 3 : 4;
-	if (!parse_u32(&p, &fr->min) || *p++ != '-' || !parse_u32(&p, &fr->max) || *p)
-		return false;
-	return fr->min <= fr->max && fr->min != 0;
-}
-
 static int add_fixed(void *userdata, const char *key, const char *value)
 {
 	struct init_state *is = userdata;
@@ -304,6 +275,7 @@ static int add_fixed(void *userdata, const char *key, const char *value)
 	struct fixed_range fr;
 	uint32_t first_rid;
 	struct fixed_range *n;
+	const char *why;
 
 	if (strncasecmp(key, "S-", 2) != 0)
 		return 0;
@@ -313,11 +285,8 @@ static int add_fixed(void *userdata, const char *key, const char *value)
 		is->error = -EINVAL;
 		return -EINVAL;
 	}
-	if (!parse_fixed_value(value, &fr)) {
-		plog(is->ctx, LOG_ERR,
-		     "[SID] %s = %s: expected MIN - MAX, rid MIN - MAX or ad MIN - MAX "
-		     "(0 < MIN <= MAX < 2^32)",
-		     key, value);
+	if ((why = sid_parse_range(value, &fr))) {
+		plog(is->ctx, LOG_ERR, "[SID] %s = %s: %s", key, value, why);
 		is->error = -EINVAL;
 		return -EINVAL;
 	}

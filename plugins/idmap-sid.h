@@ -117,6 +117,10 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 		      struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
 
+/* The value of a domain's line in [SID], "[rid|ad] MIN - MAX", into fr (its kind and
+ * bounds); NULL, or what is wrong with it. */
+const char *sid_parse_range(const char *value, struct fixed_range *fr);
+
 /* idmap-sid-ad.c: winbind idmap_ad's answers (rfc2307) for the "ad" ranges. */
 struct sid_ad;
 int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d);
