@@ -125,8 +125,10 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 		plog(ctx, LOG_ERR, "%s", err);
 		return r;
 	}
-	a->tls = (struct ldap_tls){ .uri = a->uri, .ca_file = a->ca_file,
-				    .start_tls = a->start_tls, .section = "[SID] ",
+	a->tls = (struct ldap_tls){ .uri = a->uri,
+				    .ca_file = a->ca_file,
+				    .start_tls = a->start_tls,
+				    .section = "[SID] ",
 				    .key_prefix = "AD-" };
 	if (a->bind_dn[0]) {
 		r = ldap_tls_check_bind(&a->tls, a->allow_cleartext, err, sizeof(err));
@@ -344,8 +346,7 @@ int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	 * -1294967296 it keeps, which is no id (as in the SID -> id direction) */
 	if (e && value(a->ld, e, attr, num, sizeof(num)) == 0 && parse_id(num, &id) &&
 	    id == req->id && (v = ldap_get_values_len(a->ld, e, "objectSid")) && v[0] &&
-	    v[0]->bv_len >= 8 &&
-	    v[0]->bv_len == 8 + 4 * (size_t)(unsigned char)v[0]->bv_val[1] &&
+	    v[0]->bv_len >= 8 && v[0]->bv_len == 8 + 4 * (size_t)(unsigned char)v[0]->bv_val[1] &&
 	    (unsigned char)v[0]->bv_val[1] <= NFSKEYS_SID_MAX_SUBAUTH) {
 		const unsigned char *b = (const unsigned char *)v[0]->bv_val;
 

@@ -36,7 +36,7 @@ struct autorid {
 	uint32_t low, size, max_ranges;
 	char *state_file;
 	char (*ranges)[KEY_MAX]; /* range number -> key; "" when free, [0] the pool */
-	char **domains; /* [SID] Domains: may get ranges when Auto-Domains is off */
+	char **domains;		 /* [SID] Domains: may get ranges when Auto-Domains is off */
 	size_t n_domains;
 };
 
@@ -116,10 +116,11 @@ static void append_state(struct nfskeys_ctx *ctx, struct autorid *a, FILE *f, co
 	ssize_t k;
 
 	if (end == 0)
-		n = snprintf(buf, sizeof(buf),
-			     "# nfskeys idmap sid autorid ranges: config LOW SIZE RANGES, range N KEY\n"
-			     "config %u %u %u\n",
-			     a->low, a->size, a->max_ranges);
+		n = snprintf(
+			buf, sizeof(buf),
+			"# nfskeys idmap sid autorid ranges: config LOW SIZE RANGES, range N KEY\n"
+			"config %u %u %u\n",
+			a->low, a->size, a->max_ranges);
 	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\n", what);
 	errno = 0;
 	while (end >= 0 && done < n && (k = write(fileno(f), buf + done, (size_t)(n - done))) > 0)
@@ -182,8 +183,7 @@ static bool is_wellknown_domain(const struct nfskeys_sid *dom)
 		dom->authority[5] == 5);
 }
 
-static bool may_get_range(const struct sid_data *d, const struct nfskeys_sid *dom,
-			  const char *text)
+static bool may_get_range(const struct sid_data *d, const struct nfskeys_sid *dom, const char *text)
 {
 	const struct autorid *a = d->ar;
 
@@ -215,7 +215,8 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 
 		nfskeys_sid_to_string(req->sid, sid, sizeof(sid));
 		for (size_t k = 0; k < N_PREALLOCATED; k++)
-			if (!strcmp(preallocated[k], sid) && req->kind == NFSKEYS_IDMAP_SID_TO_GID) {
+			if (!strcmp(preallocated[k], sid) &&
+			    req->kind == NFSKEYS_IDMAP_SID_TO_GID) {
 				ret->id = pool_top(a) - (uint32_t)k;
 				return 0;
 			}
@@ -239,8 +240,7 @@ int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 		return r;
 	if (r == 0)
 		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
-				   "domain %s gets no autorid range: not in [SID] Domains",
-				   text);
+				   "domain %s gets no autorid range: not in [SID] Domains", text);
 	ret->id = a->low + (uint32_t)r * a->size + rid % a->size;
 	return 0;
 }
@@ -254,8 +254,8 @@ int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 	int e;
 
 	if (id < a->low || id - a->low >= (uint64_t)a->size * a->max_ranges)
-		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED, "id %u is outside the autorid ranges",
-				   id);
+		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
+				   "id %u is outside the autorid ranges", id);
 	range = (id - a->low) / a->size;
 	if (range == 0) {
 		/* the preallocated well-known SIDs, gids only */
@@ -273,8 +273,8 @@ int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 		snprintf(key, sizeof(key), "%s", a->ranges[range]);
 		pthread_mutex_unlock(&d->lock);
 		if (!key[0])
-			return util_reason(req, IDMAP_CAUSE_NO_SUCH, "range %u of id %u is not assigned",
-					   range, id);
+			return util_reason(req, IDMAP_CAUSE_NO_SUCH,
+					   "range %u of id %u is not assigned", range, id);
 		hash = strchr(key, '#');
 		if (hash) {
 			*hash = '\0';
@@ -286,7 +286,8 @@ int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 	if (range != 0) {
 		if (ret->sid.num_subauth >= NFSKEYS_SID_MAX_SUBAUTH)
 			return util_reason(req, IDMAP_CAUSE_NO_SUCH, "bad state entry '%s'", key);
-		ret->sid.subauth[ret->sid.num_subauth++] = index * a->size + (id - a->low) % a->size;
+		ret->sid.subauth[ret->sid.num_subauth++] =
+			index * a->size + (id - a->low) % a->size;
 	}
 	ret->id = id;
 	return nfskeys_sid_to_string(&ret->sid, ret->name, sizeof(ret->name)) < 0 ? -EINVAL : 0;
@@ -302,7 +303,8 @@ static int parse_domains(struct nfskeys_ctx *ctx, struct sid_data *d, const char
 
 	if (!copy)
 		return -ENOMEM;
-	for (char *t = strtok_r(copy, ", \t", &save); t && r == 0; t = strtok_r(NULL, ", \t", &save)) {
+	for (char *t = strtok_r(copy, ", \t", &save); t && r == 0;
+	     t = strtok_r(NULL, ", \t", &save)) {
 		struct nfskeys_sid sid;
 		char text[KEY_MAX], **n;
 
@@ -311,7 +313,8 @@ static int parse_domains(struct nfskeys_ctx *ctx, struct sid_data *d, const char
 		    !(strcmp(text, "S-1-5-32") == 0 ||
 		      (sid.num_subauth == 4 && sid.subauth[0] == 21 && sid.authority[5] == 5))) {
 			plog(ctx, LOG_ERR,
-			     "[SID] Domains: '%s' is not a domain SID S-1-5-21-A-B-C or S-1-5-32", t);
+			     "[SID] Domains: '%s' is not a domain SID S-1-5-21-A-B-C or S-1-5-32",
+			     t);
 			r = -EINVAL;
 			break;
 		}
@@ -328,7 +331,8 @@ static int parse_domains(struct nfskeys_ctx *ctx, struct sid_data *d, const char
 			continue;
 		r = get_range(ctx, a, text, true);
 		if (r == -ENOSPC) {
-			plog(ctx, LOG_ERR, "[SID] Domains: no free autorid range left for %s", text);
+			plog(ctx, LOG_ERR, "[SID] Domains: no free autorid range left for %s",
+			     text);
 			r = -EINVAL;
 		}
 		r = r < 0 ? r : 0;
@@ -356,7 +360,8 @@ int autorid_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 		plog(ctx, LOG_ERR,
 		     "[SID] Algorithm = autorid: Range-Min %u to Range-Max %u holds %" PRIu64
 		     " ranges of Range-Size %u; need 2 (the pool and one domain) to %u",
-		     d->lower, d->upper, d->upper < d->lower ? 0 : span / d->size, d->size, 1u << 20);
+		     d->lower, d->upper, d->upper < d->lower ? 0 : span / d->size, d->size,
+		     1u << 20);
 		return -EINVAL;
 	}
 	a->max_ranges = (uint32_t)(span / d->size);
@@ -366,7 +371,8 @@ int autorid_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 	else {
 		const char *dir = nfskeys_conf_get(ctx, "General", "State-Dir");
 
-		if (asprintf(&a->state_file, "%s/idmap-sid-autorid", dir && *dir ? dir : STATEDIR) < 0)
+		if (asprintf(&a->state_file, "%s/idmap-sid-autorid", dir && *dir ? dir : STATEDIR) <
+		    0)
 			a->state_file = NULL;
 	}
 	a->ranges = calloc(a->max_ranges, KEY_MAX);

@@ -4,6 +4,9 @@
  * secondary slices named "<domain SID>-<first RID>".  Assignments are persisted in a
  * state file (flock()ed, re-read before each new assignment) so reverse lookups work
  * and every process agrees; fixed per-domain ranges ("rid" style) come from [SID].
+ * [SID] Algorithm = autorid replaces the slices by winbind idmap_autorid's ranges
+ * (idmap-sid-autorid.c); a domain's range "ad MIN - MAX" takes its ids from the
+ * directory as winbind's idmap_ad does (idmap-sid-ad.c).
  * Known domains are also kept in a lock-free hash table keyed by the domain's text, so a
  * SID of a known domain maps without parsing it into a struct (pure_sid_to_id). */
 #include <fcntl.h>

@@ -2,7 +2,8 @@
 # nfskeys's SID -> uid/gid mapping against winbind's, on a real Samba AD domain (a DC and a
 # member server running winbindd, tests/harness/samba-ad.sh).  For every user, computer
 # and group of the DC, BUILTIN's groups, the well-known SIDs, Unix SIDs (S-1-22-1-N,
-# S-1-22-2-N) and a domain the DC does not know, winbind's uid and gid under its rid
+# S-1-22-2-N), a domain the DC does not know and two RIDs of the domain no account has,
+# winbind's uid and gid under its rid
 # backend (`wbinfo --sids-to-unix-ids`: what --sid-to-uid and --sid-to-gid answer, in one
 # call) is compared with `nfskeys idmap sid [--group]` under the same fixed range in [SID]
 # ("S-1-5-21-A-B-C = MIN - MAX").  Two ranges: one whose ids cross 2^31 (RID 1000 is id
@@ -19,7 +20,9 @@
 # a BUILTIN SID in it with some well-known SIDs unmapped that it maps alone).  Two runs:
 # rangesize 1000000 (range 0 the pool, the domain's range from 2000000), and rangesize
 # 2000 around 2^31 (RID 1000 of the domain is 2^31, its RIDs from 2000 on in ranges of
-# their own).
+# their own; winbind 4.17 maps nothing at all with a rangesize of 1000 or less).  BUILTIN
+# is unmapped on both: winbind on the member finds no BUILTIN domain for its SIDs, and
+# nfskeys gives BUILTIN a range only when [SID] Domains lists S-1-5-32.
 # ad: winbind's idmap_ad (schema_mode rfc2307) for the domain against nfskeys's
 # "DOMAIN = ad MIN - MAX" reading the DC (simple bind as the administrator, the password
 # from the 0600 file), both ways: a range taking in every uidNumber/gidNumber of the

@@ -41,8 +41,8 @@ static int teardown(void **state)
 static struct nfskeys_ctx *sid_ctx(const char *sid_lines)
 {
 	struct nfskeys_ctx *ctx = NULL;
-	const char *path = tu_write_conf("[Translation]\nMethod = sid\n[SID]\nState-File = %s/state\n%s",
-					 tu_dir, sid_lines);
+	const char *path = tu_write_conf(
+		"[Translation]\nMethod = sid\n[SID]\nState-File = %s/state\n%s", tu_dir, sid_lines);
 
 	logbuf[0] = '\0';
 	assert_int_equal(nfskeys_ctx_new_full(path, log_all, NULL, &ctx), 0);
@@ -57,7 +57,8 @@ static void refused(const char *sid_lines, const char *want)
 
 	assert_int_not_equal(nfskeys_idmap_sid_to_uid(ctx, "S-1-5-21-1-2-3-1000", &uid, NULL), 0);
 	if (!strstr(logbuf, want))
-		fail_msg("config:\n%s\nwanted the message \"%s\", got:\n%s", sid_lines, want, logbuf);
+		fail_msg("config:\n%s\nwanted the message \"%s\", got:\n%s", sid_lines, want,
+			 logbuf);
 	nfskeys_ctx_unref(ctx);
 }
 
@@ -86,7 +87,8 @@ static void test_bad_algorithm_and_ad(void **state)
 		"Range-Min 1000 to Range-Max 999 holds 0 ranges");
 	refused("Algorithm = autorid\nDomains = S-1-5-21-1-2\n",
 		"[SID] Domains: 'S-1-5-21-1-2' is not a domain SID S-1-5-21-A-B-C or S-1-5-32");
-	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\n", "a domain = ad range needs AD-URI and AD-Base");
+	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\n",
+		"a domain = ad range needs AD-URI and AD-Base");
 	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\nAD-URI = ldap://127.0.0.1\n",
 		"needs AD-URI and AD-Base");
 	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\nAD-URI = http://x\nAD-Base = dc=x\n",
@@ -113,7 +115,7 @@ static void test_rid_kinds(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
-#define AUTORID                                                                          \
+#define AUTORID                                                                               \
 	"Algorithm = autorid\nRange-Min = 1000000\nRange-Max = 1999999\nRange-Size = 10000\n" \
 	"Auto-Domains = no\n"
 
