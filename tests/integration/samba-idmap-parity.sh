@@ -20,7 +20,7 @@
 # a BUILTIN SID in it with some well-known SIDs unmapped that it maps alone).  Two runs:
 # rangesize 1000000 (range 0 the pool, the domain's range from 2000000), and rangesize
 # 2000 around 2^31 (RID 1000 of the domain is 2^31, its RIDs from 2000 on in ranges of
-# their own; winbind 4.17 maps nothing at all with a rangesize of 1000 or less).  BUILTIN
+# their own; with rangesize 600 or 1000 winbind 4.17 maps nothing at all here).  BUILTIN
 # is unmapped on both: winbind on the member finds no BUILTIN domain for its SIDs, and
 # nfskeys gives BUILTIN a range only when [SID] Domains lists S-1-5-32.
 # ad: winbind's idmap_ad (schema_mode rfc2307) for the domain against nfskeys's
