@@ -293,6 +293,17 @@ int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 	return nfskeys_sid_to_string(&ret->sid, ret->name, sizeof(ret->name)) < 0 ? -EINVAL : 0;
 }
 
+/* Does [SID] give dom a range of its own (rid or ad)?  It then gets no autorid range. */
+static bool has_own_range(const struct sid_data *d, const struct nfskeys_sid *dom)
+{
+	if (dom->num_subauth != 4 || dom->subauth[0] != 21)
+		return false;
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (!memcmp(d->fixed[i].dom, &dom->subauth[1], sizeof(d->fixed[i].dom)))
+			return true;
+	return false;
+}
+
 /* Domains: the domain SIDs that get ranges when Auto-Domains is off; at start they get
  * them in the order given (what they would get in that order of first use). */
 static int parse_domains(struct nfskeys_ctx *ctx, struct sid_data *d, const char *v)
@@ -327,7 +338,7 @@ static int parse_domains(struct nfskeys_ctx *ctx, struct sid_data *d, const char
 		}
 		a->domains = n;
 		a->n_domains++;
-		if (sid_domain_is_fixed(d, &sid))
+		if (has_own_range(d, &sid))
 			continue;
 		r = get_range(ctx, a, text, true);
 		if (r == -ENOSPC) {

@@ -255,16 +255,6 @@ static const struct fixed_range *find_fixed(struct sid_data *d, const uint32_t d
 	return NULL;
 }
 
-bool sid_domain_is_fixed(const struct sid_data *d, const struct nfskeys_sid *dom)
-{
-	if (dom->num_subauth != 4 || dom->subauth[0] != 21)
-		return false;
-	for (size_t i = 0; i < d->n_fixed; i++)
-		if (!memcmp(d->fixed[i].dom, &dom->subauth[1], sizeof(d->fixed[i].dom)))
-			return true;
-	return false;
-}
-
 struct init_state {
 	struct nfskeys_ctx *ctx;
 	struct sid_data *d;

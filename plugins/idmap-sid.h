@@ -105,9 +105,6 @@ static inline struct fast_dom *fast_slot(struct fast_table *t, const char *key, 
 	}
 }
 
-/* Does [SID] give dom's domain a range of its own (rid or ad)? */
-bool sid_domain_is_fixed(const struct sid_data *d, const struct nfskeys_sid *dom);
-
 /* idmap-sid-autorid.c: winbind idmap_autorid's answers; all calls with d->lock free. */
 struct autorid;
 int autorid_init(struct nfskeys_ctx *ctx, struct sid_data *d);
