@@ -144,18 +144,20 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 static int read_password(struct nfskeys_ctx *ctx, const struct sid_ad *a,
 			 struct nfskeys_secret **ret)
 {
-	int fd = open(a->pw_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r;
+	int fd = open(a->pw_file, O_RDONLY | O_CLOEXEC), r;
 	struct stat st;
 
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = negerrno();
 		plog(ctx, LOG_ERR, "idmap sid ad: [SID] AD-Bind-Password-File %s: %s", a->pw_file,
 		     strerror(-r));
+		if (fd >= 0)
+			close(fd);
 		return r;
 	}
-	if (fstat(fd, &st) < 0 || (st.st_mode & 077)) {
+	if (st.st_mode & 077) {
 		plog(ctx, LOG_ERR,
-		     "idmap sid ad: [SID] AD-Bind-Password-File %s: readable by others (mode "
+		     "idmap sid ad: [SID] AD-Bind-Password-File %s: others may read it (mode "
 		     "%04o); make it 0600",
 		     a->pw_file, (unsigned)(st.st_mode & 07777));
 		close(fd);
@@ -220,8 +222,11 @@ static int search(struct nfskeys_ctx *ctx, struct sid_ad *a, const char *filter,
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		*ret_msg = NULL;
-		if ((r = connect_ad(ctx, a, err, size)) < 0)
+		if ((r = connect_ad(ctx, a, err, size)) < 0) {
+			if (r != -EHOSTDOWN)
+				break; /* the password file: logged */
 			continue;
+		}
 		r = ldap_search_ext_s(a->ld, a->base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL,
 				      NULL, &tv, 2, ret_msg);
 		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED)
@@ -229,12 +234,16 @@ static int search(struct nfskeys_ctx *ctx, struct sid_ad *a, const char *filter,
 		ldap_msgfree(*ret_msg);
 		*ret_msg = NULL;
 		ldap_tls_error(&a->tls, a->ld, "search", r, err, size);
-		if (r != LDAP_SERVER_DOWN && r != LDAP_CONNECT_ERROR && r != LDAP_TIMEOUT)
-			return -EIO;
+		if (r != LDAP_SERVER_DOWN && r != LDAP_CONNECT_ERROR && r != LDAP_TIMEOUT) {
+			r = -EIO;
+			break;
+		}
 		ldap_unbind_ext_s(a->ld, NULL, NULL);
 		a->ld = NULL;
 		r = -EHOSTDOWN;
 	}
+	if (r == -EHOSTDOWN || r == -EIO)
+		plog(ctx, LOG_WARNING, "idmap sid ad: %s", err);
 	return r;
 }
 
@@ -305,7 +314,7 @@ int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	ldap_msgfree(msg);
 	pthread_mutex_unlock(&a->lock);
 	if (r < 0)
-		return r == -EHOSTDOWN ? answer_down(req, err) : r;
+		return r == -EHOSTDOWN || r == -EIO ? answer_down(req, err) : r;
 	if (r == 0)
 		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "%s: no such entry in %s or no %s",
 				   req->key, a->base, attrs[1]);
@@ -362,7 +371,7 @@ int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	ldap_msgfree(msg);
 	pthread_mutex_unlock(&a->lock);
 	if (r < 0)
-		return r == -EHOSTDOWN ? answer_down(req, err) : r;
+		return r == -EHOSTDOWN || r == -EIO ? answer_down(req, err) : r;
 	/* only the domain's own accounts */
 	if (sid->num_subauth != 5 || sid->subauth[0] != 21 ||
 	    memcmp(&sid->subauth[1], fr->dom, sizeof(fr->dom)) != 0)

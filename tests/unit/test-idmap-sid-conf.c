@@ -1,6 +1,7 @@
 /* The [SID] settings of the winbind-compatible parts of the "sid" backend: each bad
  * value (a domain's range, Algorithm, the autorid ranges, Domains, the ad directory, a
- * state file of another configuration) stops the backend with a message naming the key,
+ * state file of another configuration, a bind password file others may read) stops the
+ * backend, or the lookup, with a message naming the key,
  * the value and what is wrong; good ones map as documented: "[rid] MIN - MAX", and
  * Algorithm = autorid (range 0 the pool, domains in order of first use, DOMAIN#N ranges,
  * preallocated well-known gids, the same answers from a second context). */
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nfskeys.h"
 #include "test-util.h"
@@ -41,8 +43,10 @@ static int teardown(void **state)
 static struct nfskeys_ctx *sid_ctx(const char *sid_lines)
 {
 	struct nfskeys_ctx *ctx = NULL;
-	const char *path = tu_write_conf(
-		"[Translation]\nMethod = sid\n[SID]\nState-File = %s/state\n%s", tu_dir, sid_lines);
+	const char *path =
+		tu_write_conf("[General]\nVerbosity = warning\n[Translation]\nMethod = sid\n[SID]\n"
+			      "State-File = %s/state\n%s",
+			      tu_dir, sid_lines);
 
 	logbuf[0] = '\0';
 	assert_int_equal(nfskeys_ctx_new_full(path, log_all, NULL, &ctx), 0);
@@ -99,6 +103,27 @@ static void test_bad_algorithm_and_ad(void **state)
 	refused("S-1-5-21-1-2-3 = ad 1 - 2\nAD-URI = ldap://127.0.0.1\nAD-Base = dc=x\n"
 		"AD-Bind-DN = cn=a\nAD-Bind-Password-File = /nonexistent\n",
 		"AD-Allow-Cleartext-Bind");
+}
+
+/* The bind password file must be its owner's only; checked before anything is sent (the
+ * URI is a closed port of the loopback). */
+static void test_ad_password_file(void **state)
+{
+	char pw[128], conf[512];
+
+	tu_path(pw, sizeof(pw), "pw");
+	tu_write_file(pw, "secret\n");
+	snprintf(conf, sizeof(conf),
+		 "S-1-5-21-1-2-3 = ad 1 - 99999\nAD-URI = ldap://127.0.0.1:1\nAD-Base = dc=x\n"
+		 "AD-Bind-DN = cn=a\nAD-Bind-Password-File = %s\nAD-Allow-Cleartext-Bind = yes\n"
+		 "AD-Timeout = 1\n",
+		 pw);
+	assert_int_equal(chmod(pw, 0644), 0);
+	refused(conf, "AD-Bind-Password-File");
+	assert_non_null(strstr(logbuf, "others may read it (mode 0644); make it 0600"));
+	assert_int_equal(chmod(pw, 0600), 0);
+	refused(conf, "ldap://127.0.0.1:1: bind: ");
+	assert_null(strstr(logbuf, "make it 0600"));
 }
 
 static void test_rid_kinds(void **state)
@@ -185,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_bad_ranges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_algorithm_and_ad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ad_password_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rid_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_autorid, setup, teardown),
 	};
