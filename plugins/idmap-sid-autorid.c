@@ -367,12 +367,12 @@ int autorid_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 	a->low = d->lower;
 	a->size = d->size;
 	span = (uint64_t)d->upper - d->lower + 1;
-	if (d->upper < d->lower || span / d->size < 2 || span / d->size > (1u << 20)) {
+	if (d->upper < d->lower || span / d->size < 2 || span / d->size > (1u << 16)) {
 		plog(ctx, LOG_ERR,
 		     "[SID] Algorithm = autorid: Range-Min %u to Range-Max %u holds %" PRIu64
 		     " ranges of Range-Size %u; need 2 (the pool and one domain) to %u",
 		     d->lower, d->upper, d->upper < d->lower ? 0 : span / d->size, d->size,
-		     1u << 20);
+		     1u << 16);
 		return -EINVAL;
 	}
 	a->max_ranges = (uint32_t)(span / d->size);
