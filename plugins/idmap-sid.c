@@ -4,6 +4,9 @@
  * secondary slices named "<domain SID>-<first RID>".  Assignments are persisted in a
  * state file (flock()ed, re-read before each new assignment) so reverse lookups work
  * and every process agrees; fixed per-domain ranges ("rid" style) come from [SID].
+ * [SID] Algorithm = autorid replaces the slices by winbind idmap_autorid's ranges
+ * (idmap-sid-autorid.c); a domain's range "ad MIN - MAX" takes its ids from the
+ * directory as winbind's idmap_ad does (idmap-sid-ad.c).
  * Known domains are also kept in a lock-free hash table keyed by the domain's text, so a
  * SID of a known domain maps without parsing it into a struct (pure_sid_to_id). */
 #include <fcntl.h>
@@ -265,14 +268,18 @@ static int add_fixed(void *userdata, const char *key, const char *value)
 	struct fixed_range fr;
 	uint32_t first_rid;
 	struct fixed_range *n;
+	const char *why;
 
 	if (strncasecmp(key, "S-", 2) != 0)
 		return 0;
-	if (!parse_slice_name(key, fr.dom, &first_rid) || first_rid != 0 ||
-	    sscanf(value, "%" SCNu32 " - %" SCNu32, &fr.min, &fr.max) != 2 || fr.min > fr.max ||
-	    fr.min == 0) {
-		plog(is->ctx, LOG_ERR,
-		     "[SID] %s = %s: expected a domain SID S-1-5-21-A-B-C = MIN-MAX", key, value);
+	if (!parse_slice_name(key, fr.dom, &first_rid) || first_rid != 0) {
+		plog(is->ctx, LOG_ERR, "[SID] %s = %s: %s is not a domain SID S-1-5-21-A-B-C", key,
+		     value, key);
+		is->error = -EINVAL;
+		return -EINVAL;
+	}
+	if ((why = sid_parse_range(value, &fr))) {
+		plog(is->ctx, LOG_ERR, "[SID] %s = %s: %s", key, value, why);
 		is->error = -EINVAL;
 		return -EINVAL;
 	}
@@ -291,6 +298,8 @@ static void sid_done(void *data)
 	if (!d)
 		return;
 	pthread_mutex_destroy(&d->lock);
+	autorid_done(d->ar);
+	sid_ad_done(d->ad);
 	free(d->state_file);
 	free(d->slices);
 	for (size_t i = 0; i < d->n_retired; i++)
@@ -324,6 +333,33 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		plog(ctx, LOG_ERR, "%s", err);
 		goto fail;
 	}
+	v = nfskeys_conf_get(ctx, "SID", "Algorithm");
+	if (v && strcmp(v, "sssd") && strcmp(v, "autorid")) {
+		plog(ctx, LOG_ERR, "[SID] Algorithm = %s: expected sssd or autorid", v);
+		r = -EINVAL;
+		goto fail;
+	}
+	d->auto_domains = true;
+	if (nfskeys_conf_get_bool(ctx, "SID", "Auto-Domains", &b) == 0)
+		d->auto_domains = b;
+	r = nfskeys_conf_foreach(ctx, "SID", add_fixed, &is);
+	if (is.error < 0 || (r < 0 && r != -ENOENT)) {
+		r = is.error < 0 ? is.error : r;
+		goto fail;
+	}
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (d->fixed[i].ad && !d->ad && (r = sid_ad_init(ctx, d)) < 0)
+			goto fail;
+	if (v && !strcmp(v, "autorid")) {
+		if ((r = autorid_init(ctx, d)) < 0)
+			goto fail;
+		d->fast = sid_fast_table_new(16); /* rid ranges only */
+		if (!d->fast) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		goto fast_fixed;
+	}
 	if (d->upper <= d->lower || (d->upper - d->lower) / d->size == 0 ||
 	    (d->upper - d->lower) / d->size > MAX_SLICES_LIMIT) {
 		plog(ctx, LOG_ERR, "[SID] Range-Min/Range-Max/Range-Size give %u slices; need 1 to %u",
@@ -332,9 +368,6 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		goto fail;
 	}
 	d->max_slices = (d->upper - d->lower) / d->size;
-	d->auto_domains = true;
-	if (nfskeys_conf_get_bool(ctx, "SID", "Auto-Domains", &b) == 0)
-		d->auto_domains = b;
 	v = nfskeys_conf_get(ctx, "SID", "State-File");
 	if (v && *v) {
 		d->state_file = strdup(v);
@@ -355,13 +388,9 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = nfskeys_conf_foreach(ctx, "SID", add_fixed, &is);
-	if (is.error < 0 || (r < 0 && r != -ENOENT)) {
-		r = is.error < 0 ? is.error : r;
-		goto fail;
-	}
 	for (size_t i = 0; i < d->n_fixed; i++)
-		sid_fast_add_fixed(d, &d->fixed[i]);
+		if (!d->fixed[i].ad)
+			sid_fast_add_fixed(d, &d->fixed[i]);
 	{
 		FILE *f = fopen(d->state_file, "re");
 
@@ -397,6 +426,12 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 	}
 	*ret_data = d;
 	return 0;
+fast_fixed:
+	for (size_t i = 0; i < d->n_fixed; i++)
+		if (!d->fixed[i].ad)
+			sid_fast_add_fixed(d, &d->fixed[i]);
+	*ret_data = d;
+	return 0;
 fail:
 	sid_done(d);
 	return r;
@@ -406,11 +441,17 @@ static int sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
 {
 	const struct nfskeys_sid *sid = req->sid;
-	const struct fixed_range *fr;
+	const struct fixed_range *fr = NULL;
 	uint32_t dom[3], rid, first_rid;
 	ssize_t idx;
 	int r = 0;
 
+	if (sid->revision == 1 && !memcmp(sid->authority, "\0\0\0\0\0\5", 6) &&
+	    sid->num_subauth == 5 && sid->subauth[0] == 21 &&
+	    (fr = find_fixed(d, &sid->subauth[1])) && fr->ad)
+		return sid_ad_sid_to_id(ctx, d, fr, req, ret);
+	if (d->ar && !(sid->num_subauth == 5 && sid->subauth[0] == 21 && fr))
+		return autorid_sid_to_id(ctx, d, req, ret);
 	if (sid->revision != 1 || memcmp(sid->authority, "\0\0\0\0\0\5", 6) != 0 ||
 	    sid->num_subauth != 5 || sid->subauth[0] != 21)
 		return util_reason(req, IDMAP_CAUSE_NOT_HANDLED,
@@ -471,11 +512,15 @@ static int id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
 
 	for (size_t i = 0; i < d->n_fixed; i++)
 		if (id >= d->fixed[i].min && id <= d->fixed[i].max) {
+			if (d->fixed[i].ad)
+				return sid_ad_id_to_sid(ctx, d, &d->fixed[i], req, ret);
 			memcpy(dom, d->fixed[i].dom, sizeof(dom));
 			rid = id - d->fixed[i].min;
 			found = true;
 			break;
 		}
+	if (!found && d->ar)
+		return autorid_id_to_sid(ctx, d, req, ret);
 	if (!found && id >= d->lower && id < d->lower + (uint64_t)d->max_slices * d->size) {
 		uint32_t s = (id - d->lower) / d->size;
 		FILE *f;

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "idmap-plugin.h"
+
 struct slice {
 	uint32_t dom[3];    /* the a, b, c of S-1-5-21-a-b-c */
 	uint32_t first_rid; /* 0 for the primary slice */
@@ -19,6 +21,7 @@ struct slice {
 struct fixed_range {
 	uint32_t dom[3];
 	uint32_t min, max;
+	bool ad; /* ids from the directory (idmap-sid-ad.c), not min + RID */
 };
 
 /* The fast path's view of one domain, keyed by the canonical text "a-b-c" of its
@@ -65,6 +68,8 @@ struct sid_data {
 	int32_t *by_slice; /* slice number -> index in slices, -1 when free */
 	struct fixed_range *fixed;
 	size_t n_fixed;
+	struct autorid *ar; /* [SID] Algorithm = autorid: replaces the slices */
+	struct sid_ad *ad;  /* the directory of the "ad" ranges, NULL when none */
 };
 
 /* Hash of the domain text key[0..klen) with 5 <= klen <= 32.  Reads whole 8-byte words,
@@ -99,6 +104,28 @@ static inline struct fast_dom *fast_slot(struct fast_table *t, const char *key, 
 			return e;
 	}
 }
+
+/* idmap-sid-autorid.c: winbind idmap_autorid's answers; all calls with d->lock free. */
+struct autorid;
+int autorid_init(struct nfskeys_ctx *ctx, struct sid_data *d);
+void autorid_done(struct autorid *a);
+int autorid_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d,
+		      struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
+int autorid_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d,
+		      struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
+
+/* The value of a domain's line in [SID], "[rid|ad] MIN - MAX", into fr (its kind and
+ * bounds); NULL, or what is wrong with it. */
+const char *sid_parse_range(const char *value, struct fixed_range *fr);
+
+/* idmap-sid-ad.c: winbind idmap_ad's answers (rfc2307) for the "ad" ranges. */
+struct sid_ad;
+int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d);
+void sid_ad_done(struct sid_ad *a);
+int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct fixed_range *fr,
+		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
+int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct fixed_range *fr,
+		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);
 
 /* Keep p allocated until the backend is done: lock-free readers may still hold it. */
 int sid_retire(struct sid_data *d, void *p);

@@ -2,7 +2,8 @@
 # nfskeys's SID -> uid/gid mapping against winbind's, on a real Samba AD domain (a DC and a
 # member server running winbindd, tests/harness/samba-ad.sh).  For every user, computer
 # and group of the DC, BUILTIN's groups, the well-known SIDs, Unix SIDs (S-1-22-1-N,
-# S-1-22-2-N) and a domain the DC does not know, winbind's uid and gid under its rid
+# S-1-22-2-N), a domain the DC does not know and two RIDs of the domain no account has,
+# winbind's uid and gid under its rid
 # backend (`wbinfo --sids-to-unix-ids`: what --sid-to-uid and --sid-to-gid answer, in one
 # call) is compared with `nfskeys idmap sid [--group]` under the same fixed range in [SID]
 # ("S-1-5-21-A-B-C = MIN - MAX").  Two ranges: one whose ids cross 2^31 (RID 1000 is id
@@ -10,11 +11,28 @@
 # both), and an ordinary one.  Back the other way, the uids and gids of the range (and the
 # ids next to it) to SIDs: `wbinfo --unix-ids-to-sids` against `nfskeys idmap sid
 # [--group] ID`.
-# Not compared, and said so (SKIP): the SIDs winbind maps through its default backend
-# (tdb: ids handed out in order of first use; nfskeys maps no well-known SID), ids outside
-# every range (nfskeys answers Samba's Unix SIDs S-1-22-1-N and S-1-22-2-N, as smbd does;
-# winbind only those it has met), and the autorid and ad backends, which nfskeys has no
-# equivalent of yet: what winbind answers under them is printed.
+# autorid: winbind's idmap_autorid as the default ("*") backend against nfskeys's [SID]
+# Algorithm = autorid with the same range and rangesize, both ways.  A domain's range
+# depends on the order of first use, so both sides meet the domains in one fixed order:
+# the domain (winbind: a SID of it mapped alone; nfskeys: [SID] Domains, assigned at
+# start), then BUILTIN, then the RIDs of no account that need ranges of their own
+# ("DOMAIN#N"), each alone, then every SID, one at a time (winbind answers a batch with
+# a BUILTIN SID in it with some well-known SIDs unmapped that it maps alone).  Two runs:
+# rangesize 1000000 (range 0 the pool, the domain's range from 2000000), and rangesize
+# 2000 around 2^31 (RID 1000 of the domain is 2^31, its RIDs from 2000 on in ranges of
+# their own; with rangesize 600 or 1000 winbind 4.17 maps nothing at all here).  BUILTIN
+# is unmapped on both: winbind on the member finds no BUILTIN domain for its SIDs, and
+# nfskeys gives BUILTIN a range only when [SID] Domains lists S-1-5-32.
+# ad: winbind's idmap_ad (schema_mode rfc2307) for the domain against nfskeys's
+# "DOMAIN = ad MIN - MAX" reading the DC (simple bind as the administrator, the password
+# from the 0600 file), both ways: a range taking in every uidNumber/gidNumber of the
+# test (3000000000, kept as -1294967296 by the DC, included) and a narrower one.
+# Back (ids -> SIDs), an id answered with a Unix SID S-1-22-1-ID/S-1-22-2-ID (nfskeys's
+# answer, as smbd's, for an id no backend maps; winbind's too at times) counts as
+# unmapped.
+# Not compared, and said so: the SIDs winbind maps through a tdb default backend (ids
+# handed out in order of first use; nfskeys maps no well-known SID outside autorid), and
+# in the rid runs ids outside every range.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/samba-ad.sh"
 
@@ -22,28 +40,35 @@ t0=$(date +%s)
 t_samba_ad_start || fail_all "the Samba DC did not start (log above)"
 t1=$(date +%s)
 t_samba_member_join || fail_all "net ads join of the member failed (log above)"
-plan 13
+plan 33
 diag "DC up in $((t1 - t0)) s, member joined in $(($(date +%s) - t1)) s"
 DOM=$SAMBA_AD_SID
 
 # The SIDs: "SID KIND NAME"
 {
 	t_samba_ad_objects
-	for s in S-1-1-0 S-1-5-2 S-1-5-18; do echo "$s wellknown $s"; done
+	for s in S-1-1-0 S-1-5-2 S-1-5-18 S-1-5-113; do echo "$s wellknown $s"; done
 	echo "S-1-22-1-1234 unix Unix user 1234"
 	echo "S-1-22-2-1234 unix Unix group 1234"
 	echo "S-1-22-1-3000000000 unix Unix user 3000000000"
 	echo "S-1-5-21-1-2-3-1000 foreign a domain nobody knows"
+	echo "$SAMBA_AD_SID-4321 norid a RID no account has"
+	echo "$SAMBA_AD_SID-1000123 norid a RID no account has"
 } >"$T_TMP/sids"
 n_sids=$(wc -l <"$T_TMP/sids")
 n_dom=$(grep -c "^$DOM-" "$T_TMP/sids")
 diag "$n_sids SIDs, $n_dom of them the domain's ($DOM)"
 
+# nfskeys runs in the DC's network namespace for the ad runs (NK_RUN=t_samba_ad_net);
+# winbind is asked one SID at a time when WB_EACH is set
+NK_RUN= WB_EACH=
+
 # nfskeys's SIDs for ids (uid, or gid with --group): "ID SID" lines, "ID unmapped"
 nk_sids() {
 	_conf=$1
 	shift
-	"$NFSKEYS" -c "$_conf" idmap sid "$@" 2>"$T_TMP/nk.err" | awk '$2 == "->" { print $1, $3 }'
+	$NK_RUN "$NFSKEYS" -c "$_conf" idmap sid "$@" 2>"$T_TMP/nk.err" |
+		awk '$2 == "->" { print $1, $3 }'
 	sed -n 's/^nfskeys: idmap sid: \([^:]*\): no mapping.*/\1 unmapped/p' "$T_TMP/nk.err"
 	grep -v ': no mapping (see' "$T_TMP/nk.err" >&2
 }
@@ -54,15 +79,15 @@ nk_ids() {
 	_conf=$1
 	shift
 	# shellcheck disable=SC2046
-	"$NFSKEYS" -c "$_conf" idmap sid "$@" $(awk '{ print $1 }' "$T_TMP/sids") 2>"$T_TMP/nk.err" |
+	$NK_RUN "$NFSKEYS" -c "$_conf" idmap sid "$@" $(awk '{ print $1 }' "$T_TMP/sids") \
+		2>"$T_TMP/nk.err" |
 		awk '$2 == "->" { print $1, $3 }'
 	sed -n 's/^nfskeys: idmap sid: \([^:]*\): no mapping.*/\1 unmapped/p' "$T_TMP/nk.err"
 	# anything else on stderr is an error the comparison must not hide
 	grep -v ': no mapping (see' "$T_TMP/nk.err" >&2
 }
 
-# One rid run: winbind's rid backend and nfskeys's [SID] range LOW-HIGH.  Writes
-# $T_TMP/NAME.table: "SID KIND WB_UID NK_UID WB_GID NK_GID".
+# One rid run: winbind's rid backend and nfskeys's [SID] range LOW-HIGH.
 rid_run() {
 	name=$1 low=$2 high=$3
 	cat >"$T_TMP/$name.wb" <<EOF
@@ -81,28 +106,52 @@ Auto-Domains = no
 State-File = $T_TMP/$name.slices
 $DOM = $low - $high
 EOF
+	SEED= EXTRA_IDS="$((low - 1)) $((high + 1))"
+	cmp_run
+}
+
+# One comparison, winbind with the "idmap config" lines of $T_TMP/$name.wb and nfskeys
+# with $T_TMP/$name.conf: first the SIDs of $SEED, one at a time and in order, on both
+# sides, then every SID.  Writes $T_TMP/$name.table: "SID KIND WB_UID NK_UID WB_GID
+# NK_GID"; and back, for the ids either side gave and $EXTRA_IDS, $T_TMP/$name.back:
+# "uID WB_SID NK_SID" and "gID WB_SID NK_SID".
+cmp_run() {
 	_t0=$(date +%s)
 	t_samba_winbind_start "$T_TMP/$name.wb" ||
-		fail_all "winbindd did not start with the rid backend"
+		fail_all "winbindd did not start for $name"
 	_t1=$(date +%s)
+	for _s in $SEED; do
+		t_wbinfo_ids "$_s" >/dev/null
+		nk_ids_of "$T_TMP/$name.conf" "$_s" >/dev/null 2>&1
+	done
 	nk_ids "$T_TMP/$name.conf" >"$T_TMP/$name.nk-uid"
 	nk_ids "$T_TMP/$name.conf" --group >"$T_TMP/$name.nk-gid"
-	# shellcheck disable=SC2046
-	t_wbinfo_ids $(awk '{ print $1 }' "$T_TMP/sids") >"$T_TMP/$name.wb-ids"
+	if [ -n "$WB_EACH" ]; then
+		for _s in $(awk '{ print $1 }' "$T_TMP/sids"); do t_wbinfo_ids "$_s"; done
+	else
+		# shellcheck disable=SC2046
+		t_wbinfo_ids $(awk '{ print $1 }' "$T_TMP/sids")
+	fi >"$T_TMP/$name.wb-ids"
 	awk 'FILENAME ~ /nk-uid$/ { nu[$1] = $2; next }
 	     FILENAME ~ /nk-gid$/ { ng[$1] = $2; next }
 	     FILENAME ~ /wb-ids$/ { wu[$1] = $2; wg[$1] = $3; next }
 	     { print $1, $2, wu[$1], nu[$1], wg[$1], ng[$1] }' \
 		"$T_TMP/$name.nk-uid" "$T_TMP/$name.nk-gid" "$T_TMP/$name.wb-ids" "$T_TMP/sids" \
 		>"$T_TMP/$name.table"
-	# back: the ids winbind gave the domain's SIDs, and the ids just outside the range
-	ids=$( (awk '$3 ~ /^[0-9]+$/ { print $3 }' "$T_TMP/$name.table"
-		echo $((low - 1)) $((high + 1))) | tr ' ' '\n' | sort -nu)
+	ids=$( (awk '{ for (i = 3; i <= 6; i++) if ($i ~ /^[0-9]+$/) print $i }' \
+		"$T_TMP/$name.table"
+		echo $EXTRA_IDS) | tr ' ' '\n' | sort -nu)
 	# shellcheck disable=SC2086
-	{
+	if [ -n "$WB_EACH" ]; then
+		# (winbind fails a batch with one id it cannot map: DOMAIN_NOT_FOUND)
+		for i in $ids; do
+			t_wbinfo_sids "u$i" 2>/dev/null || echo "u$i unmapped"
+			t_wbinfo_sids "g$i" 2>/dev/null || echo "g$i unmapped"
+		done
+	else
 		t_wbinfo_sids $(for i in $ids; do echo "u$i"; done)
 		t_wbinfo_sids $(for i in $ids; do echo "g$i"; done)
-	} | sort >"$T_TMP/$name.wb-sids"
+	fi | sort >"$T_TMP/$name.wb-sids"
 	# shellcheck disable=SC2086
 	{
 		nk_sids "$T_TMP/$name.conf" $ids | sed 's/^/u/'
@@ -115,15 +164,25 @@ EOF
 stopped in $(($(date +%s) - _t2)) s"
 }
 
+# nfskeys's ids for the SIDs given (uid, then gid), for the seeding
+nk_ids_of() {
+	_conf=$1
+	shift
+	$NK_RUN "$NFSKEYS" -c "$_conf" idmap sid "$@"
+	$NK_RUN "$NFSKEYS" -c "$_conf" idmap sid --group "$@"
+}
+
 # check_agree DESCRIPTION FILTER(awk condition on the table's fields)
 check_agree() {
 	awk "$2" "$T_TMP/$name.table" >"$T_TMP/sel"
 	n=$(wc -l <"$T_TMP/sel")
+	# SIDs with a uid or a gid from winbind
+	m=$(awk '$3 != "unmapped" || $5 != "unmapped"' "$T_TMP/sel" | wc -l)
 	awk '$3 != $4 || $5 != $6' "$T_TMP/sel" >"$T_TMP/diff"
 	if [ "$n" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
-		ok "$name: $1 ($n SIDs, uid and gid)"
+		ok "$name: $1 ($n SIDs, $m mapped, uid and gid)"
 	else
-		not_ok "$name: $1 ($n SIDs, uid and gid)"
+		not_ok "$name: $1 ($n SIDs, $m mapped, uid and gid)"
 		diag "SID KIND winbind-uid nfskeys-uid winbind-gid nfskeys-gid"
 		sed 's/^/# /' "$T_TMP/diff"
 	fi
@@ -195,45 +254,134 @@ check_agree "BUILTIN, Unix and unknown-domain SIDs" \
 check_back
 report_allocated
 
-# autorid and ad: winbind's answers for the domain's accounts, for the record.
-for b in autorid ad; do
-	if [ $b = autorid ]; then
-		cat >"$T_TMP/$b.wb" <<EOF
-	idmap config * : backend = autorid
-	idmap config * : range = 1000000-19999999
-	idmap config * : rangesize = 1000000
-EOF
+# ids -> SIDs, every id given of LOW-HIGH; a Unix SID (nfskeys's answer, and winbind's
+# at times, for an id no backend maps) counts as unmapped
+check_back_all() {
+	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 }
+		i >= l && i <= h { for (k = 2; k <= 3; k++) if ($k ~ /^S-1-22-[12]-/) $k = "unmapped"
+			print }' \
+		"$T_TMP/$name.back" >"$T_TMP/sel"
+	n=$(wc -l <"$T_TMP/sel")
+	m=$(awk '$2 != "unmapped"' "$T_TMP/sel" | wc -l)
+	awk '$2 != $3' "$T_TMP/sel" >"$T_TMP/diff"
+	if [ "$m" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
+		ok "$name: uids and gids of the range -> the same SIDs ($n ids, $m mapped)"
 	else
-		# ad's range takes in uidNumber 10001 and the 3000000000 the DC stores as -1294967296
-		cat >"$T_TMP/$b.wb" <<EOF
+		not_ok "$name: uids and gids of the range -> the same SIDs ($n ids, $m mapped)"
+		diag "ID winbind-SID nfskeys-SID"
+		sed 's/^/# /' "$T_TMP/diff"
+	fi
+}
+
+# The SIDs of every kind, each kind compared on its own
+check_agree_all() {
+	check_agree "the domain's users and computers" "\$2 == \"user\" && \$1 ~ /^$DOM-/"
+	check_agree "the domain's groups" "\$2 == \"group\" && \$1 ~ /^$DOM-/"
+	check_agree "BUILTIN" "\$1 ~ /^S-1-5-32-/"
+	check_agree "well-known SIDs" "\$2 == \"wellknown\""
+	check_agree "Unix and unknown-domain SIDs" "\$2 == \"unix\" || \$2 == \"foreign\""
+	check_agree "the domain's RIDs of no account" "\$2 == \"norid\""
+}
+
+# One autorid run: winbind's autorid as "*" and nfskeys's Algorithm = autorid, range
+# LOW-HIGH of ranges of SIZE ids, the domains met in the order said above.
+autorid_run() {
+	name=$1 low=$2 high=$3 size=$4
+	cat >"$T_TMP/$name.wb" <<EOF
+	idmap config * : backend = autorid
+	idmap config * : range = $low-$high
+	idmap config * : rangesize = $size
+EOF
+	cat >"$T_TMP/$name.conf" <<EOF
+[General]
+Domain = nfskeys.test
+[Translation]
+Method = sid
+[SID]
+Algorithm = autorid
+Range-Min = $low
+Range-Max = $high
+Range-Size = $size
+Auto-Domains = no
+Domains = $DOM
+State-File = $T_TMP/$name.state
+EOF
+	SEED="$DOM-500 S-1-5-32-544 $DOM-4321 $DOM-1000123" WB_EACH=1
+	# the ends of the range and of its first ranges, and the ids next to them
+	EXTRA_IDS=$(for k in 0 1 2 3 4; do
+		echo $((low + k * size - 1)) $((low + k * size)) $((low + k * size + size - 1))
+	done; echo $((high)) $((high + 1)))
+	cmp_run
+	WB_EACH=
+}
+
+name=autorid-1m
+autorid_run "$name" 1000000 19999999 1000000
+check_agree_all
+check_back_all
+# rangesize 2000 from 2147480648: the pool (range 0) ends at 2147482647, the domain's
+# RIDs 0-1999 (range 1) cross 2^31 at RID 1000, RID 4321 is in "DOMAIN#2" (range 2)
+name=autorid-2g
+autorid_run "$name" 2147480648 2147500647 2000
+check_agree_all
+check_back_all
+check_eq "$name: RID 1000 is 2^31, RID 4321 is in range 2 (DOMAIN#2), for both" \
+	"2147483648 2147483648 $((2147480648 + 2 * 2000 + 321)) $((2147480648 + 2 * 2000 + 321))" \
+	"$(awk -v a="$DOM-1000" -v b="$DOM-4321" '$1 == a { x = $3 " " $4 } $1 == b { y = $5 " " $6 }
+		END { print x, y }' "$T_TMP/$name.table")"
+
+# One ad run: winbind's ad backend (rfc2307) for the domain, tdb as "*"; nfskeys's
+# "DOMAIN = ad LOW - HIGH", reading the DC as its administrator (password from the 0600
+# file).  nfskeys runs in the DC's network namespace.
+ad_run() {
+	name=$1 low=$2 high=$3
+	cat >"$T_TMP/$name.wb" <<EOF
 	idmap config * : backend = tdb
 	idmap config * : range = 5000-9999
 	idmap config $SAMBA_AD_DOMAIN : backend = ad
 	idmap config $SAMBA_AD_DOMAIN : schema_mode = rfc2307
-	idmap config $SAMBA_AD_DOMAIN : range = 10000-3999999999
+	idmap config $SAMBA_AD_DOMAIN : range = $low-$high
 EOF
-	fi
-	t_samba_winbind_start "$T_TMP/$b.wb" || fail_all "winbindd did not start with the $b backend"
-	# shellcheck disable=SC2046
-	t_wbinfo_ids $(awk '{ print $3 }' "$SAMBA_AD_ACCOUNTS") "$DOM-500" "$DOM-513" \
-		S-1-1-0 S-1-5-11 >"$T_TMP/$b.wb-ids"
-	awk 'FILENAME ~ /wb-ids$/ { u[$1] = $2; g[$1] = $3; next }
-	     { print $1, $2, $3, "uidNumber=" $4, "gidNumber=" $5, "winbind: uid", u[$3],
-		     "gid", g[$3]; seen[$3] = 1 }
-	     END { for (s in u) if (!(s in seen)) print s, "winbind: uid", u[s], "gid", g[s] }' \
-		"$T_TMP/$b.wb-ids" "$SAMBA_AD_ACCOUNTS" >"$T_TMP/$b.table"
-	t_samba_winbind_stop
-	diag "$b: winbind's answers"
-	sed 's/^/#   /' "$T_TMP/$b.table"
-done
-# the reference itself works: autorid's first domain range follows the one it keeps for
-# the default domain, and ad answers alice's uidNumber
-alice=$(t_samba_ad_sid alice)
-check_eq "reference: autorid maps alice (RID ${alice##*-}) to 2000000 + RID" \
-	"uid $((2000000 + ${alice##*-}))" \
-	"$(grep "^alice " "$T_TMP/autorid.table" | awk '{ print $7, $8 }')"
-check_eq "reference: ad maps alice to her uidNumber" \
-	"uid 10001" "$(grep "^alice " "$T_TMP/ad.table" | awk '{ print $7, $8 }')"
-diag "not compared: autorid (nfskeys has no autorid backend yet; winbind's answers above)"
-diag "not compared: ad (nfskeys has no backend reading uidNumber/gidNumber by objectSid" \
-	"yet; winbind's answers above)"
+	cat >"$T_TMP/$name.conf" <<EOF
+[General]
+Domain = nfskeys.test
+[Translation]
+Method = sid
+[SID]
+Auto-Domains = no
+State-File = $T_TMP/$name.slices
+$DOM = ad $low - $high
+AD-URI = $SAMBA_AD_URI
+AD-Base = $SAMBA_AD_BASEDN
+AD-Bind-DN = CN=Administrator,CN=Users,$SAMBA_AD_BASEDN
+AD-Bind-Password-File = $SAMBA_AD_ADMINPW_FILE
+# plain LDAP inside the test's own network namespace
+AD-Allow-Cleartext-Bind = yes
+EOF
+	SEED=
+	# the test's uidNumber/gidNumber values, and the ends of the range
+	EXTRA_IDS="10000 10001 20001 3000000000 3000000001 $((low - 1)) $low $high $((high + 1))"
+	NK_RUN=t_samba_ad_net
+	cmp_run
+	NK_RUN=
+}
+
+# uidNumber 10001 and gidNumber 20001 in range; 3000000000 and 3000000001 too
+name=ad-wide
+ad_run "$name" 10000 3999999999
+check_agree "the domain's users and computers" "\$2 == \"user\" && \$1 ~ /^$DOM-/"
+check_agree "the domain's groups" "\$2 == \"group\" && \$1 ~ /^$DOM-/"
+check_back_all
+check_eq "$name: alice's uid is her uidNumber, staff's gid its gidNumber, for both" \
+	"10001 10001 20001 20001" \
+	"$(awk -v a="$(t_samba_ad_sid alice)" -v s="$(t_samba_ad_sid staff)" '
+		$1 == a { u = $3 " " $4 } $1 == s { g = $5 " " $6 } END { print u, g }' \
+		"$T_TMP/$name.table")"
+report_allocated
+# 10001 (alice) below the range; 20001 in; 3000000000 and 3000000001 above
+name=ad-narrow
+ad_run "$name" 15000 2999999999
+check_agree "the domain's users and computers" "\$2 == \"user\" && \$1 ~ /^$DOM-/"
+check_agree "the domain's groups" "\$2 == \"group\" && \$1 ~ /^$DOM-/"
+check_back_all
+report_allocated
