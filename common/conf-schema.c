@@ -98,7 +98,7 @@ static const struct conf_key_def schema[] = {
 	  "bind with SASL GSSAPI (Kerberos, from Keytab) instead of Bind-DN" },
 	{ "LDAP", "Keytab", TEXT(CONF_PATH), NULL, "(the default keytab)",
 	  "keytab of the GSSAPI bind's principal" },
-	{ "LDAP", "Principal", TEXT(CONF_STRING), NULL, "(the keytab's first)",
+	{ "LDAP", "Principal", TEXT(CONF_STRING), NULL, "(the keytab's machine account)",
 	  "the principal the GSSAPI bind uses" },
 	{ "LDAP", "Bind-Password-File", TEXT(CONF_PATH), NULL, NULL,
 	  "file holding the bind password" },

@@ -573,9 +573,8 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		break;
 	}
 	ldap_msgfree(msg);
-	if (r == -ENOENT && req->cause == IDMAP_CAUSE_NO_ID)
-		return r; /* entry_id() named the attribute */
-	if (r == -ENOENT || r == -EBADMSG)
+	/* (-ENOENT: entry_id() named the attribute) */
+	if (r == -EBADMSG)
 		return util_reason(req, IDMAP_CAUSE_NO_ID,
 				   "the entry of '%s' has no usable %s or %s: no name to give",
 				   req->key, c->nfs_attr, name_attr);

@@ -13,6 +13,10 @@
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/samba-ad.sh"
 
+# Cyrus SASL's GSSAPI module, which libldap's GSSAPI bind loads, and the Kerberos tools
+ls /usr/lib/*/sasl2/libgssapiv2.so* >/dev/null 2>&1 ||
+	skip_all "Cyrus SASL's GSSAPI module is not installed (libsasl2-modules-gssapi-mit)"
+command -v klist >/dev/null 2>&1 || skip_all "klist not installed (krb5-user)"
 t_samba_ad_start || fail_all "the Samba DC did not start (log above)"
 t_samba_member_join || fail_all "net ads join of the member failed (log above)"
 M=$SAMBA_MEMBER_DIR
@@ -157,7 +161,7 @@ check_names() {
 	fi
 }
 
-plan 19
+plan 20
 
 # --- NFSv4 domain = the DNS domain; the realm is the same name in capitals
 run_names ad "$DOMAIN" "$REALM"
@@ -211,6 +215,8 @@ out=$(nk -c "$T_TMP/ad.conf" idmap explain "bob@$REALM" 2>&1)
 check_contains "explain bob (no RFC 2307 attributes): nobody" "result: nobody" "$out"
 check_contains "explain bob: the missing attribute is uidNumber" \
 	"AD user 'bob@$REALM' is in the directory but has no uidNumber" "$out"
+check_contains "explain bob: the cause is an account without an id, not an unknown one" \
+	"cause: the user is known but has no usable id" "$out"
 out2=$(nk -c "$T_TMP/ad.conf" idmap explain --group "plain@$DOMAIN" 2>&1)
 check_contains "explain group plain: no gidNumber" \
 	"AD group 'plain@$DOMAIN' is in the directory but has no gidNumber" "$out2"
