@@ -383,6 +383,9 @@ static int entry_id(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char *a
 		val[i] = v[0]->bv_val[i] >= 0x20 && v[0]->bv_val[i] < 0x7f ? v[0]->bv_val[i] : '?';
 	ldap_value_free_len(v);
 	dn = ldap_get_dn(ld, e);
+	for (char *p = dn; p && *p; p++) /* the server's text: no control characters */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (r == -ENOENT)
 		util_reason(req, IDMAP_CAUSE_NO_ID,
 			    "%s%s '%s' is in the directory but has no %s (entry %s)",

@@ -161,7 +161,7 @@ check_names() {
 	fi
 }
 
-plan 20
+plan 22
 
 # --- NFSv4 domain = the DNS domain; the realm is the same name in capitals
 run_names ad "$DOMAIN" "$REALM"
@@ -243,6 +243,26 @@ check_eq "realm: alice@other.example (no domain or realm of ours) -> no mapping"
 out=$(nk -c "$T_TMP/realm.conf" idmap explain "alice@other.example" 2>&1)
 check_contains "realm: explain alice@other.example: a domain mismatch" "cause: domain mismatch" \
 	"$out"
+
+# --- principals through the chain krb5,ldap: krb5's auth_to_local name is no local user
+# here, ldap answers; for an account without uidNumber, explain gives ldap's cause (the
+# attribute) over krb5's "no such local user"
+sed 's/^Method = ldap$/Method = ldap\nGSS-Methods = krb5,ldap/' "$T_TMP/ad.conf" >"$T_TMP/chain.conf"
+if getent passwd alice bob >/dev/null 2>&1; then
+	skip "krb5,ldap: this host has a local alice or bob (krb5 would answer)"
+	skip "krb5,ldap: explain bob (as above)"
+else
+	a=$(echo "principal-to-ids alice@$REALM" | nk -c "$T_TMP/chain.conf" idmap query --no-cache)
+	check_eq "krb5,ldap: alice@$REALM -> the DC's uidNumber/gidNumber, from ldap" \
+		"10001 20001 ldap" \
+		"$(echo "$a" | field id) $(echo "$a" | field gid) $(echo "$a" | field backend)"
+	out=$(nk -c "$T_TMP/chain.conf" idmap explain --principal "bob@$REALM" 2>&1)
+	check_contains "krb5,ldap: explain bob@$REALM: the cause is ldap's missing uidNumber" \
+		"cause: the user is known but has no usable id: AD user 'bob@$REALM' is in the directory but has no uidNumber" \
+		"$out"
+	diag "explain --principal bob@$REALM with GSS-Methods = krb5,ldap:"
+	echo "$out" | sed 's/^/#   /'
+fi
 
 # no password and no credential cache anywhere
 check_eq "the environment's credential cache was neither needed nor written" "absent" \
