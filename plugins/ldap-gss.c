@@ -10,8 +10,8 @@
 #include "ldap-gss.h"
 #include "macros.h"
 
-/* The keytab's name and its first principal (when principal is ""), and whether the
- * keytab holds principal at all. */
+/* Whether keytab can be read and holds principal; when principal is "", choose it: the
+ * keytab's machine account, else its first entry.  0, or -ENOENT with err filled. */
 static int keytab_check(const char *keytab, char *principal, size_t size, char *err,
 			size_t err_size)
 {
