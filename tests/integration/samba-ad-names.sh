@@ -8,8 +8,9 @@
 # name@dns.domain map to it, or to nobody when the account has none, and then
 # `nfskeys idmap explain` names the missing attribute; the ids map back to the name.  A
 # second configuration whose NFSv4 domain is neither the realm nor the DNS domain: the
-# realm is accepted through Local-Realms, the answers carry it (Name-Domain), the DNS
-# domain is then a domain mismatch.
+# realm is accepted through Local-Realms, the answers carry it (Name-Domain), another
+# domain is a domain mismatch.  Principals also through GSS-Methods = krb5,ldap, and
+# winbind's ad backend on the member as a cross-check.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/samba-ad.sh"
 
@@ -161,7 +162,7 @@ check_names() {
 	fi
 }
 
-plan 22
+plan 23
 
 # --- NFSv4 domain = the DNS domain; the realm is the same name in capitals
 run_names ad "$DOMAIN" "$REALM"
@@ -262,6 +263,54 @@ else
 		"$out"
 	diag "explain --principal bob@$REALM with GSS-Methods = krb5,ldap:"
 	echo "$out" | sed 's/^/#   /'
+fi
+
+# --- winbind's ad backend (schema_mode = rfc2307) on the member, as a cross-check: what
+# it maps, nfskeys maps to the same id; what it leaves unmapped, nfskeys too.  Reported,
+# not compared: the ids of 2^31 and more (Samba 4.17's ad backend leaves the negative
+# values unmapped, where nfskeys takes them modulo 2^32: the ids samba-tool was given)
+# and the ids its default domain (tdb) hands out to BUILTIN's groups in order of use.
+cat >"$T_TMP/wb.conf" <<EOF
+	idmap config * : backend = tdb
+	idmap config * : range = 5000-9999
+	idmap config $SAMBA_AD_DOMAIN : backend = ad
+	idmap config $SAMBA_AD_DOMAIN : schema_mode = rfc2307
+	idmap config $SAMBA_AD_DOMAIN : range = 10000-3999999999
+EOF
+if t_samba_winbind_start "$T_TMP/wb.conf"; then
+	t_samba_ad_objects | awk '$2 == "user" || $2 == "group"' >"$T_TMP/objects"
+	# shellcheck disable=SC2046
+	t_wbinfo_ids $(awk '{ print $1 }' "$T_TMP/objects") >"$T_TMP/wb-ids"
+	t_samba_winbind_stop
+	# "KIND NAME WINBIND NFSKEYS": the uid of users, the gid of groups; "-" for none
+	awk -F '\t' -v d="$DOMAIN" '
+		FILENAME ~ /wb-ids$/ { split($0, f, " "); u[f[1]] = f[2]; g[f[1]] = f[3]; next }
+		FILENAME ~ /ad.table$/ { if ($1 != "principal") nk[$2] = $4; next }
+		{ sid = $0; sub(/ .*/, "", sid); rest = substr($0, length(sid) + 2)
+		  kind = rest; sub(/ .*/, "", kind); name = substr(rest, length(kind) + 2)
+		  wb = kind == "user" ? u[sid] : g[sid]; if (wb == "unmapped") wb = "-"
+		  n = nk[name "@" d]; if (n == "") n = "?"
+		  print kind "\t" name "\t" wb "\t" n }' \
+		"$T_TMP/wb-ids" "$T_TMP/ad.table" "$T_TMP/objects" >"$T_TMP/wb.table"
+	# (ids of 2^31 and more, which the DC stores negative, winbind leaves unmapped)
+	awk -F '\t' '($3 == "-" || $3 < 5000 || $3 > 9999) && ($4 == "-" || $4 < 2147483648)' \
+		"$T_TMP/wb.table" >"$T_TMP/sel"
+	awk -F '\t' '$3 != $4' "$T_TMP/sel" >"$T_TMP/diff"
+	n=$(wc -l <"$T_TMP/sel")
+	n_wb=$(awk -F '\t' '$3 != "-"' "$T_TMP/sel" | wc -l)
+	if [ "$n" -gt 0 ] && [ "$n_wb" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
+		ok "winbind's ad backend and nfskeys agree ($n accounts, $n_wb mapped)"
+	else
+		not_ok "winbind's ad backend and nfskeys agree ($n accounts, $n_wb mapped)"
+		diag "KIND NAME winbind nfskeys"
+		sed 's/^/#   /' "$T_TMP/diff"
+	fi
+	diag "not compared: the ids of 2^31 and more (winbind, nfskeys):"
+	awk -F '\t' '$4 != "-" && $4 >= 2147483648' "$T_TMP/wb.table" | sed 's/^/#   /'
+	diag "not compared: the ids winbind's default domain (tdb) handed out:"
+	awk -F '\t' '$3 != "-" && $3 >= 5000 && $3 <= 9999' "$T_TMP/wb.table" | sed 's/^/#   /'
+else
+	not_ok "winbindd did not start with the ad backend (log above)"
 fi
 
 # no password and no credential cache anywhere
