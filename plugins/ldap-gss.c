@@ -197,6 +197,7 @@ static int sasl_quiet(LDAP *ld, unsigned flags, void *defaults, void *interact)
 int ldap_gss_bind(struct ldap_gss *g, LDAP *ld, char *err, size_t err_size)
 {
 	char *diag = NULL;
+	void *tls = NULL;
 	OM_uint32 minor;
 	int r;
 
@@ -207,6 +208,11 @@ int ldap_gss_bind(struct ldap_gss *g, LDAP *ld, char *err, size_t err_size)
 	}
 	/* the service is ldap/ the URI's host as written: no reverse DNS decides it */
 	r = ldap_set_option(ld, LDAP_OPT_X_SASL_NOCANON, LDAP_OPT_ON);
+	/* over TLS (ldaps://, StartTLS) no SASL security layer on top: TLS protects the
+	 * connection, and AD refuses GSSAPI signing or sealing inside TLS */
+	if (r == LDAP_OPT_SUCCESS && ldap_get_option(ld, LDAP_OPT_X_TLS_SSL_CTX, &tls) ==
+					     LDAP_OPT_SUCCESS && tls)
+		r = ldap_set_option(ld, LDAP_OPT_X_SASL_SECPROPS, "minssf=0,maxssf=0");
 	/* SASL's GSSAPI takes the default credentials: for this thread, during this bind
 	 * only, they are the MEMORY cache's (MIT keeps the name per thread; nothing of the
 	 * environment's is read or changed) */

@@ -162,7 +162,7 @@ check_names() {
 	fi
 }
 
-plan 23
+plan 24
 
 # --- NFSv4 domain = the DNS domain; the realm is the same name in capitals
 run_names ad "$DOMAIN" "$REALM"
@@ -244,6 +244,18 @@ check_eq "realm: alice@other.example (no domain or realm of ours) -> no mapping"
 out=$(nk -c "$T_TMP/realm.conf" idmap explain "alice@other.example" 2>&1)
 check_contains "realm: explain alice@other.example: a domain mismatch" "cause: domain mismatch" \
 	"$out"
+
+# --- over TLS: ldaps:// with the DC's own CA (Samba makes it at first start), GSSAPI
+# without a SASL security layer inside TLS (AD refuses one)
+DC_CA="$SAMBA_AD_DIR/dc/private/tls/ca.pem"
+sed -e 's#^URI = ldap://#URI = ldaps://#' -e "s#^Schema = ad\$#Schema = ad\nCA-File = $DC_CA#" \
+	"$T_TMP/ad.conf" >"$T_TMP/tls.conf"
+a=$(printf 'name-to-uid big@%s\ngid-to-group 20001\n' "$REALM" |
+	nk -c "$T_TMP/tls.conf" idmap query --no-cache 2>"$T_TMP/tls.err")
+check_eq "ldaps:// with GSSAPI: big@$REALM -> 3000000000, gid 20001 -> staff@$DOMAIN" \
+	"3000000000 staff@$DOMAIN" \
+	"$(echo "$a" | sed -n 1p | field id) $(echo "$a" | sed -n 2p | field name)"
+[ -s "$T_TMP/tls.err" ] && sed 's/^/# stderr: /' "$T_TMP/tls.err"
 
 # --- principals through the chain krb5,ldap: krb5's auth_to_local name is no local user
 # here, ldap answers; for an account without uidNumber, explain gives ldap's cause (the
