@@ -302,8 +302,8 @@ static int escape(const char *value, char **ret)
 }
 
 /* Run one search (retrying once on a dropped connection); *ret_msg on success. */
-static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter, char **attrs,
-		  LDAPMessage **ret_msg)
+static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter,
+		  char **attrs, LDAPMessage **ret_msg)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
 	int r;

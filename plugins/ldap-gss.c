@@ -11,7 +11,8 @@
 #include "macros.h"
 
 /* Whether keytab can be read and holds principal; when principal is "", choose it: the
- * keytab's machine account, else its first entry.  0, or -ENOENT with err filled. */
+ * keytab's machine account, else its first entry.  0, or -EINVAL (a configuration
+ * error, not "no such plugin") with err filled. */
 static int keytab_check(const char *keytab, char *principal, size_t size, char *err,
 			size_t err_size)
 {
@@ -22,7 +23,7 @@ static int keytab_check(const char *keytab, char *principal, size_t size, char *
 	krb5_error_code kr;
 	bool found = false;
 	char want[2] = { principal[0], 0 }; /* "" when the caller left the choice */
-	int r = -ENOENT;
+	int r = -EINVAL;
 
 	if (krb5_init_context(&k) != 0) {
 		snprintf(err, err_size, "cannot initialise Kerberos");
@@ -39,7 +40,7 @@ static int keytab_check(const char *keytab, char *principal, size_t size, char *
 		if (kt)
 			krb5_kt_close(k, kt);
 		krb5_free_context(k);
-		return -ENOENT;
+		return -EINVAL;
 	}
 	while (!found && krb5_kt_next_entry(k, kt, &e, &cur) == 0) {
 		char *name = NULL;
@@ -97,7 +98,7 @@ int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal,
 			if (k)
 				krb5_free_context(k);
 			snprintf(err, err_size, "no default keytab: set [LDAP] Keytab");
-			return -ENOENT;
+			return -EINVAL;
 		}
 		krb5_free_context(k);
 	}

@@ -19,8 +19,9 @@ struct ldap_gss {
 };
 
 /* keytab: a path, or NULL/"" for the Kerberos default keytab; principal: NULL/"" for
- * the keytab's machine account (NAME$@REALM), else its first entry.  Checks that the keytab can be
- * read and has the principal: 0, or -errno with a message in err. */
+ * the keytab's machine account (NAME$@REALM), else its first entry.  Checks that the
+ * keytab can be read and has the principal: 0, or -EINVAL (-ENAMETOOLONG) with a
+ * message in err. */
 int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal, char *err,
 		  size_t err_size);
 void ldap_gss_done(struct ldap_gss *g);

@@ -162,7 +162,7 @@ check_names() {
 	fi
 }
 
-plan 24
+plan 26
 
 # --- NFSv4 domain = the DNS domain; the realm is the same name in capitals
 run_names ad "$DOMAIN" "$REALM"
@@ -256,6 +256,14 @@ check_eq "ldaps:// with GSSAPI: big@$REALM -> 3000000000, gid 20001 -> staff@$DO
 	"3000000000 staff@$DOMAIN" \
 	"$(echo "$a" | sed -n 1p | field id) $(echo "$a" | sed -n 2p | field name)"
 [ -s "$T_TMP/tls.err" ] && sed 's/^/# stderr: /' "$T_TMP/tls.err"
+
+# a principal the keytab has no key of: the backend does not load, and says why
+sed "s/^Schema = ad\$/Schema = ad\nPrincipal = nosuch\$@$REALM/" "$T_TMP/ad.conf" >"$T_TMP/bad.conf"
+out=$(nk -c "$T_TMP/bad.conf" idmap explain "alice@$REALM" 2>&1)
+check_contains "Principal not in the keytab: the error names both" \
+	"[LDAP] Keytab FILE:$KEYTAB has no key of [LDAP] Principal nosuch\$@$REALM" "$out"
+check_eq "Principal not in the keytab: a configuration error, not a missing plugin" "" \
+	"$(echo "$out" | grep 'unknown backend')"
 
 # --- principals through the chain krb5,ldap: krb5's auth_to_local name is no local user
 # here, ldap answers; for an account without uidNumber, explain gives ldap's cause (the
