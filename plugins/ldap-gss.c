@@ -4,6 +4,7 @@
 #include <krb5.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,6 +137,9 @@ static int get_ticket(struct ldap_gss *g, char *err, size_t err_size)
 	bool have_creds = false;
 
 	memset(&creds, 0, sizeof(creds));
+	/* the keytab's keys and then the machine's ticket are in this process's memory: no
+	 * core dump, and only root may read it, as for a bind password (secret.c) */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	kr = krb5_init_context(&k);
 	if (kr) {
 		snprintf(err, err_size, "cannot initialise Kerberos");
