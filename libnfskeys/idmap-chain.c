@@ -301,11 +301,13 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		idmap_trace_add(t, "  %-9s %s: %s\n", b->method,
 			  r == -ENOENT ? "not found" : "FAILED", reason[0] ? reason : strerror(-r));
 		if (t) {
-			/* The most telling cause wins: down > realm > domain > no such. */
+			/* The most telling cause wins: down > found without an id > realm >
+			 * domain > no such. */
 			static const int rank[] = {
 				[IDMAP_CAUSE_NONE] = 0,	       [IDMAP_CAUSE_NOT_HANDLED] = 1,
 				[IDMAP_CAUSE_NO_SUCH] = 2,     [IDMAP_CAUSE_DOMAIN_MISMATCH] = 3,
-				[IDMAP_CAUSE_REALM] = 4,       [IDMAP_CAUSE_BACKEND_DOWN] = 5,
+				[IDMAP_CAUSE_REALM] = 4,       [IDMAP_CAUSE_NO_ID] = 5,
+				[IDMAP_CAUSE_BACKEND_DOWN] = 6,
 			};
 			if (req->cause < ARRAY_SIZE(rank) &&
 			    rank[req->cause] > rank[t->worst_cause]) {

@@ -77,6 +77,16 @@ static void explain_advice(struct idmap_state *st, struct nfskeys_idmap_request 
 			  req->domain ? req->domain : "", req->name ? req->name : req->key,
 			  req->domain ? req->domain : "", what);
 		break;
+	case IDMAP_CAUSE_NO_ID:
+		/* the backend found the name: the attribute it lacks is in the reason */
+		idmap_trace_add(t,
+				"cause: the %s is known but has no usable id: %s\n"
+				"fix:   give the entry the attribute named (in Active Directory the "
+				"RFC 2307 attributes:\n"
+				"       uidNumber and gidNumber for users, gidNumber for groups),\n"
+				"       or map it in [Static] %s = <local %s>\n",
+				what, t->reason, req->key, what);
+		break;
 	case IDMAP_CAUSE_NO_SUCH:
 	case IDMAP_CAUSE_NOT_HANDLED:
 	default:
@@ -151,7 +161,9 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 				  a.backend, a.ttl);
 	} else {
 		/* why, in words: -ENOENT is "nobody knows it", not a missing file */
-		const char *why = r == -ENOENT ? "no backend knows it" :
+		const char *why = r == -ENOENT && t.worst_cause == IDMAP_CAUSE_NO_ID ?
+					  "found, but without an id" :
+				  r == -ENOENT ? "no backend knows it" :
 				  r == -EHOSTDOWN ? "a backend could not be asked" : strerror(-r);
 
 		if (kind_has_nobody(kind))

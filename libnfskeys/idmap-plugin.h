@@ -17,6 +17,7 @@ enum idmap_cause {
 	IDMAP_CAUSE_REALM,           /* principal of a realm not in Local-Realms */
 	IDMAP_CAUSE_BACKEND_DOWN,    /* server unreachable, timeout */
 	IDMAP_CAUSE_NOT_HANDLED,     /* the backend has no rule for this key */
+	IDMAP_CAUSE_NO_ID,           /* the name is known but has no usable id (attribute) */
 };
 
 /* What the engine hands a backend for one lookup; the backend only reads it, except for

@@ -1,17 +1,20 @@
-/* idmap backend "ldap": RFC 2307 posixAccount/posixGroup entries, plus a configurable
- * attribute holding the NFSv4 name ("name@domain").  A small pool of persistent
- * connections ([LDAP] Pool-Size), each used by one lookup at a time, so that searches of
- * concurrent lookups run in parallel; connect and search timeouts; after a failure the
- * server is not retried
- * until a backoff (1 s doubling to Backoff-Max) passes, so a dead server costs callers a
- * bounded, immediate -EHOSTDOWN instead of a timeout each.  Filters are escaped with
- * ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the CA, no bind password in
- * clear) is common/ldap-tls.c, shared with nfskeys-attrd's fleet sync.  Names: the
- * NFSv4-name attribute always; the user/group name attribute for name@our-domain, and for
- * a bare name (no @domain) only with [Translation] No-Strip, as the nsswitch backend and
- * nfsidmap.  With [LDAP] Unique-Ids a name -> id search also gives the engine that id's
- * name, formatted from the same entry as an id -> name search would (lookup_pair): one
- * search per new owner instead of two. */
+/* idmap backend "ldap": RFC 2307 posixAccount/posixGroup entries, or Active Directory's
+ * users and groups with their RFC 2307 attributes ([LDAP] Schema = ad), plus a
+ * configurable attribute holding the NFSv4 name ("name@domain").  A small pool of
+ * persistent connections ([LDAP] Pool-Size), each used by one lookup at a time, so that
+ * searches of concurrent lookups run in parallel; connect and search timeouts; after a
+ * failure the server is not retried until a backoff (1 s doubling to Backoff-Max)
+ * passes, so a dead server costs callers a bounded, immediate -EHOSTDOWN instead of a
+ * timeout each.  Filters are escaped with ldap_bv2escaped_filter_value().  TLS
+ * (StartTLS, ldaps://, the CA, no bind password in clear) is common/ldap-tls.c, shared
+ * with nfskeys-attrd's fleet sync; the keytab's SASL GSSAPI bind is ldap-gss.c.  Names:
+ * the NFSv4-name attribute always; the user/group name attribute for name@our-domain
+ * (the NFSv4 domain, Name-Domain, a Local-Realms realm), and for a bare name (no
+ * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap.  Ids
+ * as AD keeps them too: 2^31 and more stored negative (ldap-values.c).  With [LDAP]
+ * Unique-Ids a name -> id search also gives the engine that id's name, formatted from
+ * the same entry as an id -> name search would (lookup_pair): one search per new owner
+ * instead of two. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
@@ -19,18 +22,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "conf-get.h"
-#include "idmap-util.h"
+#include "idmap-ldap.h"
+#include "ldap-gss.h"
 #include "ldap-tls.h"
-
-struct ldap_conf {
-	char *uri, *user_base, *group_base, *bind_dn, *bind_pw_file, *ca_file;
-	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
-	bool start_tls, allow_cleartext_bind;
-	bool unique_ids; /* the admin vouches: no two entries share a uidNumber/gidNumber */
-	int timeout, search_timeout, backoff_max;
-	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
-};
+#include "ldap-values.h"
 
 /* One pooled connection: used by one lookup at a time, opened when first needed. */
 struct ldap_slot {
@@ -45,6 +40,8 @@ struct ldap_data {
 	pthread_cond_t free_slot;
 	struct nfskeys_ctx *ctx;
 	struct ldap_conf c;
+	struct ldap_gss gss; /* SASL-Mech = GSSAPI */
+	bool gss_ready;      /* gss initialised (to be released) */
 	struct ldap_tls tls; /* points into c; each connection works on its own copy */
 	unsigned pool_size;
 	struct ldap_slot *slots;
@@ -62,13 +59,6 @@ static int64_t mono_now(void)
 	return ts.tv_sec;
 }
 
-static char *conf_dup(struct nfskeys_ctx *ctx, const char *key, const char *def)
-{
-	const char *v = nfskeys_conf_get(ctx, "LDAP", key);
-
-	return strdup(v && *v ? v : def);
-}
-
 static void ldap_done(void *data)
 {
 	struct ldap_data *d = data;
@@ -79,18 +69,9 @@ static void ldap_done(void *data)
 		if (d->slots[i].ld)
 			ldap_unbind_ext_s(d->slots[i].ld, NULL, NULL);
 	free(d->slots);
-	free(d->c.uri);
-	free(d->c.user_base);
-	free(d->c.group_base);
-	free(d->c.bind_dn);
-	free(d->c.bind_pw_file);
-	free(d->c.ca_file);
-	free(d->c.nfs_attr);
-	free(d->c.uid_attr);
-	free(d->c.uidnum_attr);
-	free(d->c.gidnum_attr);
-	free(d->c.group_attr);
-	free(d->c.member_attr);
+	if (d->gss_ready)
+		ldap_gss_done(&d->gss);
+	ldap_conf_free(&d->c);
 	pthread_cond_destroy(&d->free_slot);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -114,10 +95,6 @@ static void pin_libldap(void)
 static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
-	const char *base;
-	int pool;
-	bool b;
-	char why[256];
 	int r;
 
 	if (!d)
@@ -126,59 +103,12 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->free_slot, NULL);
 	d->ctx = ctx;
-	base = nfskeys_conf_get(ctx, "LDAP", "Base");
-	if (!nfskeys_conf_get(ctx, "LDAP", "URI") || !base) {
-		plog(ctx, LOG_ERR, "[LDAP] URI and Base must be set for the ldap backend");
-		ldap_done(d);
-		return -EINVAL;
-	}
-	d->c.uri = conf_dup(ctx, "URI", "");
-	d->c.user_base = conf_dup(ctx, "User-Base", base);
-	d->c.group_base = conf_dup(ctx, "Group-Base", base);
-	d->c.bind_dn = conf_dup(ctx, "Bind-DN", "");
-	d->c.bind_pw_file = conf_dup(ctx, "Bind-Password-File", "");
-	d->c.ca_file = conf_dup(ctx, "CA-File", "");
-	d->c.nfs_attr = conf_dup(ctx, "NFSv4-Name-Attr", "NFSv4Name");
-	d->c.uid_attr = conf_dup(ctx, "User-Name-Attr", "uid");
-	d->c.uidnum_attr = conf_dup(ctx, "UID-Number-Attr", "uidNumber");
-	d->c.gidnum_attr = conf_dup(ctx, "GID-Number-Attr", "gidNumber");
-	d->c.group_attr = conf_dup(ctx, "Group-Name-Attr", "cn");
-	d->c.member_attr = conf_dup(ctx, "Member-Attr", "memberUid");
-	if (!d->c.uri || !d->c.user_base || !d->c.group_base || !d->c.bind_dn ||
-	    !d->c.bind_pw_file || !d->c.ca_file || !d->c.nfs_attr || !d->c.uid_attr ||
-	    !d->c.uidnum_attr || !d->c.gidnum_attr || !d->c.group_attr || !d->c.member_attr) {
-		ldap_done(d);
-		return -ENOMEM;
-	}
-	if (nfskeys_conf_get_bool(ctx, "LDAP", "StartTLS", &b) == 0)
-		d->c.start_tls = b;
-	if (nfskeys_conf_get_bool(ctx, "LDAP", "Allow-Cleartext-Bind", &b) == 0)
-		d->c.allow_cleartext_bind = b;
-	r = nfskeys_conf_get_bool(ctx, "LDAP", "Unique-Ids", &b);
-	if (r == 0) {
-		d->c.unique_ids = b;
-	} else if (r != -ENOENT) {
-		plog(ctx, LOG_ERR, "[LDAP] Unique-Ids = %s: expected yes or no",
-		     nfskeys_conf_get(ctx, "LDAP", "Unique-Ids"));
-		ldap_done(d);
-		return -EINVAL;
-	}
-	/* durations and numbers of the schema (common/conf-schema.c: bounds, default) */
-	if ((r = conf_get_int(ctx, "LDAP", "Timeout", &d->c.timeout, why, sizeof(why))) < 0 ||
-	    (r = conf_get_int(ctx, "LDAP", "Search-Timeout", &d->c.search_timeout, why,
-			      sizeof(why))) < 0 ||
-	    (r = conf_get_int(ctx, "LDAP", "Backoff-Max", &d->c.backoff_max, why,
-			      sizeof(why))) < 0 ||
-	    (r = conf_get_int(ctx, "LDAP", "Pool-Size", &pool, why, sizeof(why))) < 0) {
-		plog(ctx, LOG_ERR, "%s", why);
+	r = ldap_conf_read(ctx, &d->c);
+	if (r < 0) {
 		ldap_done(d);
 		return r;
 	}
-	if ((r = util_no_strip(ctx, &d->c.no_strip)) < 0) {
-		ldap_done(d);
-		return r;
-	}
-	d->pool_size = (unsigned)pool;
+	d->pool_size = (unsigned)d->c.pool_size;
 	d->slots = calloc(d->pool_size, sizeof(*d->slots));
 	if (!d->slots) {
 		ldap_done(d);
@@ -203,6 +133,19 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 			return r == -EPERM ? -EINVAL : r;
 		}
 	}
+	/* GSSAPI: the keytab must be there and hold the principal now, not at the first
+	 * lookup (no password: Kerberos protects the bind, and signs and seals the rest) */
+	if (d->c.gssapi) {
+		char err[512];
+
+		r = ldap_gss_init(&d->gss, d->c.keytab, d->c.principal, err, sizeof(err));
+		d->gss_ready = true;
+		if (r < 0) {
+			plog(ctx, LOG_ERR, "idmap ldap: %s", err);
+			ldap_done(d);
+			return r;
+		}
+	}
 	*ret_data = d;
 	return 0;
 }
@@ -225,7 +168,8 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 
 	/* libldap's text and the server's diagnostic, or the certificate named when a TLS
 	 * handshake failed */
-	ldap_tls_error(&s->tls, s->ld, what, err, s->last_error, sizeof(s->last_error));
+	if (what)
+		ldap_tls_error(&s->tls, s->ld, what, err, s->last_error, sizeof(s->last_error));
 	if (s->ld) {
 		ldap_unbind_ext_s(s->ld, NULL, NULL);
 		s->ld = NULL;
@@ -242,6 +186,20 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 	pthread_mutex_unlock(&d->lock);
 	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", s->last_error, backoff);
 	return -EHOSTDOWN;
+}
+
+/* A failed GSSAPI bind: its message (principal, keytab, cause) is already in
+ * s->last_error; the server is backed off as for any failed bind. */
+static int fail_gss(struct ldap_data *d, struct ldap_slot *s, int err)
+{
+	char msg[sizeof(s->last_error) + 256];
+	size_t n;
+
+	snprintf(msg, sizeof(msg), "%s: %s", d->c.uri, s->last_error);
+	n = MIN(strlen(msg), sizeof(s->last_error) - 1);
+	memcpy(s->last_error, msg, n);
+	s->last_error[n] = '\0';
+	return fail_down(d, s, err, NULL);
 }
 
 /* libldap reads a reply's BER header and then its body, two reads a message and a poll
@@ -287,7 +245,11 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 	r = ldap_tls_setup(s->ld, &s->tls);
 	if (r != LDAP_SUCCESS)
 		return fail_down(d, s, r, d->c.start_tls ? "StartTLS" : "connect");
-	if (d->c.bind_dn[0]) {
+	if (d->c.gssapi) {
+		r = ldap_gss_bind(&d->gss, s->ld, s->last_error, sizeof(s->last_error));
+		if (r != LDAP_SUCCESS)
+			return fail_gss(d, s, r);
+	} else if (d->c.bind_dn[0]) {
 		struct nfskeys_secret *pw = NULL;
 		struct berval cred;
 
@@ -340,8 +302,8 @@ static int escape(const char *value, char **ret)
 }
 
 /* Run one search (retrying once on a dropped connection); *ret_msg on success. */
-static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter, char **attrs,
-		  LDAPMessage **ret_msg)
+static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter,
+		  char **attrs, LDAPMessage **ret_msg)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
 	int r;
@@ -392,19 +354,59 @@ static int first_value(LDAP *ld, LDAPMessage *e, const char *attr, char *buf, si
 	return r;
 }
 
-static int value_u32(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
+static int value_id(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
 {
-	char buf[16], *end;
-	unsigned long v;
+	struct berval **v = ldap_get_values_len(ld, e, attr);
+	int r = v && v[0] ? ldap_value_id(v[0]->bv_val, v[0]->bv_len, ret) : -ENOENT;
 
-	if (first_value(ld, e, attr, buf, sizeof(buf)) < 0)
-		return -ENOENT;
-	errno = 0;
-	v = strtoul(buf, &end, 10);
-	if (errno || *end || !buf[0] || v >= UINT32_MAX)
-		return -EBADMSG;
-	*ret = (uint32_t)v;
-	return 0;
+	ldap_value_free_len(v);
+	return r;
+}
+
+/* The id in attribute attr of entry e, the entry the key named; when it has none or
+ * one that is no id, -ENOENT with a reason naming the attribute and the entry (`explain`
+ * then tells "found, but no uidNumber" from "no such user"). */
+static int entry_id(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char *attr,
+		    struct nfskeys_idmap_request *req, uint32_t *ret)
+{
+	const char *what = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ? "group" : "user";
+	struct berval **v = ldap_get_values_len(ld, e, attr);
+	char val[40] = "", *dn;
+	int r = v && v[0] ? ldap_value_id(v[0]->bv_val, v[0]->bv_len, ret) : -ENOENT;
+
+	if (r == 0) {
+		ldap_value_free_len(v);
+		return 0;
+	}
+	/* the value as it is when short and printable, else what it is */
+	for (size_t i = 0; v && v[0] && i < v[0]->bv_len && i < sizeof(val) - 1; i++)
+		val[i] = v[0]->bv_val[i] >= 0x20 && v[0]->bv_val[i] < 0x7f ? v[0]->bv_val[i] : '?';
+	ldap_value_free_len(v);
+	dn = ldap_get_dn(ld, e);
+	for (char *p = dn; p && *p; p++) /* the server's text: no control characters */
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	if (r == -ENOENT)
+		util_reason(req, IDMAP_CAUSE_NO_ID,
+			    "%s%s '%s' is in the directory but has no %s (entry %s)",
+			    d->c.ad ? "AD " : "", what, req->key, attr, dn ? dn : "?");
+	else
+		util_reason(req, IDMAP_CAUSE_NO_ID,
+			    "%s%s '%s' is in the directory but its %s '%s' is %s (entry %s)",
+			    d->c.ad ? "AD " : "", what, req->key, attr, val,
+			    r == -ERANGE ? "out of the range of ids" : "not a decimal id",
+			    dn ? dn : "?");
+	ldap_memfree(dn);
+	return -ENOENT;
+}
+
+/* name@X is ours when X is the NFSv4 domain, [LDAP] Name-Domain or a realm of [General]
+ * Local-Realms: in AD, user@dns.domain and user@REALM name the same account */
+static bool domain_ok(struct ldap_data *d, const struct nfskeys_idmap_request *req)
+{
+	return util_domain_is_ours(req) ||
+	       (d->c.name_domain[0] && strcaseeq(req->domain, d->c.name_domain)) ||
+	       util_realm_is_local(d->ctx, req->domain, req->nfs_domain);
 }
 
 /* The id -> name answer of entry e: its NFSv4 name when that has an @domain, else its
@@ -418,7 +420,7 @@ static int entry_name(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char 
 	if (first_value(ld, e, d->c.nfs_attr, v, sizeof(v)) == 0 && strchr(v, '@'))
 		return util_answer_name(ret, v, NULL);
 	if (first_value(ld, e, name_attr, v, sizeof(v)) == 0)
-		return util_answer_name(ret, v, nfs_domain);
+		return util_answer_name(ret, v, d->c.name_domain[0] ? d->c.name_domain : nfs_domain);
 	return -EBADMSG;
 }
 
@@ -430,7 +432,7 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	const struct ldap_conf *c = &d->c;
 	bool group = req->kind == NFSKEYS_IDMAP_GROUP_TO_GID ||
 		     req->kind == NFSKEYS_IDMAP_GID_TO_GROUP;
-	const char *oc = group ? "posixGroup" : "posixAccount";
+	const char *oc = group ? c->group_class : c->user_class;
 	const char *base = group ? c->group_base : c->user_base;
 	const char *name_attr = group ? c->group_attr : c->uid_attr;
 	char *attrs[] = { c->nfs_attr, (char *)name_attr, c->uidnum_attr, c->gidnum_attr, NULL };
@@ -455,7 +457,7 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		 * for a bare name only with No-Strip (as nsswitch: "alice" is not known to be
 		 * in our domain) */
 		if (req->kind != NFSKEYS_IDMAP_PRINCIPAL_TO_IDS &&
-		    (req->domain ? !util_domain_is_ours(req) :
+		    (req->domain ? !domain_ok(d, req) :
 				   !(c->no_strip & util_no_strip_bit(req))))
 			r = asprintf(&filter, "(&(objectClass=%s)(%s=%s))", oc, c->nfs_attr, ekey);
 		else
@@ -468,10 +470,16 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		break;
 	case NFSKEYS_IDMAP_UID_TO_NAME:
 	case NFSKEYS_IDMAP_GID_TO_GROUP:
-		if (asprintf(&filter, "(&(objectClass=%s)(%s=%u))", oc,
-			     group ? c->gidnum_attr : c->uidnum_attr, req->id) < 0)
+	{
+		char idf[128];
+
+		/* AD keeps ids of 2^31 and more negative: either form matches */
+		if (ldap_id_filter(group ? c->gidnum_attr : c->uidnum_attr, req->id, idf,
+				   sizeof(idf)) < 0 ||
+		    asprintf(&filter, "(&(objectClass=%s)%s)", oc, idf) < 0)
 			return -ENOMEM;
 		break;
+	}
 	default:
 		return -ENOENT;
 	}
@@ -493,6 +501,12 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 					   "value; bare names map by %s only with [Translation] "
 					   "No-Strip",
 					   req->name, req->nfs_domain, c->nfs_attr, name_attr);
+		if (req->domain && req->kind != NFSKEYS_IDMAP_PRINCIPAL_TO_IDS && !domain_ok(d, req))
+			return util_reason(req, IDMAP_CAUSE_DOMAIN_MISMATCH,
+					   "'%s' is in neither the NFSv4 domain '%s' nor [LDAP] "
+					   "Name-Domain nor a realm of Local-Realms, and no %s "
+					   "value (%s under %s)",
+					   req->domain, req->nfs_domain, c->nfs_attr, filter, base);
 		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "no %s entry matches %s under %s", oc,
 				   filter, base);
 	}
@@ -508,7 +522,7 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	switch (req->kind) {
 	case NFSKEYS_IDMAP_NAME_TO_UID:
 	case NFSKEYS_IDMAP_GROUP_TO_GID:
-		r = value_u32(s->ld, e, group ? c->gidnum_attr : c->uidnum_attr, &ret->id);
+		r = entry_id(d, s->ld, e, group ? c->gidnum_attr : c->uidnum_attr, req, &ret->id);
 		/* the id is this entry's alone (Unique-Ids): a search by it finds this entry
 		 * (same objectClass, same base), so its name is the id -> name answer */
 		if (r == 0 && rev && c->unique_ids) {
@@ -524,15 +538,15 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		char *gattrs[] = { c->gidnum_attr, NULL };
 		char *euname = NULL;
 
-		r = value_u32(s->ld, e, c->uidnum_attr, &ret->id);
+		r = entry_id(d, s->ld, e, c->uidnum_attr, req, &ret->id);
 		if (r == 0)
-			r = value_u32(s->ld, e, c->gidnum_attr, &ret->gid);
+			r = entry_id(d, s->ld, e, c->gidnum_attr, req, &ret->gid);
 		if (r == 0 && first_value(s->ld, e, c->uid_attr, uname, sizeof(uname)) == 0 &&
 		    escape(uname, &euname) == 0) {
 			free(filter);
 			filter = NULL;
-			if (asprintf(&filter, "(&(objectClass=posixGroup)(%s=%s))", c->member_attr,
-				     euname) < 0)
+			if (asprintf(&filter, "(&(objectClass=%s)(%s=%s))", c->group_class,
+				     c->member_attr, euname) < 0)
 				filter = NULL;
 			ber_memfree(euname);
 			ret->groups[0] = ret->gid;
@@ -542,7 +556,7 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 				     g = ldap_next_entry(s->ld, g)) {
 					uint32_t gid;
 
-					if (value_u32(s->ld, g, c->gidnum_attr, &gid) < 0 ||
+					if (value_id(s->ld, g, c->gidnum_attr, &gid) < 0 ||
 					    gid == ret->gid)
 						continue;
 					if (ret->n_groups >= NFSKEYS_IDMAP_GROUPS_MAX) {
@@ -562,9 +576,11 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		break;
 	}
 	ldap_msgfree(msg);
-	if (r == -ENOENT || r == -EBADMSG)
-		return util_reason(req, IDMAP_CAUSE_NO_SUCH, "entry for '%s' lacks a usable id",
-				   req->key);
+	/* (-ENOENT: entry_id() named the attribute) */
+	if (r == -EBADMSG)
+		return util_reason(req, IDMAP_CAUSE_NO_ID,
+				   "the entry of '%s' has no usable %s or %s: no name to give",
+				   req->key, c->nfs_attr, name_attr);
 	return r;
 }
 
@@ -628,7 +644,7 @@ static const struct nfskeys_plugin plugin = {
 	.size = sizeof(plugin),
 	.kind = NFSKEYS_PLUGIN_IDMAP,
 	.name = "idmap-ldap",
-	.description = "ID mapping from LDAP (RFC 2307 posixAccount/posixGroup, NFSv4 names)",
+	.description = "ID mapping from LDAP (RFC 2307 or Active Directory, NFSv4 names)",
 	.ops = &ops,
 	.ops_size = sizeof(ops),
 };

@@ -6,7 +6,7 @@ NFSKEYS_PACKAGES="
 autoconf automake libtool pkg-config make gcc clang libclang-rt-14-dev
 libkeyutils-dev keyutils libtirpc-dev rpcsvc-proto libkrb5-dev libssl-dev
 libsqlite3-dev sqlite3 libldap2-dev libmount-dev libcmocka-dev libsystemd-dev libfuse3-dev
-krb5-kdc krb5-admin-server krb5-user slapd ldap-utils
+krb5-kdc krb5-admin-server krb5-user slapd ldap-utils libsasl2-modules-gssapi-mit
 cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev libpam0g-dev pamtester
 python3 valgrind gnuplot-nox hyperfine groff-base iproute2
 debhelper dh-exec lintian devscripts fakeroot
