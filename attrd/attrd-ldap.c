@@ -4,34 +4,20 @@
  * copy from the last good sync stays in the store (and survives restarts).  TLS (StartTLS,
  * ldaps://, the CA, no bind password in clear) is common/ldap-tls.c, shared with the idmap
  * ldap backend. */
-#include <fcntl.h>
-#include <ldap.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "attrd-ldap.h"
+#include "attrd-ldap-private.h"
 #include "conf-get.h"
 #include "evloop.h"
-#include "ldap-tls.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "time-util.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
-
-struct settings {
-	char *uri, *base, *bind_dn, *pw_file, *ca_file;
-	bool start_tls;
-	unsigned interval, timeout;
-};
-
-struct result {
-	struct attrd_ldap *l;
-	struct attr_sync_row *rows;
-	char **strings; /* everything rows point to */
-	size_t n, nstrings;
-	int error;
-	char msg[512];
-};
 
 struct attrd_ldap {
 	struct nfskeys_ctx *ctx;
@@ -42,7 +28,11 @@ struct attrd_ldap {
 	bool have_thread;
 	struct result *pending; /* posted, not yet applied */
 	struct nfskeys_attr_store **store;
-	uint64_t syncs, failures, rows, invalid;
+	/* the last good sync's mark, and the settings' generation it belongs to (loop
+	 * thread only) */
+	struct sync_mark mark;
+	uint64_t generation;
+	uint64_t syncs, failures, rows, invalid, full_reads, unchanged;
 };
 
 static void settings_done(struct settings *s)
@@ -72,13 +62,6 @@ static int settings_dup(const struct settings *from, struct settings *to)
 	return 0;
 }
 
-static struct ldap_tls settings_tls(const struct settings *s)
-{
-	return (struct ldap_tls){ .uri = s->uri, .ca_file = s->ca_file,
-				  .start_tls = s->start_tls, .section = "[Attrd] ",
-				  .key_prefix = "LDAP-" };
-}
-
 /* The [Attrd] LDAP settings into *s (s->uri NULL when none); on error err says why. */
 static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 			 size_t err_size)
@@ -91,6 +74,7 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 	struct settings tmp = { 0 };
 	struct ldap_tls tls;
 	bool cleartext;
+	unsigned splay;
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -113,8 +97,14 @@ static int settings_read(struct nfskeys_ctx *ctx, struct settings *s, char *err,
 	    (r = conf_get_bool(ctx, "Attrd", "LDAP-Allow-Cleartext-Bind", &cleartext, err,
 			       err_size)) < 0)
 		return r;
+	/* unset (the row's default is "(a tenth of Sync-Interval)"): -ENOENT */
+	r = conf_get_unsigned(ctx, "Attrd", "Sync-Splay", &splay, err, err_size);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	tmp.splay_usec = r == 0 ? (uint64_t)splay * USEC_PER_SEC :
+				  (uint64_t)tmp.interval * USEC_PER_SEC / 10;
 	/* a bind password never goes over a cleartext connection unless the admin says so */
-	tls = settings_tls(&tmp);
+	tls = attrd_ldap_tls(&tmp);
 	if (tmp.bind_dn && tmp.pw_file &&
 	    (r = ldap_tls_check_bind(&tls, cleartext, err, err_size)) < 0)
 		return -EINVAL;
@@ -176,12 +166,37 @@ int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx)
 	settings_done(&l->cur);
 	l->cur = s;
 	pthread_mutex_unlock(&l->lock);
+	/* another directory, base or bind DN may see other entries: the next sync reads
+	 * them all, and a sync still running with the old settings leaves no mark */
+	l->mark = (struct sync_mark){ 0 };
+	l->generation++;
 	return 0;
 }
 
-unsigned attrd_ldap_interval(const struct attrd_ldap *l)
+/* A uniform random number below n (0 when n is 0), from the kernel's generator: every
+ * client of a fleet draws its own, whatever the clock. */
+static uint64_t random_below(uint64_t n)
 {
-	return l ? l->cur.interval : 0;
+	uint64_t v = 0;
+
+	if (n == 0)
+		return 0;
+	/* GRND_INSECURE: a splay needs no cryptographic quality, and must not wait for the
+	 * pool at early boot; kernels before 5.6 refuse it, then GRND_NONBLOCK */
+	if (getrandom(&v, sizeof(v), GRND_INSECURE) != sizeof(v) &&
+	    getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		v = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)mono_nsec();
+	return v % n; /* the bias is below n / 2^64 */
+}
+
+int64_t attrd_ldap_delay_usec(const struct attrd_ldap *l, bool first)
+{
+	uint64_t splay;
+
+	if (!l)
+		return 0;
+	splay = random_below(l->cur.splay_usec + 1);
+	return first ? (int64_t)splay : (int64_t)l->cur.interval * USEC_PER_SEC + (int64_t)splay;
 }
 
 static void result_free(struct result *res)
@@ -193,131 +208,6 @@ static void result_free(struct result *res)
 	free(res->strings);
 	free(res->rows);
 	free(res);
-}
-
-static char *keep(struct result *res, const char *s, size_t n)
-{
-	char **ns = realloc(res->strings, (res->nstrings + 1) * sizeof(*ns));
-	char *c;
-
-	if (!ns)
-		return NULL;
-	res->strings = ns;
-	c = strndup(s, n);
-	if (c)
-		res->strings[res->nstrings++] = c;
-	return c;
-}
-
-static int add_row(struct result *res, const char *domain, const char *path, const char *kv,
-		   size_t kvlen)
-{
-	const char *eq = memchr(kv, '=', kvlen);
-	struct attr_sync_row *nr;
-	char *k, *v;
-
-	if (!eq)
-		return -EINVAL;
-	k = keep(res, kv, (size_t)(eq - kv));
-	v = keep(res, eq + 1, kvlen - (size_t)(eq - kv) - 1);
-	if (!k || !v)
-		return -ENOMEM;
-	nr = realloc(res->rows, (res->n + 1) * sizeof(*nr));
-	if (!nr)
-		return -ENOMEM;
-	res->rows = nr;
-	res->rows[res->n++] = (struct attr_sync_row){ domain, path, k, v };
-	return 0;
-}
-
-static void fetch(struct result *res, const struct settings *s)
-{
-	static char *attrs[] = { "nfskeysDomain", "nfskeysPath", "nfskeysAttribute", NULL };
-	struct timeval tv = { .tv_sec = s->timeout };
-	struct ldap_tls tls = settings_tls(s);
-	const char *step = "initialize";
-	LDAP *ld = NULL;
-	LDAPMessage *msg = NULL;
-	int v3 = LDAP_VERSION3, rc;
-
-	rc = ldap_initialize(&ld, s->uri);
-	if (rc != LDAP_SUCCESS)
-		goto fail;
-	ldap_set_option(ld, LDAP_OPT_PROTOCOL_VERSION, &v3);
-	ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &tv);
-	ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tv);
-	ldap_set_option(ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
-	/* the certificate is always checked; a failed StartTLS never falls back to plain
-	 * LDAP: the sync fails and the last good copy stays */
-	step = s->start_tls ? "StartTLS" : "connect";
-	rc = ldap_tls_setup(ld, &tls);
-	if (rc != LDAP_SUCCESS)
-		goto fail;
-	if (s->bind_dn) {
-		/* Read into a secret buffer (wiped, and the process made non-dumpable), not
-		 * through stdio, whose buffer would keep a copy in freed heap. */
-		struct nfskeys_secret *pw = NULL;
-		struct berval cred = { .bv_val = (char *)"", .bv_len = 0 };
-		int fd = s->pw_file ? open(s->pw_file, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
-
-		if (s->pw_file && fd < 0) {
-			snprintf(res->msg, sizeof(res->msg), "cannot read LDAP-Bind-Password-File: %m");
-			res->error = -EACCES;
-			goto out;
-		}
-		if (fd >= 0) {
-			int r = nfskeys_secret_read_password(fd, NULL, 511, &pw);
-
-			close(fd);
-			if (r < 0 && r != -ENODATA) {
-				snprintf(res->msg, sizeof(res->msg),
-					 "cannot read LDAP-Bind-Password-File: %s", strerror(-r));
-				res->error = r;
-				goto out;
-			}
-		}
-		if (pw) {
-			cred.bv_val = nfskeys_secret_data(pw);
-			cred.bv_len = nfskeys_secret_len(pw);
-		}
-		step = "bind";
-		rc = ldap_sasl_bind_s(ld, s->bind_dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
-		nfskeys_secret_free(pw);
-		if (rc != LDAP_SUCCESS)
-			goto fail;
-	}
-	step = "search";
-	rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE,
-			       "(objectClass=nfskeysDirectoryPolicy)", attrs, 0, NULL, NULL, &tv,
-			       0, &msg);
-	if (rc != LDAP_SUCCESS)
-		goto fail;
-	for (LDAPMessage *e = ldap_first_entry(ld, msg); e; e = ldap_next_entry(ld, e)) {
-		struct berval **dom = ldap_get_values_len(ld, e, "nfskeysDomain");
-		struct berval **path = ldap_get_values_len(ld, e, "nfskeysPath");
-		struct berval **kvs = ldap_get_values_len(ld, e, "nfskeysAttribute");
-		char *d = NULL, *p = NULL;
-
-		if (dom && dom[0] && path && path[0]) {
-			d = keep(res, dom[0]->bv_val, dom[0]->bv_len);
-			p = keep(res, path[0]->bv_val, path[0]->bv_len);
-		}
-		for (size_t i = 0; d && p && kvs && kvs[i]; i++)
-			if (add_row(res, d, p, kvs[i]->bv_val, kvs[i]->bv_len) == -ENOMEM)
-				res->error = -ENOMEM;
-		ldap_value_free_len(dom);
-		ldap_value_free_len(path);
-		ldap_value_free_len(kvs);
-	}
-	goto out;
-fail:
-	ldap_tls_error(&tls, ld, step, rc, res->msg, sizeof(res->msg));
-	res->error = rc == LDAP_SERVER_DOWN || rc == LDAP_TIMEOUT || rc == LDAP_CONNECT_ERROR ?
-			     -EHOSTDOWN : -EIO;
-out:
-	ldap_msgfree(msg);
-	if (ld)
-		ldap_unbind_ext_s(ld, NULL, NULL);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -387,6 +277,14 @@ static void apply(struct evloop *loop, void *userdata)
 			    (unsigned long long)l->rows);
 		goto out;
 	}
+	if (res->unchanged) {
+		/* nothing read, nothing to apply: the store already holds this copy */
+		l->unchanged++;
+		log_debug(l->ctx, "LDAP sync: unchanged (%llu entries)",
+			  (unsigned long long)res->mark.entries);
+		goto out;
+	}
+	l->full_reads++;
 	/* entries that do not validate are skipped, with a message naming them */
 	for (size_t i = 0; i < res->n; i++) {
 		struct attr_sync_row *row = &res->rows[i];
@@ -420,7 +318,15 @@ static void apply(struct evloop *loop, void *userdata)
 	}
 	l->rows = good;
 	log_info(l->ctx, "LDAP sync: %zu attributes", good);
+	if (res->generation == l->generation)
+		l->mark = res->mark;
+	result_free(res);
+	return;
 out:
+	/* a read that did not make it into the store leaves no mark: the next sync reads
+	 * everything again */
+	if (res->error == 0 && !res->unchanged)
+		l->mark = (struct sync_mark){ 0 };
 	result_free(res);
 }
 
@@ -428,6 +334,8 @@ struct job {
 	struct attrd_ldap *l;
 	struct evloop *loop;
 	struct settings s;
+	struct sync_mark mark; /* the last good sync's, to compare with */
+	uint64_t generation;
 };
 
 static void *worker(void *arg)
@@ -437,7 +345,8 @@ static void *worker(void *arg)
 
 	if (res) {
 		res->l = j->l;
-		fetch(res, &j->s);
+		res->generation = j->generation;
+		ldap_fetch(res, &j->s, &j->mark);
 		pthread_mutex_lock(&j->l->lock);
 		j->l->pending = res;
 		pthread_mutex_unlock(&j->l->lock);
@@ -481,6 +390,8 @@ void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_a
 	}
 	j->l = l;
 	j->loop = loop;
+	j->mark = l->mark;
+	j->generation = l->generation;
 	l->store = store;
 	l->running = true;
 	if (pthread_create(&l->thread, NULL, worker, j) != 0) {
@@ -514,6 +425,8 @@ size_t attrd_ldap_metrics(struct attrd_ldap *l, struct stats_metric *m, size_t m
 		uint64_t v;
 	} all[] = {
 		{ "ldap_syncs_total", STATS_METRIC_COUNTER, l->syncs },
+		{ "ldap_full_reads_total", STATS_METRIC_COUNTER, l->full_reads },
+		{ "ldap_unchanged_total", STATS_METRIC_COUNTER, l->unchanged },
 		{ "ldap_failures_total", STATS_METRIC_COUNTER, l->failures },
 		{ "ldap_invalid_total", STATS_METRIC_COUNTER, l->invalid },
 		{ "ldap_attributes", STATS_METRIC_GAUGE, l->rows },

@@ -3,7 +3,9 @@
  * rows, keeping the last good copy through LDAP outages.  Internal to the daemon. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nfskeys.h"
 
@@ -12,7 +14,8 @@ struct stats_metric;
 struct evloop;
 
 /* From [Attrd] LDAP-URI, LDAP-Base, LDAP-Bind-DN, LDAP-Bind-Password-File,
- * LDAP-StartTLS, LDAP-CA-File, LDAP-Allow-Cleartext-Bind, Sync-Interval, LDAP-Timeout.
+ * LDAP-StartTLS, LDAP-CA-File, LDAP-Allow-Cleartext-Bind, Sync-Interval, Sync-Splay,
+ * LDAP-Timeout.
  * *ret NULL (and 0) when no LDAP-URI is configured. */
 int attrd_ldap_new(struct nfskeys_ctx *ctx, struct attrd_ldap **ret);
 /* Validate those settings (a bad value, or a bind password that would go in clear):
@@ -21,8 +24,9 @@ int attrd_ldap_check(struct nfskeys_ctx *ctx, char *err, size_t err_size);
 void attrd_ldap_free(struct attrd_ldap *l);
 /* Take new settings (SIGHUP); they apply from the next sync. */
 int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx);
-/* Seconds between syncs. */
-unsigned attrd_ldap_interval(const struct attrd_ldap *l);
+/* Microseconds until the next sync: Sync-Interval (none before the first) plus a random
+ * splay of up to Sync-Splay, so that a fleet started together does not sync in lockstep. */
+int64_t attrd_ldap_delay_usec(const struct attrd_ldap *l, bool first);
 /* Fetch in a worker thread; the result is applied to *store on the loop thread (through
  * evloop_post).  A sync already running makes this a no-op. */
 void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_attr_store **store);

@@ -292,13 +292,12 @@ static void attrd_dispatch(struct rpc_server *srv, struct rpc_request *req, XDR 
 static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata)
 {
 	struct attrd *d = userdata;
-	unsigned interval = attrd_ldap_interval(d->ldap);
 
 	attrd_ldap_sync(d->ldap, loop, &d->store);
 	attrd_mounts_configure(d->mounts, d->ctx, d->store, d->apply_mounts, d->have_admin,
 			       d->admin_gid);
 	attrd_wb_configure(d->wb, d->ctx, d->store, d->apply_mounts);
-	evloop_timer_set(t, evloop_now(loop) + (int64_t)interval * USEC_PER_SEC);
+	evloop_timer_set(t, evloop_now(loop) + attrd_ldap_delay_usec(d->ldap, false));
 }
 
 /* Drop the policy of directories that are gone, so it neither binds a new directory of
@@ -419,7 +418,10 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	if (d.ldap) {
-		r = evloop_add_timer(d.loop, 0, on_sync_timer, &d, &d.sync_timer);
+		/* the first sync too is spread over Sync-Splay */
+		r = evloop_add_timer(d.loop,
+				     evloop_now(d.loop) + attrd_ldap_delay_usec(d.ldap, true),
+				     on_sync_timer, &d, &d.sync_timer);
 		if (r < 0)
 			goto out;
 	}

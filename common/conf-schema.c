@@ -251,6 +251,8 @@ static const struct conf_key_def schema[] = {
 	{ "Attrd", "LDAP-Allow-Cleartext-Bind", TEXT(CONF_BOOL), NULL, "no",
 	  "allow a password bind without TLS" },
 	{ "Attrd", "Sync-Interval", DUR_S(1, 86400), NULL, "300", "how often the fleet syncs" },
+	{ "Attrd", "Sync-Splay", DUR_S(0, 86400), NULL, "(a tenth of Sync-Interval)",
+	  "random delay added to each sync, so a fleet does not sync at once (0: none)" },
 	{ "Attrd", "LDAP-Timeout", DUR_S(1, 600), NULL, "10", "LDAP operation timeout" },
 	/* nfskeys-attrd(8): sub-mounts for policy on live mounts (doc/LIVE-MOUNTS.md) */
 	{ "Mounts", "Apply-Mounts", TEXT(CONF_BOOL), NULL, "no",
