@@ -5,7 +5,8 @@
  * How "nothing changed" is learnt: a first search with the same base, scope and filter
  * asks only for each entry's change stamp (entryCSN, which OpenLDAP keeps to the
  * microsecond with a per-change counter; modifyTimestamp, which RFC 4512 servers keep to
- * the second, for the others).  The count of entries and an order-independent digest of
+ * the second, for the others; entryCSN alone when the last full read found it on every
+ * entry).  The count of entries and an order-independent digest of
  * every entry's (DN, stamp) are compared with those of the last good sync: equal means
  * unchanged, and the policy attributes are not read again.  An addition or a deletion
  * changes the count or the digest, a modification the entry's stamp, a rename its DN.
@@ -89,6 +90,7 @@ static void mark_add(struct sync_mark *m, LDAP *ld, LDAPMessage *e)
 	if (!st || !st[0]) {
 		ldap_value_free_len(st);
 		st = ldap_get_values_len(ld, e, "modifyTimestamp");
+		m->all_csn = false;
 	}
 	m->entries++;
 	if (!dn || !st || !st[0]) {
@@ -164,6 +166,7 @@ void ldap_fetch(struct result *res, const struct settings *s, const struct sync_
 {
 	static const char filter[] = "(objectClass=nfskeysDirectoryPolicy)";
 	static char *stamps[] = { "entryCSN", "modifyTimestamp", NULL };
+	static char *csn[] = { "entryCSN", NULL };
 	static char *full[] = { "nfskeysDomain",   "nfskeysPath", "nfskeysAttribute",
 				"entryCSN", "modifyTimestamp", NULL };
 	struct timeval tv = { .tv_sec = s->timeout };
@@ -197,9 +200,9 @@ void ldap_fetch(struct result *res, const struct settings *s, const struct sync_
 	if (last->valid) {
 		/* the cheap search: names and stamps only */
 		step = "search";
-		res->mark = (struct sync_mark){ .valid = true };
-		rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE, filter, stamps, 0, NULL,
-				       NULL, &tv, 0, &msg);
+		res->mark = (struct sync_mark){ .valid = true, .all_csn = true };
+		rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE, filter,
+				       last->all_csn ? csn : stamps, 0, NULL, NULL, &tv, 0, &msg);
 		if (rc != LDAP_SUCCESS)
 			goto fail;
 		for (LDAPMessage *e = ldap_first_entry(ld, msg); e; e = ldap_next_entry(ld, e))
@@ -215,7 +218,7 @@ void ldap_fetch(struct result *res, const struct settings *s, const struct sync_
 	/* the full read, with the stamps of what it reads: the next sync compares with
 	 * exactly this */
 	step = "search";
-	res->mark = (struct sync_mark){ .valid = true };
+	res->mark = (struct sync_mark){ .valid = true, .all_csn = true };
 	rc = ldap_search_ext_s(ld, s->base, LDAP_SCOPE_SUBTREE, filter, full, 0, NULL, NULL, &tv,
 			       0, &msg);
 	if (rc != LDAP_SUCCESS)

@@ -25,6 +25,7 @@ struct settings {
  * with (no good sync since start or reload) or when some entry had no stamp. */
 struct sync_mark {
 	bool valid;
+	bool all_csn; /* every entry had an entryCSN: the next check asks for nothing else */
 	uint64_t entries, digest;
 };
 

@@ -168,5 +168,14 @@ if [ -n "${FLEET_FIGURES:-}" ]; then
 					w, hi - lo + 1, s["stamps"] + s["full"], s["stamps"], e["stamps"],
 					s["full"], e["full"] }' "$T_TMP/$w.txt"
 		done
+		# what one search of each kind returns, as LDIF (about the bytes on the wire)
+		for a in entryCSN "entryCSN modifyTimestamp" \
+			"nfskeysDomain nfskeysPath nfskeysAttribute entryCSN modifyTimestamp"; do
+			# shellcheck disable=SC2086 # the attribute list, word-split on purpose
+			b=$(ldapsearch -x -LLL -o ldif-wrap=no -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" \
+				-y "$SLAPD_ROOTPW_FILE" -b "$BASE" '(objectClass=nfskeysDirectoryPolicy)' \
+				$a | wc -c)
+			echo "search for $a: $b bytes of LDIF"
+		done
 	} >"$FLEET_FIGURES"
 fi
