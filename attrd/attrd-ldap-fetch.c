@@ -167,7 +167,7 @@ void ldap_fetch(struct result *res, const struct settings *s, const struct sync_
 	static const char filter[] = "(objectClass=nfskeysDirectoryPolicy)";
 	static char *stamps[] = { "entryCSN", "modifyTimestamp", NULL };
 	static char *csn[] = { "entryCSN", NULL };
-	static char *full[] = { "nfskeysDomain",   "nfskeysPath", "nfskeysAttribute",
+	static char *full[] = { "nfskeysDomain", "nfskeysPath", "nfskeysAttribute",
 				"entryCSN", "modifyTimestamp", NULL };
 	struct timeval tv = { .tv_sec = s->timeout };
 	struct ldap_tls tls = attrd_ldap_tls(s);
