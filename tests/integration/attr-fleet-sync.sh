@@ -22,7 +22,7 @@ t_slapd_restart || fail_all "slapd rejects data/nfskeys-attr.schema"
 LOG="$SLAPD_DIR/stats.log"
 BASE="ou=nfskeys,$SLAPD_SUFFIX"
 
-plan 13
+plan 15
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
 NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
@@ -72,13 +72,21 @@ LDAP-Timeout = 10
 EOF
 	i=$((i + 1))
 done
+# a bad splay is refused, naming the key and its bounds
+sed -e 's/^Sync-Splay = 8$/Sync-Splay = 2d/' "$T_TMP/c0/nfskeys.conf" >"$T_TMP/bad.conf"
+out=$(timeout 60 "$ATTRD" -f -c "$T_TMP/bad.conf" 2>&1; echo "exit $?")
+check_contains "Sync-Splay over its bound: refused, naming it and the bounds" \
+	"error: [Attrd] Sync-Splay = 2d: expected a duration from 0 to 86400 s" "$out"
+check_contains "... exit status 3 (configuration)" "exit 3" "$out"
+
 i=0
 while [ $i -lt "$N" ]; do
 	$T_DAEMON_WRAPPER "$ATTRD" -f -c "$T_TMP/c$i/nfskeys.conf" >>"$T_TMP/c$i/attrd.log" 2>&1 &
 	PIDS="$PIDS $!"
 	i=$((i + 1))
 done
-t_on_exit "kill $PIDS 2>/dev/null"
+# SIGTERM and wait: under make check-valgrind each daemon's leak check runs to its end
+t_on_exit "kill $PIDS 2>/dev/null; wait $PIDS"
 
 # slapd's log as one line per search: "SECOND CLIENT KIND NENTRIES LINE" (KIND full when
 # the policy attributes were asked for, stamps for the change stamps alone), from line
