@@ -3,7 +3,7 @@
 # runtime directory and its own bind DN) syncing from one OpenLDAP slapd, judged from
 # slapd's own log of every operation (loglevel stats), not from the daemons' word:
 #  - their first syncs, started together, are spread over Sync-Splay (several distinct
-#    seconds), and the first sync of each is a full read;
+#    seconds), and the first sync of each is a full read; the later ones are spread too;
 #  - in intervals without a change, every sync is the cheap search for change stamps
 #    alone: no daemon reads the policy attributes again;
 #  - after a change in the directory every daemon serves it (asked over its socket), each
@@ -22,7 +22,7 @@ t_slapd_restart || fail_all "slapd rejects data/nfskeys-attr.schema"
 LOG="$SLAPD_DIR/stats.log"
 BASE="ou=nfskeys,$SLAPD_SUFFIX"
 
-plan 15
+plan 16
 
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
 NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
@@ -140,6 +140,12 @@ t_wait_for "each_searched $quiet 2" 90
 check "every daemon synced twice more" each_searched "$quiet" 2
 searches "$quiet" >"$T_TMP/quiet.txt"
 check_eq "no change: no full read" "0" "$(awk '$3 == "full"' "$T_TMP/quiet.txt" | wc -l)"
+# every later sync is spread too: the gaps between one daemon's syncs are Sync-Interval
+# plus 0-8 s (2-10 s; without a splay all 2, or 3 when a second boundary falls between)
+gaps=$(sort -k2,2n -k1,1n "$T_TMP/quiet.txt" |
+	awk '$2 == c { print $1 - t } { c = $2; t = $1 }' | sort -un | wc -l)
+check "gaps between syncs of one daemon take $gaps distinct values in seconds (at least 5)" \
+	[ "$gaps" -ge 5 ]
 check_eq "no change: each search returns the $M entries' stamps" "$M" \
 	"$(awk '{ print $4 }' "$T_TMP/quiet.txt" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 # the daemon's own count agrees: at least the two quiet syncs unchanged, one full read
