@@ -170,6 +170,7 @@ check_eq "each daemon read the entries exactly once for the change" "$N" \
 	"$(awk '$3 == "full" { c[$2]++ } END { for (i in c) if (c[i] == 1) n++; print n + 0 }' "$T_TMP/change.txt")"
 check_eq "after it, quiet again: no full read" "0" \
 	"$(searches "$after" | awk '$3 == "full"' | wc -l)"
+# shellcheck disable=SC2086 # the list of pids, word-split on purpose
 check "daemons alive" kill -0 $PIDS
 
 if [ -n "${FLEET_FIGURES:-}" ]; then
