@@ -9,9 +9,11 @@
  * namespace), keeps one descriptor on its nfs/ directory, returns to its own namespace and
  * from then on serves that namespace's pipes exactly as its own (kernel-paths-pipes.c):
  * one inotify watch on nfs/, one descriptor per open pipe, no thread.  Ids are the initial
- * user namespace's (the only kind of NFS client Linux makes), or with Namespace-Ids = owner
- * as the user namespace that owns the network namespace sees them (its uid_map/gid_map; an
- * id outside the map is the overflow id, as the kernel shows it).  A namespace with no
+ * user namespace's, or with Namespace-Ids = owner as the user namespace that owns the
+ * network namespace sees them (its uid_map/gid_map; an id outside the map is the overflow
+ * id, as the kernel shows it).  The kernel reads them in the user namespace of the mount's
+ * credentials, which the pipe does not show: the initial one on 6.1, a container's on 7.3
+ * when its root opened the fs_context (FS_USERNS_DELEGATABLE).  A namespace with no
  * process, no /run/netns name and no open pipe left is released (the mount pins it). */
 #include <ctype.h>
 #include <dirent.h>
@@ -110,9 +112,10 @@ static void ns_read_userns(struct kns *ns, int nsfd, int procfd, const char *pid
 	}
 	close(ufd);
 	ns->userns_ino = (uint64_t)st.st_ino;
-	/* Namespace-Ids = initial: Linux makes no NFS client in another user namespace
-	 * (sget_fc() refuses a superblock of a file system without FS_USERNS_MOUNT there), so
-	 * every client's ids are the initial namespace's, whoever owns its network namespace */
+	/* Namespace-Ids = initial: the host's ids, whoever owns the network namespace.  (Its
+	 * owner is the initial namespace wherever rpc_pipefs could be opened: sget_fc()
+	 * refuses rpc_pipefs, which takes the owner of the network namespace and is not
+	 * FS_USERNS_MOUNT, in any other, on 6.1 and 7.3 alike.) */
 	if (ns->userns_ino == kp->self_userns_ino || !kp->cfg.namespace_owner_ids)
 		return;
 	ns->translate = true; /* until its maps are read, every id is outside them */
