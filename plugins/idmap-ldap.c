@@ -28,6 +28,7 @@ struct ldap_conf {
 	char *nfs_attr, *uid_attr, *uidnum_attr, *gidnum_attr, *group_attr, *member_attr;
 	bool start_tls, allow_cleartext_bind;
 	bool unique_ids; /* the admin vouches: no two entries share a uidNumber/gidNumber */
+	bool unique_names; /* ... and no two entries answer one name (user/group, NFSv4) */
 	int timeout, search_timeout, backoff_max;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };
@@ -160,6 +161,15 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	} else if (r != -ENOENT) {
 		plog(ctx, LOG_ERR, "[LDAP] Unique-Ids = %s: expected yes or no",
 		     nfskeys_conf_get(ctx, "LDAP", "Unique-Ids"));
+		ldap_done(d);
+		return -EINVAL;
+	}
+	r = nfskeys_conf_get_bool(ctx, "LDAP", "Unique-Names", &b);
+	if (r == 0) {
+		d->c.unique_names = b;
+	} else if (r != -ENOENT) {
+		plog(ctx, LOG_ERR, "[LDAP] Unique-Names = %s: expected yes or no",
+		     nfskeys_conf_get(ctx, "LDAP", "Unique-Names"));
 		ldap_done(d);
 		return -EINVAL;
 	}
@@ -407,6 +417,14 @@ static int value_u32(LDAP *ld, LDAPMessage *e, const char *attr, uint32_t *ret)
 	return 0;
 }
 
+/* Whether name is user@domain (case as the domain comparison of util_domain_is_ours). */
+static bool name_in_domain(const char *name, const char *domain)
+{
+	const char *at = strrchr(name, '@');
+
+	return at && at != name && domain && strcaseeq(at + 1, domain);
+}
+
 /* The id -> name answer of entry e: its NFSv4 name when that has an @domain, else its
  * user/group name in our domain.  One formatting for both paths, so that a reverse
  * answer taken from a name search is byte for byte what the id search gives. */
@@ -422,8 +440,9 @@ static int entry_name(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char 
 	return -EBADMSG;
 }
 
-/* One lookup on connection s.  rev (name -> id kinds, Unique-Ids only): also the id's
- * name from the entry found, rev->kind 0 when there is none to give. */
+/* One lookup on connection s.  rev: also the reverse answer from the entry found, rev->kind 0
+ * when there is none to give: for the name -> id kinds the id's name (Unique-Ids), for the
+ * id -> name kinds the name's id (Unique-Names, a name in our domain only). */
 static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_idmap_request *req,
 		     struct nfskeys_idmap_answer *ret, struct nfskeys_idmap_answer *rev)
 {
@@ -559,6 +578,14 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	default:
 		ret->id = req->id;
 		r = entry_name(d, s->ld, e, name_attr, req->nfs_domain, ret);
+		/* the name is this entry's alone (Unique-Names): a search by it finds this
+		 * entry (same objectClass, same base), whose id is the one searched for.  Only
+		 * in our domain: a name elsewhere is searched by the NFSv4 name alone, and
+		 * what the engine makes of a foreign domain is not the backend's to say. */
+		if (r == 0 && rev && c->unique_names && name_in_domain(ret->name, req->nfs_domain)) {
+			rev->id = req->id;
+			rev->kind = group ? NFSKEYS_IDMAP_GROUP_TO_GID : NFSKEYS_IDMAP_NAME_TO_UID;
+		}
 		break;
 	}
 	ldap_msgfree(msg);
