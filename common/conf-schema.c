@@ -123,6 +123,8 @@ static const struct conf_key_def schema[] = {
 	{ "LDAP", "Pool-Size", INT(1, 64), NULL, "4", "connections kept open" },
 	{ "LDAP", "Unique-Ids", TEXT(CONF_BOOL), NULL, "no",
 	  "no two entries share a uidNumber/gidNumber: one search per new owner" },
+	{ "LDAP", "Unique-Names", TEXT(CONF_BOOL), NULL, "no",
+	  "each name is one entry's: an id's search also answers its name" },
 	{ "SID", "Range-Min", INT(1, 4294967294), NULL, "200000",
 	  "first id of the algorithmic SID ranges" },
 	{ "SID", "Range-Max", INT(1, 4294967294), NULL, "2000200000",

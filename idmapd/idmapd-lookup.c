@@ -115,14 +115,30 @@ static void answer_waiter(struct idmapd *d, struct idmapd_entry *e, struct rpc_r
 	idmapd_reply(d, IDMAPD_OP_LOOKUP, req, (xdrproc_t)xdr_idmapd_lookup_res, &res);
 }
 
-/* The kind that maps a name -> id answer back (0: none). */
+/* The kind that maps an answer back (0: none): name -> id to id -> name and back. */
 static uint32_t reverse_kind(uint32_t kind)
 {
 	uint32_t base = IDMAPD_KIND_BASE(kind), prof = kind - base;
 
-	return base == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME | prof :
-	       base == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP | prof :
-						    0;
+	switch (base) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+		return NFSKEYS_IDMAP_UID_TO_NAME | prof;
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		return NFSKEYS_IDMAP_GID_TO_GROUP | prof;
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+		return NFSKEYS_IDMAP_NAME_TO_UID | prof;
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		return NFSKEYS_IDMAP_GROUP_TO_GID | prof;
+	default:
+		return 0;
+	}
+}
+
+static bool is_id_to_name(uint32_t kind)
+{
+	uint32_t base = IDMAPD_KIND_BASE(kind);
+
+	return base == NFSKEYS_IDMAP_UID_TO_NAME || base == NFSKEYS_IDMAP_GID_TO_GROUP;
 }
 
 static void job_run(struct idmapd_job *j)
@@ -152,6 +168,10 @@ static void job_run(struct idmapd_job *j)
 		j->reverse_done = j->reverse_cocached = true;
 		return;
 	}
+	/* an id's lookup takes its name's answer only when it comes with it: the clients that
+	 * will ask for the name may never come */
+	if (is_id_to_name(j->kind))
+		return;
 	/* the lookup the prime would make next, exactly as it would make it */
 	snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);
 	t0 = mono_nsec();
@@ -254,7 +274,9 @@ static int fetch_start(struct idmapd *d, uint32_t kind, const char *key, bool re
 	j->ctx = nfskeys_ctx_ref(idmapd_kind_ctx(d, kind));
 	j->f = f;
 	j->kind = kind;
-	j->reverse = reverse && reverse_kind(kind) != 0;
+	/* name -> id: the id's name for a prime (Prime-Reverse); id -> name: the name's id
+	 * whenever the backend finds it in the same search */
+	j->reverse = reverse_kind(kind) != 0 && (reverse || is_id_to_name(kind));
 	f->pinned = idmap_cache_pin(d->cache, kind, key) == 0; /* until idmapd_job_done is over */
 	f->refresh = refresh;
 	f->start = evloop_now(d->loop);
@@ -389,7 +411,15 @@ static void idmapd_job_done(struct evloop *loop, void *userdata)
 	f->stale_timer = NULL;
 	/* the reverse first, so the prime that answering sets off finds it in the cache; a
 	 * flushed fetch stores nothing, a failing backend leaves it to a fetch of its own */
-	if (j->reverse_done && !f->orphan && !is_backend_failure(j->rev_r, &j->rev_ans)) {
+	if (j->reverse_done && !f->orphan && is_id_to_name(j->kind)) {
+		/* the name's id from the id's own search ([LDAP] Unique-Names): cached under
+		 * the name the answer gives, which is what a client then asks for */
+		d->st.names_cocached++;
+		e = fresh_answer(d, reverse_kind(j->kind), j->ans.name, 0, &j->rev_ans, false, now,
+				 true, &buf);
+		idmapd_recent_note(d, e, RP_ID_SEARCH, NULL, NULL, 0, LR_MISS);
+	} else if (j->reverse_done && !f->orphan && !is_id_to_name(j->kind) &&
+		   !is_backend_failure(j->rev_r, &j->rev_ans)) {
 		char key[16];
 
 		snprintf(key, sizeof(key), "%" PRIu32, j->ans.id);

@@ -150,6 +150,8 @@ void idmapd_handle_stats(struct idmapd *d, struct rpc_request *req, XDR *args)
 	madd(ms, "inline_lookups_total", NULL, STATS_METRIC_COUNTER, d->st.inlined, NULL);
 	madd(ms, "reverse_prefetched_total", NULL, STATS_METRIC_COUNTER, d->st.rev_prefetched, NULL);
 	madd(ms, "reverse_cocached_total", NULL, STATS_METRIC_COUNTER, d->st.rev_cocached, NULL);
+	madd(ms, "reverse_names_cocached_total", NULL, STATS_METRIC_COUNTER, d->st.names_cocached,
+	     NULL);
 	madd(ms, "kernel_keyrings_cleared_total", NULL, STATS_METRIC_COUNTER,
 	     d->st.keyrings_cleared, NULL);
 	madd(ms, "reloads_total", NULL, STATS_METRIC_COUNTER, d->st.reloads, NULL);

@@ -18,6 +18,7 @@ static const char *const recent_path_names[_RP_MAX] = {
 	[RP_NFSD_PRIME] = "nfsd-prime",
 	[RP_NAME_SEARCH] = "name-search",
 	[RP_PREFETCH] = "prefetch",
+	[RP_ID_SEARCH] = "id-search",
 };
 
 enum recent_path idmapd_recent_path_of(const struct kquery *kq)

@@ -124,6 +124,8 @@ struct idmapd_stats {
 	uint64_t inlined;        /* misses answered in the loop, no worker (Inline-Lookups) */
 	uint64_t rev_prefetched; /* reverse answers fetched in a name -> id job (Prime-Reverse) */
 	uint64_t rev_cocached;   /* ... of which came with the name's own search (Unique-Ids) */
+	uint64_t names_cocached; /* name -> id answers that came with an id's search
+				  * (Unique-Names) */
 	uint64_t detached;       /* running lookups whose callers had all gone */
 	uint64_t snapshot_restored; /* answers taken back from the cache snapshot at start */
 };
@@ -144,9 +146,10 @@ struct recent {
 };
 /* RP_NAME_SEARCH, RP_PREFETCH: an id's name fetched with a name's lookup for the idtoname
  * request that follows it (Prime-Reverse): from the name's own search ([LDAP] Unique-Ids),
- * or looked up right after it */
+ * or looked up right after it.  RP_ID_SEARCH: a name's id from an id's own search
+ * ([LDAP] Unique-Names). */
 enum recent_path { RP_SOCKET, RP_NFSD_IDTONAME, RP_NFSD_NAMETOID, RP_PIPE, RP_NFSD_PRIME,
-		   RP_NAME_SEARCH, RP_PREFETCH, _RP_MAX };
+		   RP_NAME_SEARCH, RP_PREFETCH, RP_ID_SEARCH, _RP_MAX };
 
 struct idmapd_job;
 struct reload_job;
@@ -226,7 +229,8 @@ struct idmapd_job {
 	struct nfskeys_idmap_answer ans;
 	uint64_t latency_ns;
 	/* Prime-Reverse: the id's name, fetched right after a positive name -> id answer in
-	 * the same job, so the prime that follows is a cache hit, not a second worker trip */
+	 * the same job, so the prime that follows is a cache hit, not a second worker trip;
+	 * for an id -> name job, the name's id when the same search gave it (Unique-Names) */
 	bool reverse;
 	bool reverse_done;
 	bool reverse_cocached; /* rev_ans came with the name's answer: no lookup of its own */

@@ -60,30 +60,39 @@ static bool backend_has_pair(const struct backend *b)
 	       b->ops->lookup_pair;
 }
 
-/* The kind that maps a name -> id answer back (0: none). */
+/* The kind that maps an answer back (0: none): name -> id to id -> name and back. */
 static unsigned reverse_kind(unsigned kind)
 {
-	return kind == NFSKEYS_IDMAP_NAME_TO_UID    ? NFSKEYS_IDMAP_UID_TO_NAME :
-	       kind == NFSKEYS_IDMAP_GROUP_TO_GID ? NFSKEYS_IDMAP_GID_TO_GROUP :
-						    0;
+	switch (kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+		return NFSKEYS_IDMAP_UID_TO_NAME;
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		return NFSKEYS_IDMAP_GID_TO_GROUP;
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+		return NFSKEYS_IDMAP_NAME_TO_UID;
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		return NFSKEYS_IDMAP_GROUP_TO_GID;
+	default:
+		return 0;
+	}
 }
 
-/* Whether the chain's answer for kind/id would be by's: every backend before it that maps
- * the kind is asked at once, without blocking, and must not know the id.  One that may
- * block, is not loaded, fails or answers might give another answer: then false (the
- * reverse is looked up on its own, as without lookup_pair). */
+/* Whether the chain's answer for kind/key (an id, or a name for the name -> id kinds)
+ * would be by's: every backend before it that maps the kind is asked at once, without
+ * blocking, and must not know the key.  One that may block, is not loaded, fails or
+ * answers might give another answer: then false (the reverse is looked up on its own, as
+ * without lookup_pair). */
 static bool reverse_is_by(struct nfskeys_ctx *ctx, struct idmap_state *st,
-			  const struct backend *by, unsigned kind, uint32_t id)
+			  const struct backend *by, unsigned kind, const char *key)
 {
 	struct nfskeys_idmap_request req = { 0 };
 	struct nfskeys_idmap_answer a;
-	char key[16], reason[256];
+	char buf[KEY_MAX], reason[256];
 
-	snprintf(key, sizeof(key), "%" PRIu32, id);
-	req.kind = kind;
-	req.key = key;
-	req.nfs_domain = st->domain;
-	req.id = id;
+	/* (a name with no user part is nobody's: the chain would not ask) */
+	if (idmap_request_prepare(st, kind, key, buf, sizeof(buf), NULL, &req) < 0 ||
+	    (kind_is_name(kind) && !*req.name))
+		return false;
 	req.nowait = true;
 	for (size_t i = 0; i < st->n_chain; i++) {
 		struct backend *b = st->chain[i];
@@ -109,6 +118,15 @@ static bool reverse_is_by(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			return false;
 	}
 	return false;
+}
+
+const char *idmap_reverse_key(const struct nfskeys_idmap_answer *ans,
+			      const struct nfskeys_idmap_answer *rev, char buf[16])
+{
+	if (kind_is_name(rev->kind))
+		return ans->name;
+	snprintf(buf, 16, "%" PRIu32, rev->id);
+	return buf;
 }
 
 /* Split and validate key into req (name/domain parts in buf). */
@@ -200,7 +218,7 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 	for (size_t i = 0; i < n; i++) {
 		struct backend *b = chain[i];
 		struct nfskeys_idmap_answer a, rev;
-		char reason[256];
+		char reason[256], rkey[16];
 		bool pair;
 		lookup_fn fn;
 		int r;
@@ -273,10 +291,11 @@ int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 			*ret = a;
 			if (ret_backend)
 				*ret_backend = b;
-			/* the id's name from the same search, when the chain would answer the
-			 * id with this backend too: as if looked up (kind, backend, TTL) */
+			/* the id's name (or the name's id) from the same search, when the chain
+			 * would answer that with this backend too: as if looked up (kind,
+			 * backend, TTL) */
 			if (pair && rev.kind == rkind && rev.id == a.id &&
-			    reverse_is_by(ctx, st, b, rkind, a.id)) {
+			    reverse_is_by(ctx, st, b, rkind, idmap_reverse_key(&a, &rev, rkey))) {
 				rev.error = 0;
 				rev.flags = 0;
 				memcpy(rev.backend, b->method, sizeof(b->method));

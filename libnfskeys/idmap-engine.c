@@ -52,8 +52,8 @@ static __attribute__((noinline)) int lookup_slow(struct nfskeys_ctx *ctx, struct
 		if (r == 0 && rev.kind) {
 			char rkey[16];
 
-			snprintf(rkey, sizeof(rkey), "%" PRIu32, rev.id);
-			idmap_cache_put(st->cache, rev.kind, rkey, &rev, 0, rev.ttl);
+			idmap_cache_put(st->cache, rev.kind, idmap_reverse_key(ret, &rev, rkey),
+					&rev, 0, rev.ttl);
 		}
 	}
 	if (r == 0 && ret_reverse)

@@ -27,9 +27,13 @@ int idmap_request_prepare(struct idmap_state *st, unsigned kind, const char *key
 			  struct nfskeys_idmap_request *req);
 /* Walk a chain.  On success ret is complete.  ret_reverse (may be NULL; kind 0 unless
  * filled): for a name -> id answer, the id -> name answer its backend took from the same
- * search (lookup_pair), complete as a lookup of that id would give it, and only when no
- * backend before it in the chain knows the id.  With trace, every backend's verdict is
- * appended to it. */
+ * search (lookup_pair), for an id -> name answer the name -> id one, complete as a lookup
+ * of that id (name) would give it, and only when no backend before it in the chain knows
+ * the id (name).  With trace, every backend's verdict is appended to it. */
+/* The key the reverse answer rev of ans is cached under: ans's name for a name -> id
+ * reverse, else rev's id written into buf. */
+const char *idmap_reverse_key(const struct nfskeys_idmap_answer *ans,
+			      const struct nfskeys_idmap_answer *rev, char buf[16]);
 int idmap_chain_run(struct nfskeys_ctx *ctx, struct idmap_state *st,
 		    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret,
 		    struct nfskeys_idmap_answer *ret_reverse, struct trace *t,

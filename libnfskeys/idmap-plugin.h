@@ -75,8 +75,11 @@ struct nfskeys_idmap_ops {
 	 * (*ret_reverse: id and name; kind set to UID_TO_NAME / GID_TO_GROUP) that lookup
 	 * would give for ret->id, taken from what the same search found, when the backend
 	 * can vouch that it is exactly that answer (e.g. the admin declared ids unique);
-	 * ret_reverse->kind 0 when it cannot.  The engine decides whether the chain lets
-	 * it be cached (idmap_chain_run); thread-safe. */
+	 * ret_reverse->kind 0 when it cannot.  For the id -> name kinds (UID_TO_NAME,
+	 * GID_TO_GROUP) the same the other way: the name -> id answer lookup would give for
+	 * ret->name (*ret_reverse: the id; kind NAME_TO_UID / GROUP_TO_GID).  A backend that
+	 * does not know the id -> name kinds' pairs leaves kind 0 for them.  The engine
+	 * decides whether the chain lets it be cached (idmap_chain_run); thread-safe. */
 	int (*lookup_pair)(void *data, struct nfskeys_ctx *ctx, struct nfskeys_idmap_request *req,
 			   struct nfskeys_idmap_answer *ret,
 			   struct nfskeys_idmap_answer *ret_reverse);

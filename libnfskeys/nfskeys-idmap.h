@@ -109,7 +109,9 @@ int nfskeys_idmap_lookup_full(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind k
  * also the id -> name answer for ret->id when the backend that answered found it in the
  * same search ([LDAP] Unique-Ids) and no backend before it in the chain knows that id:
  * then ret_reverse is that answer (kind UID_TO_NAME / GID_TO_GROUP, as a lookup of the id
- * would give it; without LOOKUP_NO_CACHE it is cached as well).  Otherwise (a cache hit,
+ * would give it; without LOOKUP_NO_CACHE it is cached as well).  For an id -> name kind
+ * (UID_TO_NAME, GID_TO_GROUP) the same the other way ([LDAP] Unique-Names): the name -> id
+ * answer for ret->name (kind NAME_TO_UID / GROUP_TO_GID).  Otherwise (a cache hit,
  * a nobody answer, another kind or backend) ret_reverse->kind is 0.  -EINVAL when
  * ret_reverse is NULL; other errors as nfskeys_idmap_lookup_full(). */
 int nfskeys_idmap_lookup_pair(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind,

@@ -111,6 +111,8 @@ int ldap_conf_read(struct nfskeys_ctx *ctx, struct ldap_conf *c)
 	(void)conf_bool(ctx, "Allow-Cleartext-Bind", &c->allow_cleartext_bind);
 	if ((r = conf_bool(ctx, "Unique-Ids", &c->unique_ids)) < 0)
 		return r;
+	if ((r = conf_bool(ctx, "Unique-Names", &c->unique_names)) < 0)
+		return r;
 	/* durations and numbers of the schema (common/conf-schema.c: bounds, default) */
 	if ((r = conf_get_int(ctx, "LDAP", "Timeout", &c->timeout, why, sizeof(why))) < 0 ||
 	    (r = conf_get_int(ctx, "LDAP", "Search-Timeout", &c->search_timeout, why,

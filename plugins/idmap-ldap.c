@@ -409,6 +409,14 @@ static bool domain_ok(struct ldap_data *d, const struct nfskeys_idmap_request *r
 	       util_realm_is_local(d->ctx, req->domain, req->nfs_domain);
 }
 
+/* Whether name is user@domain (case as the domain comparison of util_domain_is_ours). */
+static bool name_in_domain(const char *name, const char *domain)
+{
+	const char *at = strrchr(name, '@');
+
+	return at && at != name && domain && strcaseeq(at + 1, domain);
+}
+
 /* The id -> name answer of entry e: its NFSv4 name when that has an @domain, else its
  * user/group name in our domain.  One formatting for both paths, so that a reverse
  * answer taken from a name search is byte for byte what the id search gives. */
@@ -424,8 +432,9 @@ static int entry_name(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char 
 	return -EBADMSG;
 }
 
-/* One lookup on connection s.  rev (name -> id kinds, Unique-Ids only): also the id's
- * name from the entry found, rev->kind 0 when there is none to give. */
+/* One lookup on connection s.  rev: also the reverse answer from the entry found, rev->kind 0
+ * when there is none to give: for the name -> id kinds the id's name (Unique-Ids), for the
+ * id -> name kinds the name's id (Unique-Names, a name in our domain only). */
 static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_idmap_request *req,
 		     struct nfskeys_idmap_answer *ret, struct nfskeys_idmap_answer *rev)
 {
@@ -573,6 +582,14 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 	default:
 		ret->id = req->id;
 		r = entry_name(d, s->ld, e, name_attr, req->nfs_domain, ret);
+		/* the name is this entry's alone (Unique-Names): a search by it finds this
+		 * entry (same objectClass, same base), whose id is the one searched for.  Only
+		 * in our domain: a name elsewhere is searched by the NFSv4 name alone, and
+		 * what the engine makes of a foreign domain is not the backend's to say. */
+		if (r == 0 && rev && c->unique_names && name_in_domain(ret->name, req->nfs_domain)) {
+			rev->id = req->id;
+			rev->kind = group ? NFSKEYS_IDMAP_GROUP_TO_GID : NFSKEYS_IDMAP_NAME_TO_UID;
+		}
 		break;
 	}
 	ldap_msgfree(msg);

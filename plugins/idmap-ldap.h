@@ -13,6 +13,7 @@ struct ldap_conf {
 	bool gssapi; /* SASL-Mech = GSSAPI */
 	bool start_tls, allow_cleartext_bind;
 	bool unique_ids; /* the admin vouches: no two entries share a uidNumber/gidNumber */
+	bool unique_names; /* ... and no two entries answer one name (user/group, NFSv4) */
 	int timeout, search_timeout, backoff_max, pool_size;
 	unsigned no_strip; /* IDMAP_NO_STRIP_* bits of [Translation] No-Strip */
 };

@@ -28,7 +28,7 @@ S=$SLAPD_SUFFIX
 	printf 'dn: cn=eng,ou=groups,%s\nobjectClass: posixGroup\ncn: eng\ngidNumber: 20001\n\n' "$S"
 } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
-plan 31
+plan 38
 
 # conf FILE METHOD UNIQUE [LINE...]: a configuration on this slapd
 conf() {
@@ -84,6 +84,32 @@ done
 check_eq "... the NFSv4-name attribute's form, as the id search gives it" \
 	"Alice.Smith@partner.example" "$(sed -n 4p "$T_TMP/yes.out" | field name)"
 check_eq "... and the group's" "eng@ldap.test" "$(sed -n 6p "$T_TMP/yes.out" | field name)"
+
+# ---------------------------------------------------------------- Unique-Names: the other way
+# an id's search gives its name's id: what a client asks after the server named an owner
+cat >"$T_TMP/req5" <<'REQ'
+uid-to-name 10007
+name-to-uid user7@ldap.test
+gid-to-group 20000
+group-to-gid staff@ldap.test
+uid-to-name 30001
+name-to-uid Alice.Smith@partner.example
+REQ
+conf "$T_TMP/names.conf" ldap no 'Unique-Names = yes'
+i0=$(id_searches 0) n0=$(name_searches 0)
+query "$T_TMP/names.conf" "$T_TMP/names.out" <"$T_TMP/req5"
+sed 's/^/# names: /' "$T_TMP/names.out"
+check_eq "Unique-Names = yes: three ids searched" 3 "$(id_searches "$i0")"
+check_eq "... and of the names only the one outside the NFSv4 domain" 1 "$(name_searches "$n0")"
+i0=$(id_searches 0) n0=$(name_searches 0)
+query "$T_TMP/no.conf" "$T_TMP/names-no.out" <"$T_TMP/req5"
+check_eq "Unique-Names = no: three searches by id and three by name" "3 3" \
+	"$(id_searches "$i0") $(name_searches "$n0")"
+for n in 2 4 6; do
+	check_eq "answer $n ($(sed -n "${n}p" "$T_TMP/req5")): co-cached = looked up" \
+		"$(sed -n "${n}p" "$T_TMP/names-no.out" | strip)" \
+		"$(sed -n "${n}p" "$T_TMP/names.out" | strip)"
+done
 
 # ---------------------------------------------------------------- the chain's order
 # nsswitch before ldap: it knows uid 0 (root in /etc/passwd, read without blocking), so
@@ -194,3 +220,7 @@ diag "$out"
 check_contains "Unique-Ids = maybe: the ldap backend refuses to start, naming key and value" \
 	"error: [LDAP] Unique-Ids = maybe: expected yes or no" "$(echo "$out" | grep 'error:')"
 check_contains "... and the lookup fails rather than guess" '"error":' "$out"
+conf "$T_TMP/bad2.conf" ldap no 'Unique-Names = sure'
+out=$(printf 'uid-to-name 10001\n' | "$NFSKEYS" -c "$T_TMP/bad2.conf" idmap query 2>&1)
+check_contains "Unique-Names = sure: refused, naming key and value" \
+	"error: [LDAP] Unique-Names = sure: expected yes or no" "$(echo "$out" | grep 'error:')"

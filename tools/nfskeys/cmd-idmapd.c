@@ -47,8 +47,9 @@ const struct cli_sub idmapd_subs[] = {
 	  "the last answers the daemon gave and which path\n"
 	  "asked (socket, nfsd-idtoname, nfsd-nametoid,\n"
 	  "client-pipe, nfsd-prime; name-search and prefetch\n"
-	  "for an id's name fetched with a name); newest\n"
-	  "first (root only)",
+	  "for an id's name fetched with a name, id-search\n"
+	  "for a name's id with an id); newest first (root\n"
+	  "only)",
 	  idmapd_recent },
 	{ "stats", NULL, "[--json|--prometheus]",
 	  "counters and latency histograms (same as\n"
