@@ -32,6 +32,7 @@ struct attrd_ldap {
 	 * thread only) */
 	struct sync_mark mark;
 	uint64_t generation;
+	bool stopped; /* LDAP-URI removed by a reload: no sync until it comes back */
 	uint64_t syncs, failures, rows, invalid, full_reads, unchanged;
 };
 
@@ -158,10 +159,17 @@ int attrd_ldap_configure(struct attrd_ldap *l, struct nfskeys_ctx *ctx)
 		return r;
 	}
 	if (!s.uri) {
-		log_notice(ctx, "LDAP-URI removed: syncing stops at the next restart; the "
-				"LDAP-sourced policies stay");
+		if (!l->stopped)
+			log_notice(ctx, "LDAP-URI removed: syncing stops; the LDAP-sourced "
+					"policies stay until it is set again");
+		l->stopped = true;
+		/* a sync still running is dropped when it posts its result */
+		l->generation++;
 		return 0;
 	}
+	if (l->stopped)
+		log_notice(ctx, "LDAP-URI set: syncing resumes");
+	l->stopped = false;
 	pthread_mutex_lock(&l->lock);
 	settings_done(&l->cur);
 	l->cur = s;
@@ -268,6 +276,11 @@ static void apply(struct evloop *loop, void *userdata)
 	l->pending = NULL;
 	l->running = false;
 	pthread_mutex_unlock(&l->lock);
+	if (l->stopped) {
+		/* started before a reload removed LDAP-URI: nothing of it is applied */
+		result_free(res);
+		return;
+	}
 	l->syncs++;
 	if (res->error < 0) {
 		l->failures++;
@@ -371,7 +384,7 @@ void attrd_ldap_sync(struct attrd_ldap *l, struct evloop *loop, struct nfskeys_a
 {
 	struct job *j;
 
-	if (!l)
+	if (!l || l->stopped)
 		return;
 	pthread_mutex_lock(&l->lock);
 	if (l->running) {

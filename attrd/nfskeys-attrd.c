@@ -154,6 +154,25 @@ fail:
 	return r;
 }
 
+static void on_sync_timer(struct evloop *loop, struct evtimer *t, void *userdata);
+
+/* The fleet sync, when [Attrd] LDAP-URI is set: at start, or at the reload that sets it
+ * first.  The first sync too is spread over Sync-Splay. */
+static int ldap_sync_start(struct attrd *d)
+{
+	int r = attrd_ldap_new(d->ctx, &d->ldap);
+
+	if (r < 0 || !d->ldap)
+		return r;
+	r = evloop_add_timer(d->loop, evloop_now(d->loop) + attrd_ldap_delay_usec(d->ldap, true),
+			     on_sync_timer, d, &d->sync_timer);
+	if (r < 0) {
+		attrd_ldap_free(d->ldap);
+		d->ldap = NULL;
+	}
+	return r;
+}
+
 /* Swap a loaded configuration in, in one step; *c then holds the old one to free. */
 static void config_swap(struct attrd *d, struct attrd_config *c)
 {
@@ -195,6 +214,8 @@ static int attrd_reload(struct attrd *d, char *msg, size_t msg_size)
 					       "changes take effect at restart");
 		config_swap(d, &c);
 		config_clear(&c);
+		if (!d->ldap && ldap_sync_start(d) == 0 && d->ldap)
+			daemon_log(LOG_NOTICE, "LDAP-URI set: syncing starts");
 		sweep(d);
 		d->generation++;
 		snprintf(msg, msg_size, "configuration %s loaded (generation %llu)",
@@ -412,18 +433,10 @@ int main(int argc, char *argv[])
 		lfd = -1;
 		goto out;
 	}
-	r = attrd_ldap_new(d.ctx, &d.ldap);
+	r = ldap_sync_start(&d);
 	if (r < 0) {
 		daemon_log(LOG_ERR, "LDAP sync: %s", strerror(-r));
 		goto out;
-	}
-	if (d.ldap) {
-		/* the first sync too is spread over Sync-Splay */
-		r = evloop_add_timer(d.loop,
-				     evloop_now(d.loop) + attrd_ldap_delay_usec(d.ldap, true),
-				     on_sync_timer, &d, &d.sync_timer);
-		if (r < 0)
-			goto out;
 	}
 	/* the sub-mounts' table lives next to the socket (root's runtime directory) */
 	if (mkdir(d.runtime_dir, 0755) < 0 && errno != EEXIST)

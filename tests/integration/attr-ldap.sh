@@ -13,7 +13,7 @@ sed -i "/inetorgperson.schema/a include $top_srcdir/data/nfskeys-attr.schema" "$
 t_slapd_restart || { sed 's/^/# /' "$SLAPD_DIR/slapd.log" | tail -20
 	fail_all "slapd rejects the shipped data/nfskeys-attr.schema"; }
 
-plan 19
+plan 25
 
 # the schema's OIDs are under our UUID arc (X.667: 2.25.<UUID as an integer>), as slapd
 # itself reports them
@@ -137,3 +137,42 @@ printf 'dn: cn=home,ou=nfskeys,dc=nfskeys,dc=test\nchangetype: modify\nreplace: 
 	ldapmodify -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" >/dev/null
 t_wait_for "[ \"\$(eff nfs://fleet/export/home/alice lookupcache)\" = 'all ldap' ]" 15
 check_eq "LDAP back: syncing resumes" "all ldap" "$(eff nfs://fleet/export/home/alice lookupcache)"
+
+# a reload that removes LDAP-URI stops syncing and keeps the LDAP-sourced policies; one
+# that sets it again resumes
+syncs() { na stats --prometheus | awk '$1 == "nfskeys_attrd_ldap_syncs_total" { print $2 }'; }
+ldap_set_home() {
+	printf 'dn: cn=home,ou=nfskeys,dc=nfskeys,dc=test\nchangetype: modify\nreplace: nfskeysAttribute\nnfskeysAttribute: lookupcache=%s\n' "$1" |
+		ldapmodify -x -H "$SLAPD_URI" -D "$SLAPD_ROOTDN" -y "$SLAPD_ROOTPW_FILE" >/dev/null
+}
+sed -i '/^LDAP-URI/d' "$CONF"
+kill -HUP "$ATTRD_PID"
+t_wait_for "grep -q 'LDAP-URI removed: syncing stops' '$T_TMP/attrd.log'" 10
+before=$(syncs)
+ldap_set_home none
+# Sync-Interval is 1 s: three intervals with no sync
+sleep 3
+check_eq "LDAP-URI removed by a reload: no more syncs" "$before" "$(syncs)"
+check_eq "... and the LDAP-sourced policy stays" "all ldap" \
+	"$(eff nfs://fleet/export/home/alice lookupcache)"
+sed -i "/^LDAP-Base/i LDAP-URI = $SLAPD_URI" "$CONF"
+kill -HUP "$ATTRD_PID"
+t_wait_for "[ \"\$(eff nfs://fleet/export/home/alice lookupcache)\" = 'none ldap' ]" 15
+check_eq "LDAP-URI set again by a reload: syncing resumes" "none ldap" \
+	"$(eff nfs://fleet/export/home/alice lookupcache)"
+
+# a daemon started without LDAP-URI starts syncing at the reload that sets it
+kill "$ATTRD_PID"; wait "$ATTRD_PID" 2>/dev/null
+sed -i '/^LDAP-URI/d' "$CONF"
+start_daemon
+t_wait_for "na show nfs://fleet/export >/dev/null 2>&1" 10
+ldap_set_home positive
+sleep 2
+check_eq "started without LDAP-URI: nothing synced" "none ldap" \
+	"$(eff nfs://fleet/export/home/alice lookupcache)"
+sed -i "/^LDAP-Base/i LDAP-URI = $SLAPD_URI" "$CONF"
+kill -HUP "$ATTRD_PID"
+t_wait_for "[ \"\$(eff nfs://fleet/export/home/alice lookupcache)\" = 'positive ldap' ]" 15
+check_eq "a reload that sets LDAP-URI starts syncing" "positive ldap" \
+	"$(eff nfs://fleet/export/home/alice lookupcache)"
+check_contains "... and says so" "LDAP-URI set: syncing starts" "$(cat "$T_TMP/attrd.log")"
