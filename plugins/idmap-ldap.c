@@ -138,7 +138,8 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	if (d->c.gssapi) {
 		char err[512];
 
-		r = ldap_gss_init(&d->gss, d->c.keytab, d->c.principal, err, sizeof(err));
+		r = ldap_gss_init(&d->gss, "[LDAP] ", d->c.keytab, d->c.principal, err,
+				  sizeof(err));
 		d->gss_ready = true;
 		if (r < 0) {
 			plog(ctx, LOG_ERR, "idmap ldap: %s", err);
