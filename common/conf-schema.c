@@ -116,6 +116,9 @@ static const struct conf_key_def schema[] = {
 	{ "LDAP", "Group-Name-Attr", TEXT(CONF_STRING), NULL, "cn", "attribute of group names" },
 	{ "LDAP", "Member-Attr", TEXT(CONF_STRING), NULL, "memberUid",
 	  "attribute of group members" },
+	{ "LDAP", "Group-Membership", ENUM("token-groups|member|member-uid"), "(Schema)",
+	  "a principal's groups: AD's tokenGroups or nested member, or Member-Attr "
+	  "(ad: token-groups, else member-uid)" },
 	{ "LDAP", "Timeout", DUR_S(1, 3600), NULL, "5", "connect and bind timeout" },
 	{ "LDAP", "Search-Timeout", DUR_S(1, 3600), NULL, "5", "search timeout" },
 	{ "LDAP", "Backoff-Max", DUR_S(1, 3600), NULL, "30",
