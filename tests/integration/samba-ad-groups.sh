@@ -6,8 +6,10 @@
 #    tokenGroups) and member (LDAP_MATCHING_RULE_IN_CHAIN) each against the DC's own
 #    tokenGroups read with ldbsearch from its sam.ldb, each SID taken to its group's
 #    gidNumber (a group without one is no gid); and against winbind on the member
-#    (wbinfo --user-sids, each SID's gid from the ad backend with schema_mode rfc2307).  A user in more
-#    groups than an answer holds: cut at 64, and a log says so.
+#    (wbinfo --user-sids, each SID's gid from the ad backend with schema_mode rfc2307).
+#    A user whose tokenGroups the member may not read (an ACE denies it): the same
+#    groups through member, and a log says so.  A user in more groups than an answer
+#    holds: cut at 64, and a log says so.
 #  - the sid backend's "ad" ranges with [SID] AD-SASL-Mech = GSSAPI and AD-Keytab:
 #    every SID of the domain -> uid and gid, as winbind's ad backend answers.
 . "$top_srcdir/tests/harness/lib.sh"
@@ -33,6 +35,7 @@ nk() { t_samba_member_run "$NFSKEYS" "$@"; }
 #   nogid (no gidNumber), with alice: no gid
 #   dave (uidNumber 10003, gidNumber 20001) in no group
 #   many (uidNumber 10004, gidNumber 20001) in g1 .. g70 (gidNumber 21001 .. 21070)
+#   erin (uidNumber 10005, gidNumber 20001) in devs, her tokenGroups denied to the member
 {
 	for g in eng:20010 devs:20011 outer:20012 nogid:-; do
 		printf 'dn: CN=%s,CN=Users,%s\nchangetype: add\nobjectClass: group\n' "${g%%:*}" "$B"
@@ -46,11 +49,11 @@ nk() { t_samba_member_run "$NFSKEYS" "$@"; }
 		printf 'sAMAccountName: g%d\ngidNumber: %d\n\n' $i $((21000 + i))
 		i=$((i + 1))
 	done
-	for u in dave:10003 many:10004; do
+	for u in dave:10003 many:10004 erin:10005; do
 		printf 'dn: CN=%s,CN=Users,%s\nchangetype: add\nobjectClass: user\n' "${u%%:*}" "$B"
 		printf 'sAMAccountName: %s\nuidNumber: %s\ngidNumber: 20001\n\n' "${u%%:*}" "${u#*:}"
 	done
-	for m in staff:alice devs:alice plain:alice nogid:alice eng:devs outer:plain; do
+	for m in staff:alice devs:alice plain:alice nogid:alice eng:devs outer:plain devs:erin; do
 		printf 'dn: CN=%s,CN=Users,%s\nchangetype: modify\nadd: member\n' "${m%%:*}" "$B"
 		printf 'member: CN=%s,CN=Users,%s\n\n' "${m#*:}" "$B"
 	done
@@ -63,6 +66,12 @@ nk() { t_samba_member_run "$NFSKEYS" "$@"; }
 } >"$T_TMP/groups.ldif"
 TDB_NO_FSYNC=1 ldbmodify -H "$SAM" "$T_TMP/groups.ldif" >"$T_TMP/groups.log" 2>&1 ||
 	{ tail -5 "$T_TMP/groups.log" >&2; fail_all "ldbmodify of the test's groups"; }
+# an ACE denying the member's machine account the reading of erin's tokenGroups (the
+# attribute's schemaIDGUID)
+member_sid=$(ldbsearch -H "$SAM" '(sAMAccountName=MEMBER1$)' objectSid | sed -n 's/^objectSid: //p')
+TDB_NO_FSYNC=1 samba-tool dsacl set -H "$SAM" --objectdn="CN=erin,CN=Users,$B" \
+	--sddl="(OD;;RP;b7c69e6d-2cc7-11d2-854e-00a0c983f608;;$member_sid)" \
+	>>"$T_TMP/groups.log" 2>&1 || { tail -5 "$T_TMP/groups.log" >&2; fail_all "dsacl set"; }
 
 # The DC's answer for USER: its tokenGroups (ldbsearch, base scope on its entry), each
 # SID to the gidNumber of its group (unsigned), those without one left out; then the
@@ -83,6 +92,9 @@ dc_groups() {
 		$1 == "gid" { print $2 }
 		END { if (!n) print "no-tokenGroups" }' "$T_TMP/group-gids" - | sort -u
 }
+
+# the lines of $1 on one line
+oneline() { printf '%s\n' "$1" | tr '\n' ' ' | sed 's/ *$//'; }
 
 # nfskeys's groups of USER@REALM with configuration CONF: one "GID" a line, sorted
 # (the primary gid among them); its stderr in $T_TMP/nk.err
@@ -109,7 +121,7 @@ sed 's/^Schema = ad$/Schema = ad\nGroup-Membership = member/' "$T_TMP/tg.conf" >
 sed 's/^Schema = ad$/Schema = ad\nGroup-Membership = member-uid/' "$T_TMP/tg.conf" \
 	>"$T_TMP/memberuid.conf"
 
-plan 16
+plan 18
 
 check_eq "the DC: alice's tokenGroups with a gidNumber (and hers) are staff, devs, eng, outer" \
 	"20001 20010 20011 20012" "$(dc_groups alice | tr '\n' ' ' | sed 's/ $//')"
@@ -119,14 +131,22 @@ for conf in tg member; do
 		got=$(nk_groups $u "$T_TMP/$conf.conf")
 		if [ -n "$got" ] && [ "$got" = "$want" ]; then
 			ok "$conf: $u@$REALM's groups are the DC's tokenGroups with a gidNumber" \
-				"($(echo $got))"
+				"($(oneline "$got"))"
 		else
 			not_ok "$conf: $u@$REALM's groups are the DC's tokenGroups with a gidNumber"
-			diag "DC: $(echo $want)" "nfskeys: $(echo $got)"
+			diag "DC: $(oneline "$want")" "nfskeys: $(oneline "$got")"
 			sed 's/^/# stderr: /' "$T_TMP/nk.err"
 		fi
 	done
 done
+# tokenGroups not readable: nested member instead, and a log says so
+want=$(dc_groups erin)
+got=$(nk_groups erin "$T_TMP/tg.conf")
+check_eq "tg: erin@$REALM (tokenGroups denied): the DC's groups all the same, by member" \
+	"$(oneline "$want")" "$(oneline "$got")"
+check_contains "tg: erin@$REALM: the fallback is logged" \
+	"the tokenGroups of erin@$REALM cannot be read: groups by nested member instead" \
+	"$(cat "$T_TMP/nk.err")"
 check_eq "member-uid (the directory's memberUid, none here): alice's primary gid alone" \
 	20001 "$(nk_groups alice "$T_TMP/memberuid.conf" | tr '\n' ' ' | sed 's/ $//')"
 
@@ -159,9 +179,9 @@ if t_samba_winbind_start "$T_TMP/wb.conf"; then
 	# gidNumber, and then gives no token at all: NT_STATUS_NO_SUCH_USER)
 	t_wbinfo --user-sids "$(t_samba_ad_sid alice)" >"$T_TMP/wb-token" 2>&1
 	# shellcheck disable=SC2046
-	wb=$(t_wbinfo_ids $(cat "$T_TMP/wb-token") 2>>"$T_TMP/wb-token" |
+	wb=$(t_wbinfo_ids $(cat "$T_TMP/wb-token") 2>"$T_TMP/wb-ids.err" |
 		awk '$3 != "unmapped" && ($3 >= 10000 || $3 < 5000) { print $3 }' | sort -u)
-	[ -n "$wb" ] || sed 's/^/# wbinfo --user-sids: /' "$T_TMP/wb-token"
+	[ -n "$wb" ] || sed 's/^/# wbinfo: /' "$T_TMP/wb-token" "$T_TMP/wb-ids.err"
 	# the domain's SIDs, users and groups, for the sid backend below
 	t_samba_ad_objects | awk -v d="$DOM-" 'index($1, d) == 1 && ($2 == "user" ||
 		$2 == "group") { print $1 }' | sort >"$T_TMP/sids"
@@ -169,7 +189,7 @@ if t_samba_winbind_start "$T_TMP/wb.conf"; then
 	t_wbinfo_ids $(cat "$T_TMP/sids") | sort >"$T_TMP/wb-ids"
 	t_samba_winbind_stop
 	check_eq "winbind (wbinfo --user-sids, its gids) and nfskeys: alice's groups with a gid" \
-		"$(echo $wb)" "$(nk_groups alice "$T_TMP/tg.conf" | tr '\n' ' ' | sed 's/ $//')"
+		"$(oneline "$wb")" "$(nk_groups alice "$T_TMP/tg.conf" | tr '\n' ' ' | sed 's/ $//')"
 else
 	not_ok "winbindd did not start with the ad backend (log above)"
 	: >"$T_TMP/wb-ids"
