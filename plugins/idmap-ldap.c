@@ -14,7 +14,8 @@
  * as AD keeps them too: 2^31 and more stored negative (ldap-values.c).  With [LDAP]
  * Unique-Ids a name -> id search also gives the engine that id's name, formatted from
  * the same entry as an id -> name search would (lookup_pair): one search per new owner
- * instead of two. */
+ * instead of two.  A principal's groups ([LDAP] Group-Membership): memberUid, or in AD
+ * the user's tokenGroups or its nested member (principal_groups). */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
