@@ -40,11 +40,12 @@ static int conf_bool(struct nfskeys_ctx *ctx, const char *key, bool *ret)
 	return 0;
 }
 
-/* Schema and SASL-Mech: the two words they take, told apart from typos */
+/* Schema, SASL-Mech and Group-Membership: the words they take, told apart from typos */
 static int conf_words(struct nfskeys_ctx *ctx, struct ldap_conf *c)
 {
 	const char *schema = nfskeys_conf_get(ctx, "LDAP", "Schema");
 	const char *mech = nfskeys_conf_get(ctx, "LDAP", "SASL-Mech");
+	const char *gm = nfskeys_conf_get(ctx, "LDAP", "Group-Membership");
 
 	if (schema && *schema && !strcaseeq(schema, "rfc2307") && !strcaseeq(schema, "ad")) {
 		plog(ctx, LOG_ERR, "[LDAP] Schema = %s: expected rfc2307 or ad", schema);
@@ -56,6 +57,20 @@ static int conf_words(struct nfskeys_ctx *ctx, struct ldap_conf *c)
 		return -EINVAL;
 	}
 	c->gssapi = mech && *mech;
+	if (!gm || !*gm)
+		c->groups = c->ad ? LDAP_GROUPS_TOKEN_GROUPS : LDAP_GROUPS_MEMBER_UID;
+	else if (strcaseeq(gm, "member-uid"))
+		c->groups = LDAP_GROUPS_MEMBER_UID;
+	else if (strcaseeq(gm, "token-groups"))
+		c->groups = LDAP_GROUPS_TOKEN_GROUPS;
+	else if (strcaseeq(gm, "member"))
+		c->groups = LDAP_GROUPS_MEMBER;
+	else {
+		plog(ctx, LOG_ERR,
+		     "[LDAP] Group-Membership = %s: expected token-groups, member or member-uid",
+		     gm);
+		return -EINVAL;
+	}
 	if (c->gssapi && nfskeys_conf_get(ctx, "LDAP", "Bind-DN")) {
 		plog(ctx, LOG_ERR,
 		     "[LDAP] SASL-Mech = GSSAPI binds as the keytab's principal: "

@@ -14,7 +14,8 @@
  * as AD keeps them too: 2^31 and more stored negative (ldap-values.c).  With [LDAP]
  * Unique-Ids a name -> id search also gives the engine that id's name, formatted from
  * the same entry as an id -> name search would (lookup_pair): one search per new owner
- * instead of two. */
+ * instead of two.  A principal's groups ([LDAP] Group-Membership): memberUid, or in AD
+ * the user's tokenGroups or its nested member (principal_groups). */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
@@ -138,7 +139,8 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 	if (d->c.gssapi) {
 		char err[512];
 
-		r = ldap_gss_init(&d->gss, d->c.keytab, d->c.principal, err, sizeof(err));
+		r = ldap_gss_init(&d->gss, "[LDAP] ", d->c.keytab, d->c.principal, err,
+				  sizeof(err));
 		d->gss_ready = true;
 		if (r < 0) {
 			plog(ctx, LOG_ERR, "idmap ldap: %s", err);
@@ -301,22 +303,27 @@ static int escape(const char *value, char **ret)
 	return 0;
 }
 
-/* Run one search (retrying once on a dropped connection); *ret_msg on success. */
-static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter,
-		  char **attrs, LDAPMessage **ret_msg)
+/* Run one search of scope, at most limit entries (retrying once on a dropped connection);
+ * *ret_msg on success, and *cut (when not NULL) whether the server had more entries. */
+static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *base, int scope,
+		      const char *filter, char **attrs, int limit, LDAPMessage **ret_msg, bool *cut)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
 	int r;
 
+	if (cut)
+		*cut = false;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		LDAPMessage *msg = NULL;
 
 		r = ensure_connected(d, s);
 		if (r < 0)
 			return r;
-		r = ldap_search_ext_s(s->ld, base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL, NULL,
-				      &tv, 16, &msg);
+		r = ldap_search_ext_s(s->ld, base, scope, filter, attrs, 0, NULL, NULL, &tv, limit,
+				      &msg);
 		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED) {
+			if (cut)
+				*cut = r == LDAP_SIZELIMIT_EXCEEDED;
 			*ret_msg = msg;
 			return 0;
 		}
@@ -338,6 +345,12 @@ static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, co
 			return fail_down(d, s, r, "search");
 	}
 	return -EHOSTDOWN;
+}
+
+static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter,
+		  char **attrs, LDAPMessage **ret_msg)
+{
+	return search_ext(d, s, base, LDAP_SCOPE_SUBTREE, filter, attrs, 16, ret_msg, NULL);
 }
 
 static int first_value(LDAP *ld, LDAPMessage *e, const char *attr, char *buf, size_t size)
@@ -430,6 +443,159 @@ static int entry_name(struct ldap_data *d, LDAP *ld, LDAPMessage *e, const char 
 	if (first_value(ld, e, name_attr, v, sizeof(v)) == 0)
 		return util_answer_name(ret, v, d->c.name_domain[0] ? d->c.name_domain : nfs_domain);
 	return -EBADMSG;
+}
+
+/* SIDs of tokenGroups taken into one search at most: a token of AD holds 1015 groups at
+ * most, so a real one is never cut. */
+#define AD_TOKEN_SIDS_MAX 1024
+
+/* The filter value of a binary SID: each byte escaped (what AD and Samba match
+ * objectSid with in any version).  0, or -EINVAL when v is no SID. */
+static int sid_filter(const struct berval *v, char **p, char *end)
+{
+	const unsigned char *b = (const unsigned char *)v->bv_val;
+
+	if (v->bv_len < 8 || v->bv_len != 8 + 4 * (size_t)b[1] || b[1] > 15 ||
+	    (size_t)(end - *p) < 16 + 3 * v->bv_len)
+		return -EINVAL;
+	*p += sprintf(*p, "(objectSid=");
+	for (size_t i = 0; i < v->bv_len; i++)
+		*p += sprintf(*p, "\\%02x", b[i]);
+	*p += sprintf(*p, ")");
+	return 0;
+}
+
+/* Schema = ad: the filter of the groups (with a gid) user entry e is in, transitively,
+ * into *ret: those of its tokenGroups (Group-Membership = token-groups; one base
+ * search of the user's entry, AD computes the closure), or those whose member has the
+ * user's DN through any chain of nested groups (member, or token-groups when the
+ * tokenGroups cannot be read: one search, the server follows the nesting).  Groups
+ * without gidNumber are left out: this backend maps names and ids of the directory
+ * only; a gid for a SID is the sid backend's. */
+static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessage *e,
+			    struct nfskeys_idmap_request *req, char **ret)
+{
+	const struct ldap_conf *c = &d->c;
+	char *attrs[] = { "tokenGroups", NULL };
+	char *dn = ldap_get_dn(s->ld, e), *edn = NULL, *f, *p;
+	struct berval **v = NULL;
+	LDAPMessage *msg = NULL;
+	size_t n = 0, size;
+	int r;
+
+	if (!dn)
+		return -ENOMEM;
+	if (c->groups == LDAP_GROUPS_TOKEN_GROUPS) {
+		r = search_ext(d, s, dn, LDAP_SCOPE_BASE, "(objectClass=*)", attrs, 1, &msg, NULL);
+		if (r < 0) {
+			ldap_memfree(dn);
+			return r;
+		}
+		if (msg && ldap_first_entry(s->ld, msg))
+			v = ldap_get_values_len(s->ld, ldap_first_entry(s->ld, msg), "tokenGroups");
+		ldap_msgfree(msg);
+		n = v ? (size_t)ldap_count_values_len(v) : 0;
+		/* every account is in one group at least (its primary group): none is no
+		 * right to read them, or a directory that computes none */
+		if (!n)
+			plog(d->ctx, LOG_NOTICE,
+			     "idmap ldap: the tokenGroups of %s cannot be read: groups by nested "
+			     "member instead",
+			     req->key);
+	}
+	if (n) {
+		if (n > AD_TOKEN_SIDS_MAX) {
+			plog(d->ctx, LOG_WARNING,
+			     "idmap ldap: %s has %zu tokenGroups: only the first %d are looked up",
+			     req->key, n, AD_TOKEN_SIDS_MAX);
+			n = AD_TOKEN_SIDS_MAX;
+		}
+		size = 64 + strlen(c->group_class) + strlen(c->gidnum_attr) + n * (16 + 3 * 68);
+		f = malloc(size);
+		if (!f) {
+			ldap_value_free_len(v);
+			ldap_memfree(dn);
+			return -ENOMEM;
+		}
+		p = f + sprintf(f, "(&(objectClass=%s)(%s=*)(|", c->group_class, c->gidnum_attr);
+		for (size_t i = 0; i < n; i++)
+			(void)sid_filter(v[i], &p, f + size - 8); /* (a value no SID: skipped) */
+		strcpy(p, "))");
+		ldap_value_free_len(v);
+		ldap_memfree(dn);
+		*ret = f;
+		return 0;
+	}
+	ldap_value_free_len(v);
+	r = escape(dn, &edn);
+	ldap_memfree(dn);
+	if (r < 0)
+		return r;
+	r = asprintf(ret, "(&(objectClass=%s)(%s=*)(member:1.2.840.113556.1.4.1941:=%s))",
+		     c->group_class, c->gidnum_attr, edn);
+	ber_memfree(edn);
+	return r < 0 ? -ENOMEM : 0;
+}
+
+/* The supplementary gids of a principal after ret->groups[0], its primary gid: at most
+ * NFSKEYS_IDMAP_GROUPS_MAX in all, a log and NFSKEYS_IDMAP_ANSWER_TRUNCATED when the user
+ * is in more.  Schema = ad: AD's membership (ad_groups_filter); else the groups whose
+ * Member-Attr is the user's name (the user name attribute of entry e). */
+static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessage *e,
+			    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
+{
+	const struct ldap_conf *c = &d->c;
+	char *gattrs[] = { c->gidnum_attr, NULL };
+	char *filter = NULL, uname[NFSKEYS_IDMAP_NAME_MAX], *euname = NULL;
+	LDAPMessage *gm = NULL;
+	bool cut = false;
+	int r;
+
+	if (c->groups != LDAP_GROUPS_MEMBER_UID) {
+		r = ad_groups_filter(d, s, e, req, &filter);
+		if (r < 0)
+			return r;
+	} else {
+		if (first_value(s->ld, e, c->uid_attr, uname, sizeof(uname)) < 0 ||
+		    escape(uname, &euname) < 0)
+			return 0;
+		r = asprintf(&filter, "(&(objectClass=%s)(%s=%s))", c->group_class, c->member_attr,
+			     euname);
+		ber_memfree(euname);
+		if (r < 0)
+			return -ENOMEM;
+	}
+	/* one entry more than fits, the primary group's among them, tells "more" */
+	r = search_ext(d, s, c->group_base, LDAP_SCOPE_SUBTREE, filter, gattrs,
+		       NFSKEYS_IDMAP_GROUPS_MAX + 1, &gm, &cut);
+	free(filter);
+	if (r < 0)
+		return c->groups == LDAP_GROUPS_MEMBER_UID ? 0 : r;
+	for (LDAPMessage *g = gm ? ldap_first_entry(s->ld, gm) : NULL; g;
+	     g = ldap_next_entry(s->ld, g)) {
+		uint32_t gid;
+		bool dup = false;
+
+		if (value_id(s->ld, g, c->gidnum_attr, &gid) < 0)
+			continue;
+		for (uint32_t i = 0; i < ret->n_groups && !dup; i++)
+			dup = ret->groups[i] == gid;
+		if (dup)
+			continue;
+		if (ret->n_groups >= NFSKEYS_IDMAP_GROUPS_MAX) {
+			cut = true;
+			break;
+		}
+		ret->groups[ret->n_groups++] = gid;
+	}
+	ldap_msgfree(gm);
+	if (cut) {
+		ret->flags |= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
+		plog(d->ctx, LOG_WARNING,
+		     "idmap ldap: %s is in more than %d groups with a %s: the list is cut there",
+		     req->key, NFSKEYS_IDMAP_GROUPS_MAX, c->gidnum_attr);
+	}
+	return 0;
 }
 
 /* One lookup on connection s.  rev: also the reverse answer from the entry found, rev->kind 0
@@ -541,44 +707,18 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 						    NFSKEYS_IDMAP_UID_TO_NAME;
 		}
 		break;
-	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS: {
-		char uname[NFSKEYS_IDMAP_NAME_MAX];
-		LDAPMessage *gm = NULL;
-		char *gattrs[] = { c->gidnum_attr, NULL };
-		char *euname = NULL;
-
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
 		r = entry_id(d, s->ld, e, c->uidnum_attr, req, &ret->id);
 		if (r == 0)
 			r = entry_id(d, s->ld, e, c->gidnum_attr, req, &ret->gid);
-		if (r == 0 && first_value(s->ld, e, c->uid_attr, uname, sizeof(uname)) == 0 &&
-		    escape(uname, &euname) == 0) {
-			free(filter);
-			filter = NULL;
-			if (asprintf(&filter, "(&(objectClass=%s)(%s=%s))", c->group_class,
-				     c->member_attr, euname) < 0)
-				filter = NULL;
-			ber_memfree(euname);
+		if (r == 0) {
 			ret->groups[0] = ret->gid;
 			ret->n_groups = 1;
-			if (filter && search(d, s, c->group_base, filter, gattrs, &gm) == 0 && gm) {
-				for (LDAPMessage *g = ldap_first_entry(s->ld, gm); g;
-				     g = ldap_next_entry(s->ld, g)) {
-					uint32_t gid;
-
-					if (value_id(s->ld, g, c->gidnum_attr, &gid) < 0 ||
-					    gid == ret->gid)
-						continue;
-					if (ret->n_groups >= NFSKEYS_IDMAP_GROUPS_MAX) {
-						ret->flags |= NFSKEYS_IDMAP_ANSWER_TRUNCATED;
-						break;
-					}
-					ret->groups[ret->n_groups++] = gid;
-				}
-			}
-			ldap_msgfree(gm);
+			r = principal_groups(d, s, e, req, ret);
+			if (r == -EHOSTDOWN)
+				util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", s->last_error);
 		}
 		break;
-	}
 	default:
 		ret->id = req->id;
 		r = entry_name(d, s->ld, e, name_attr, req->nfs_domain, ret);

@@ -10,6 +10,11 @@ struct ldap_conf {
 	char *name_domain;		/* "" or the @domain of id -> name answers */
 	char *keytab, *principal;	/* of the GSSAPI bind */
 	bool ad;     /* Schema = ad: Active Directory's names and classes by default */
+	enum {
+		LDAP_GROUPS_MEMBER_UID,	  /* the groups whose Member-Attr is the user's name */
+		LDAP_GROUPS_TOKEN_GROUPS, /* AD: the user's tokenGroups, else as below */
+		LDAP_GROUPS_MEMBER,	  /* AD: member, nested (LDAP_MATCHING_RULE_IN_CHAIN) */
+	} groups;			  /* Group-Membership */
 	bool gssapi; /* SASL-Mech = GSSAPI */
 	bool start_tls, allow_cleartext_bind;
 	bool unique_ids; /* the admin vouches: no two entries share a uidNumber/gidNumber */

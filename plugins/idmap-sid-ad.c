@@ -5,17 +5,20 @@
  * uid.  Values outside MIN-MAX, and values that are no unsigned 32-bit number (AD keeps
  * uidNumber as a signed 32-bit integer: 3000000000 reads back as -1294967296), map to
  * nothing.  Back: the one account or group whose uidNumber/gidNumber is the id.
- * One connection ([SID] AD-URI, AD-Base, a simple bind as AD-Bind-DN with the password
- * in AD-Bind-Password-File, TLS as the ldap backend does it: common/ldap-tls.c), opened
- * on first use and once more when the server went away. */
+ * One connection ([SID] AD-URI, AD-Base; a SASL GSSAPI bind from a keytab, AD-SASL-Mech,
+ * AD-Keytab and AD-Principal, as the ldap backend's: ldap-gss.c; or a simple bind as
+ * AD-Bind-DN with the password in AD-Bind-Password-File; TLS as the ldap backend does it:
+ * common/ldap-tls.c), opened on first use and once more when the server went away. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <ldap.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "conf-get.h"
 #include "idmap-sid.h"
 #include "idmap-util.h"
+#include "ldap-gss.h"
 #include "ldap-tls.h"
 
 #define UF_USERS "(|(sAMAccountType=805306368)(sAMAccountType=805306369)(sAMAccountType=805306370))"
@@ -25,8 +28,11 @@
 
 struct sid_ad {
 	pthread_mutex_t lock;
-	char *uri, *base, *bind_dn, *pw_file, *ca_file;
+	char *uri, *base, *bind_dn, *pw_file, *ca_file, *keytab, *principal;
 	bool start_tls, allow_cleartext;
+	bool gssapi;	/* AD-SASL-Mech = GSSAPI */
+	bool gss_ready; /* gss initialised (to be released) */
+	struct ldap_gss gss;
 	int timeout;
 	struct ldap_tls tls;
 	LDAP *ld;
@@ -77,7 +83,11 @@ void sid_ad_done(struct sid_ad *a)
 		return;
 	if (a->ld)
 		ldap_unbind_ext_s(a->ld, NULL, NULL);
+	if (a->gss_ready)
+		ldap_gss_done(&a->gss);
 	pthread_mutex_destroy(&a->lock);
+	free(a->keytab);
+	free(a->principal);
 	free(a->uri);
 	free(a->base);
 	free(a->bind_dn);
@@ -89,7 +99,8 @@ void sid_ad_done(struct sid_ad *a)
 int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 {
 	struct sid_ad *a = calloc(1, sizeof(*a));
-	char err[256];
+	const char *mech;
+	char err[512];
 	bool b;
 	int r;
 
@@ -102,8 +113,29 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 	a->bind_dn = conf_dup(ctx, "AD-Bind-DN");
 	a->pw_file = conf_dup(ctx, "AD-Bind-Password-File");
 	a->ca_file = conf_dup(ctx, "AD-CA-File");
-	if (!a->uri || !a->base || !a->bind_dn || !a->pw_file || !a->ca_file)
+	a->keytab = conf_dup(ctx, "AD-Keytab");
+	a->principal = conf_dup(ctx, "AD-Principal");
+	if (!a->uri || !a->base || !a->bind_dn || !a->pw_file || !a->ca_file || !a->keytab ||
+	    !a->principal)
 		return -ENOMEM;
+	mech = nfskeys_conf_get(ctx, "SID", "AD-SASL-Mech");
+	if (mech && *mech && !strcaseeq(mech, "GSSAPI")) {
+		plog(ctx, LOG_ERR, "[SID] AD-SASL-Mech = %s: only GSSAPI is supported", mech);
+		return -EINVAL;
+	}
+	a->gssapi = mech && *mech;
+	if (a->gssapi && (a->bind_dn[0] || a->pw_file[0])) {
+		plog(ctx, LOG_ERR,
+		     "[SID] AD-SASL-Mech = GSSAPI binds as the keytab's principal: "
+		     "remove AD-Bind-DN and AD-Bind-Password-File");
+		return -EINVAL;
+	}
+	if (!a->gssapi && (a->keytab[0] || a->principal[0])) {
+		plog(ctx, LOG_ERR,
+		     "[SID] AD-Keytab and AD-Principal are for AD-SASL-Mech = GSSAPI: "
+		     "set it, or remove them");
+		return -EINVAL;
+	}
 	if (!a->uri[0] || !a->base[0]) {
 		plog(ctx, LOG_ERR, "[SID]: a domain = ad range needs AD-URI and AD-Base");
 		return -EINVAL;
@@ -134,6 +166,16 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 		r = ldap_tls_check_bind(&a->tls, a->allow_cleartext, err, sizeof(err));
 		if (r < 0) {
 			plog(ctx, LOG_ERR, "%s", err);
+			return r;
+		}
+	}
+	/* GSSAPI: the keytab must be there and hold the principal now, not at the first
+	 * lookup */
+	if (a->gssapi) {
+		r = ldap_gss_init(&a->gss, "[SID] AD-", a->keytab, a->principal, err, sizeof(err));
+		a->gss_ready = true;
+		if (r < 0) {
+			plog(ctx, LOG_ERR, "idmap sid ad: %s", err);
 			return r;
 		}
 	}
@@ -189,6 +231,16 @@ static int connect_ad(struct nfskeys_ctx *ctx, struct sid_ad *a, char *err, size
 	ldap_set_option(a->ld, LDAP_OPT_TIMEOUT, &tv);
 	ldap_set_option(a->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
 	r = ldap_tls_setup(a->ld, &a->tls);
+	if (r == LDAP_SUCCESS && a->gssapi) {
+		/* the message names the principal, the keytab and the cause */
+		r = ldap_gss_bind(&a->gss, a->ld, err, size);
+		if (r != LDAP_SUCCESS) {
+			ldap_unbind_ext_s(a->ld, NULL, NULL);
+			a->ld = NULL;
+			return -EHOSTDOWN;
+		}
+		return 0;
+	}
 	if (r == LDAP_SUCCESS && a->bind_dn[0]) {
 		if ((r = read_password(ctx, a, &pw)) < 0) {
 			snprintf(err, size, "cannot read [SID] AD-Bind-Password-File");
@@ -288,7 +340,7 @@ int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	struct sid_ad *a = d->ad;
 	const struct nfskeys_sid *sid = req->sid;
 	bool user = req->kind == NFSKEYS_IDMAP_SID_TO_UID;
-	char filter[32 + 3 * (8 + 4 * NFSKEYS_SID_MAX_SUBAUTH)], *p, type[16], num[32], err[256];
+	char filter[32 + 3 * (8 + 4 * NFSKEYS_SID_MAX_SUBAUTH)], *p, type[16], num[32], err[512];
 	char *attrs[] = { "sAMAccountType", user ? "uidNumber" : "gidNumber", NULL };
 	LDAPMessage *msg = NULL, *e;
 	unsigned long t;
@@ -337,7 +389,7 @@ int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 	struct sid_ad *a = d->ad;
 	bool user = req->kind == NFSKEYS_IDMAP_UID_TO_SID;
 	const char *attr = user ? "uidNumber" : "gidNumber";
-	char filter[256], err[256], num[32];
+	char filter[256], err[512], num[32];
 	char *attrs[] = { "objectSid", (char *)attr, NULL };
 	uint32_t id;
 	LDAPMessage *msg = NULL, *e;

@@ -14,8 +14,8 @@
 /* Whether keytab can be read and holds principal; when principal is "", choose it: the
  * keytab's machine account, else its first entry.  0, or -EINVAL (a configuration
  * error, not "no such plugin") with err filled. */
-static int keytab_check(const char *keytab, char *principal, size_t size, char *err,
-			size_t err_size)
+static int keytab_check(const char *keys, const char *keytab, char *principal, size_t size,
+			char *err, size_t err_size)
 {
 	krb5_context k = NULL;
 	krb5_keytab kt = NULL;
@@ -36,7 +36,7 @@ static int keytab_check(const char *keytab, char *principal, size_t size, char *
 	if (kr) {
 		const char *m = krb5_get_error_message(k, kr);
 
-		snprintf(err, err_size, "[LDAP] Keytab %s: %s", keytab, m);
+		snprintf(err, err_size, "%sKeytab %s: %s", keys, keytab, m);
 		krb5_free_error_message(k, m);
 		if (kt)
 			krb5_kt_close(k, kt);
@@ -69,15 +69,15 @@ static int keytab_check(const char *keytab, char *principal, size_t size, char *
 	if (found || (!want[0] && principal[0]))
 		r = 0;
 	else if (principal[0])
-		snprintf(err, err_size, "[LDAP] Keytab %s has no key of [LDAP] Principal %s",
-			 keytab, principal);
+		snprintf(err, err_size, "%sKeytab %s has no key of %sPrincipal %s", keys, keytab,
+			 keys, principal);
 	else
-		snprintf(err, err_size, "[LDAP] Keytab %s has no key", keytab);
+		snprintf(err, err_size, "%sKeytab %s has no key", keys, keytab);
 	return r;
 }
 
-int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal, char *err,
-		  size_t err_size)
+int ldap_gss_init(struct ldap_gss *g, const char *keys, const char *keytab, const char *principal,
+		  char *err, size_t err_size)
 {
 	static unsigned serial;
 
@@ -88,7 +88,7 @@ int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal,
 	if (keytab && keytab[0]) {
 		if (snprintf(g->keytab, sizeof(g->keytab), "FILE:%s", keytab) >=
 		    (int)sizeof(g->keytab)) {
-			snprintf(err, err_size, "[LDAP] Keytab: path too long");
+			snprintf(err, err_size, "%sKeytab: path too long", keys);
 			return -ENAMETOOLONG;
 		}
 	} else {
@@ -98,17 +98,17 @@ int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal,
 		    krb5_kt_default_name(k, g->keytab, sizeof(g->keytab)) != 0) {
 			if (k)
 				krb5_free_context(k);
-			snprintf(err, err_size, "no default keytab: set [LDAP] Keytab");
+			snprintf(err, err_size, "no default keytab: set %sKeytab", keys);
 			return -EINVAL;
 		}
 		krb5_free_context(k);
 	}
 	if (principal && snprintf(g->principal, sizeof(g->principal), "%s", principal) >=
 				 (int)sizeof(g->principal)) {
-		snprintf(err, err_size, "[LDAP] Principal: too long");
+		snprintf(err, err_size, "%sPrincipal: too long", keys);
 		return -ENAMETOOLONG;
 	}
-	return keytab_check(g->keytab, g->principal, sizeof(g->principal), err, err_size);
+	return keytab_check(keys, g->keytab, g->principal, sizeof(g->principal), err, err_size);
 }
 
 void ldap_gss_done(struct ldap_gss *g)

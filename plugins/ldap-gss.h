@@ -18,12 +18,14 @@ struct ldap_gss {
 	int64_t endtime;      /* of the ticket in ccache (0: none yet) */
 };
 
-/* keytab: a path, or NULL/"" for the Kerberos default keytab; principal: NULL/"" for
- * the keytab's machine account (NAME$@REALM), else its first entry.  Checks that the
- * keytab can be read and has the principal: 0, or -EINVAL (-ENAMETOOLONG) with a
- * message in err. */
-int ldap_gss_init(struct ldap_gss *g, const char *keytab, const char *principal, char *err,
-		  size_t err_size);
+/* keys: how the configuration names the two settings, the section and a key prefix
+ * ("[LDAP] " for [LDAP] Keytab and Principal, "[SID] AD-" for [SID] AD-Keytab and
+ * AD-Principal), for the messages.  keytab: a path, or NULL/"" for the Kerberos default
+ * keytab; principal: NULL/"" for the keytab's machine account (NAME$@REALM), else its
+ * first entry.  Checks that the keytab can be read and has the principal: 0, or -EINVAL
+ * (-ENAMETOOLONG) with a message in err. */
+int ldap_gss_init(struct ldap_gss *g, const char *keys, const char *keytab, const char *principal,
+		  char *err, size_t err_size);
 void ldap_gss_done(struct ldap_gss *g);
 
 /* Bind ld (fresh, TLS set up if any) with SASL GSSAPI as g's principal, to the service

@@ -420,3 +420,34 @@ t_samba_ad_stop() {
 	_samba_stop_pid "$SAMBA_AD_NS_PID"
 	SAMBA_AD_NS_PID=
 }
+
+# t_samba_ad_gss_keytab FILE: what a SASL GSSAPI bind of the member to the DC needs: the
+# DC's LDAP service principals (ldap/dc1.nfskeys.test, ldap/DC1, which a DC registers for
+# itself through samba_spnupdate, run by the dnsupdate service the harness's DC goes
+# without) and the member's machine keytab in FILE (net ads keytab create, from the
+# machine password the join stored; never the host's /etc/krb5.keytab).  After
+# t_samba_member_join.  Sets SAMBA_AD_KEYTAB.
+t_samba_ad_gss_keytab() {
+	_sam="$SAMBA_AD_DIR/dc/private/sam.ldb"
+	_dc_dn=$(ldbsearch -H "$_sam" '(sAMAccountName=DC1$)' dn | sed -n 's/^dn: //p')
+	printf 'dn: %s\nchangetype: modify\nadd: servicePrincipalName\n%s\n%s\n' "$_dc_dn" \
+		'servicePrincipalName: ldap/dc1.nfskeys.test' 'servicePrincipalName: ldap/DC1' |
+		ldbmodify -H "$_sam" >"$SAMBA_MEMBER_DIR/spn.log" 2>&1 ||
+		{ cat "$SAMBA_MEMBER_DIR/spn.log" >&2; return 1; }
+	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount \
+		env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
+		net ads keytab create -P -s "$SAMBA_MEMBER_DIR/smb.conf" \
+		--option='kerberos method = dedicated keytab' \
+		--option="dedicated keytab file = FILE:$1" >"$SAMBA_MEMBER_DIR/keytab.log" 2>&1
+	[ -s "$1" ] || { cat "$SAMBA_MEMBER_DIR/keytab.log" >&2; return 1; }
+	SAMBA_AD_KEYTAB=$1
+}
+
+# t_samba_member_run CMD...: CMD in the member's namespaces (its /etc/hosts names the
+# DC), with its krb5.conf and a KRB5CCNAME in a directory that does not exist (a GSSAPI
+# bind must neither need nor write a credential cache of the environment's)
+t_samba_member_run() {
+	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount \
+		env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
+		KRB5CCNAME="FILE:$SAMBA_MEMBER_DIR/no-such-dir/ccache" "$@"
+}
