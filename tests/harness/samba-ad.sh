@@ -14,7 +14,9 @@
 #
 # Provisioning takes 10 to 35 s here, so the first test provisions a template (the DC and
 # the accounts below) in $top_builddir/tests/samba-ad-template and later ones copy it;
-# it is made again when Samba's version or this file changes.
+# it is made again when Samba's version or this file changes.  A test that sets
+# SAMBA_AD_BULK=N before t_samba_ad_start gets a DC with N more accounts (a template of
+# its own, samba-ad-template-bulkN, made once from the first; see _samba_ad_bulk_add).
 #
 #   t_samba_ad_start        copy the template (provisioning it first if needed) and start
 #                           samba.  Sets SAMBA_AD_DIR SAMBA_AD_REALM SAMBA_AD_DOMAIN
@@ -38,14 +40,23 @@
 #   t_wbinfo ARGS...        wbinfo against the member's winbindd
 #   t_wbinfo_ids SID...     winbind's uid and gid of each SID: lines "SID UID GID", an id
 #                           "unmapped" when winbind has none.  One wbinfo
-#                           --sids-to-unix-ids for all: the id winbind gives a SID and its
+#                           --sids-to-unix-ids for each 500 (one argument may not pass
+#                           128 KiB, nor winbind's request): the id winbind gives a SID and its
 #                           type, uid, gid or both; a SID's uid is the id of type uid or
 #                           both, as --sid-to-uid answers (each of those is a wbinfo run,
 #                           some 40 ms here, one per SID and kind).
 #   t_wbinfo_sids uID|gID...  winbind's SID of each uid (u2000) or gid (g2000): lines
 #                           "uID SID", SID "unmapped" when winbind has none (one wbinfo
-#                           --unix-ids-to-sids; --uid-to-sid takes no id above 2^31-1)
+#                           --unix-ids-to-sids for each 500; --uid-to-sid takes no id
+#                           above 2^31-1)
 #   t_samba_ad_stop         stop everything (registered with t_on_exit)
+#   t_samba_wb_ids_of FILE  t_wbinfo_ids for the SIDs of the first field of FILE's lines
+#   t_samba_agree DESC UNIT MIN TABLE SELECT DIFFER MAPPED HEADER
+#                           one check of a table of answers (winbind's against nfskeys's):
+#                           the rows for which the awk condition SELECT holds must be some,
+#                           MIN at least of them rows for which MAPPED holds, and none one
+#                           for which DIFFER holds; those are shown under HEADER
+#                           (SAMBA_AGREE_FS: the field separator, default blanks)
 #
 # The accounts (RFC 2307 attributes as the DC stores them; AD's uidNumber and gidNumber
 # are 32-bit signed integers, so 3000000000 is kept as -1294967296):
@@ -168,27 +179,105 @@ _samba_ad_provision() {
 	echo "$_tpl" >"$_tpl/template-path"
 }
 
-# The template: kept while Samba's version and this file are the same.
+# N more accounts ($2) into the template $1, before its DC ever starts: one LDIF through
+# ldbadd on its sam.ldb, so Samba's own modules allocate the RIDs and fill in what a DC
+# stores; some 10 ms an account here at first, growing with the database (10000 take
+# about 100 s of CPU, 2000 about 5 s).  Three quarters users bu00001..., a quarter groups
+# bg00001...; every tenth user uidNumber 100000+i and gidNumber 20001, every tenth group
+# gidNumber 200000+i, and a few ids at 2^31 (AD keeps them as signed 32-bit integers:
+# 2147483648 is stored as -2147483648): bu00003 uidNumber 2147483647, bu00005 2147483648,
+# bu00007 3000000100, bu00009 4294967294; bg00003 gidNumber 2147483648, bg00005
+# 3500000000.  Appended to the template's accounts file like the others.
+_samba_ad_bulk_add() {
+	_d=$1 _n=$2
+	awk -v n="$_n" -v base="$SAMBA_AD_BASEDN" '
+		function s32(v) { return sprintf("%.0f", v >= 2147483648 ? v - 4294967296 : v) }
+		# account i of class c ("user" or "group"), its id v (the uidNumber of a user,
+		# the gidNumber of a group; none when 0)
+		function account(c, i, v) {
+			printf "dn: CN=b%s%05d,CN=Users,%s\nobjectClass: %s\n", substr(c, 1, 1), i, base, c
+			printf "sAMAccountName: b%s%05d\n", substr(c, 1, 1), i
+			if (v && c == "user")
+				printf "uidNumber: %s\ngidNumber: 20001\n", s32(v)
+			else if (v)
+				printf "gidNumber: %s\n", s32(v)
+			print ""
+		}
+		BEGIN {
+			nu = n - int(n / 4)
+			id["user", 3] = 2147483647; id["user", 5] = 2147483648
+			id["user", 7] = 3000000100; id["user", 9] = 4294967294
+			id["group", 3] = 2147483648; id["group", 5] = 3500000000
+			for (i = 1; i <= n; i++) {
+				c = i <= nu ? "user" : "group"; k = i <= nu ? i : i - nu
+				v = (c, k) in id ? id[c, k] : k % 10 ? 0 : (c == "user" ? 100000 : 200000) + k
+				account(c, k, v)
+			}
+		}' >"$_d/bulk.ldif"
+	TDB_NO_FSYNC=1 ldbadd --nosync -H "$_d/private/sam.ldb" "$_d/bulk.ldif" \
+		>>"$_d/provision.log" 2>&1 || return 1
+	rm -f "$_d/bulk.ldif"
+	# "NAME KIND SID UIDNUMBER GIDNUMBER", ids unsigned, - for none
+	ldbsearch -H "$_d/private/sam.ldb" '(|(sAMAccountName=bu*)(sAMAccountName=bg*))' \
+		sAMAccountName objectSid uidNumber gidNumber objectClass 2>/dev/null | awk '
+		function u32(v) { return v == "-" ? v : sprintf("%.0f", v < 0 ? v + 4294967296 : v) }
+		function out() { if (name != "") print name, kind, sid, u32(uid), u32(gid) }
+		/^dn: / { out(); name = ""; kind = "user"; sid = ""; uid = "-"; gid = "-" }
+		/^objectClass: group$/ { kind = "group" }
+		/^sAMAccountName: / { name = $2 }
+		/^objectSid: / { sid = $2 }
+		/^uidNumber: / { uid = $2 }
+		/^gidNumber: / { gid = $2 }
+		END { out() }' | sort >"$_d/accounts.bulk"
+	[ "$(wc -l <"$_d/accounts.bulk")" = "$_n" ] || return 1
+	cat "$_d/accounts.bulk" >>"$_d/accounts"
+}
+
+# The template $1 made again by "$3 $1.new" (a command that fills that new directory,
+# its log in provision.log) unless its key is $_key; $2 says what was done, for the log.
+_samba_ad_make() {
+	_dir=$1 _what=$2
+	shift 2
+	[ "$(cat "$_dir/key" 2>/dev/null)" = "$_key" ] && return 0
+	rm -rf "$_dir" "$_dir.new"
+	_t0=$(date +%s)
+	if ! "$@" "$_dir.new"; then
+		tail -n 20 "$_dir.new/provision.log" >&2
+		return 1
+	fi
+	echo "$_key" >"$_dir.new/key"
+	mv "$_dir.new" "$_dir"
+	echo "# samba-ad: $_what in $(($(date +%s) - _t0)) s" >&2
+}
+
+# A copy of the template $_base in $2 with $1 accounts more
+_samba_ad_bulk_copy() {
+	_old=$(cat "$_base/template-path")
+	cp -a "$_base" "$2" && rm -f "$2/key" && sed -i "s#$_old#$2#g" "$2/etc/smb.conf" &&
+		echo "$2" >"$2/template-path" && _samba_ad_bulk_add "$2" "$1"
+}
+
+# The template: kept while Samba's version and this file are the same.  2: the accounts
+# of SAMBA_AD_BULK could not be added.
 _samba_ad_template() {
 	_base="$top_builddir/tests/samba-ad-template"
 	_key="$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+	_n=${SAMBA_AD_BULK:-0}
+	case $_n in
+	'' | *[!0-9]*) echo "SAMBA_AD_BULK=$_n: not a number of accounts" >&2; return 2 ;;
+	esac
 	mkdir -p "$top_builddir/tests"
 	exec 8>"$_base.lock"
 	flock 8
-	if [ "$(cat "$_base/key" 2>/dev/null)" != "$_key" ]; then
-		rm -rf "$_base" "$_base.new"
-		_t0=$(date +%s)
-		if ! _samba_ad_provision "$_base.new"; then
-			tail -n 20 "$_base.new/provision.log" >&2
-			exec 8>&-
-			return 1
-		fi
-		echo "$_key" >"$_base.new/key"
-		mv "$_base.new" "$_base"
-		echo "# samba-ad: provisioned the template in $(($(date +%s) - _t0)) s" >&2
+	SAMBA_AD_TEMPLATE=$_base
+	_samba_ad_make "$_base" "provisioned the template" _samba_ad_provision ||
+		{ exec 8>&-; return 1; }
+	if [ "$_n" -gt 0 ]; then
+		SAMBA_AD_TEMPLATE="$_base-bulk$_n"
+		_samba_ad_make "$SAMBA_AD_TEMPLATE" "added $_n accounts to a template" \
+			_samba_ad_bulk_copy "$_n" || { exec 8>&-; return 2; }
 	fi
 	exec 8>&-
-	SAMBA_AD_TEMPLATE=$_base
 }
 
 t_samba_ad_start() {
@@ -196,7 +285,9 @@ t_samba_ad_start() {
 	_samba_ad_tools
 	unshare --net --mount true 2>/dev/null ||
 		skip_all "cannot make network and mount namespaces here"
-	_samba_ad_template || skip_all "samba-tool domain provision failed (log above)"
+	# (2: the accounts of SAMBA_AD_BULK could not be added, the harness's failure)
+	_samba_ad_template || { [ $? = 2 ] && return 1
+		skip_all "samba-tool domain provision failed (log above)"; }
 	SAMBA_AD_DIR="$T_TMP/samba-ad"
 	mkdir -p "$SAMBA_AD_DIR" && chmod 700 "$SAMBA_AD_DIR"
 	_dc="$SAMBA_AD_DIR/dc"
@@ -327,8 +418,9 @@ t_wbinfo() {
 
 # wbinfo prints ids as signed ints (2147483648 as -2147483648): taken back modulo 2^32.
 t_wbinfo_ids() {
-	_ids=$(echo "$@" | tr ' ' ,)
-	t_wbinfo --sids-to-unix-ids "$_ids" | awk '
+	printf '%s\n' "$@" | _samba_batches | while read -r _ids; do
+		t_wbinfo --sids-to-unix-ids "$_ids" </dev/null
+	done | awk '
 		function u32(n) { return sprintf("%.0f", n < 0 ? n + 4294967296 : n) }
 		$2 != "->" { print "unexpected wbinfo output: " $0 > "/dev/stderr"; next }
 		$3 == "unmapped" { print $1, "unmapped", "unmapped"; next }
@@ -338,9 +430,17 @@ t_wbinfo_ids() {
 		{ print "unexpected wbinfo output: " $0 > "/dev/stderr" }'
 }
 
+# the lines of stdin, comma-separated, 500 to an output line
+_samba_batches() {
+	awk '{ printf "%s%s", NR == 1 ? "" : (NR - 1) % 500 ? "," : "\n", $0 }
+		END { if (NR) print "" }'
+}
+
 t_wbinfo_sids() {
 	printf '%s\n' "$@" >"$SAMBA_MEMBER_DIR/ids.in"
-	t_wbinfo --unix-ids-to-sids "$(echo "$@" | tr ' ' ,)" >"$SAMBA_MEMBER_DIR/ids.out" || return 1
+	_samba_batches <"$SAMBA_MEMBER_DIR/ids.in" | while read -r _ids; do
+		t_wbinfo --unix-ids-to-sids "$_ids" </dev/null || exit 1
+	done >"$SAMBA_MEMBER_DIR/ids.out" || return 1
 	[ "$(wc -l <"$SAMBA_MEMBER_DIR/ids.out")" = $# ] ||
 		{ echo "wbinfo --unix-ids-to-sids: not one line per id" >&2; return 1; }
 	paste -d ' ' "$SAMBA_MEMBER_DIR/ids.in" "$SAMBA_MEMBER_DIR/ids.out" |
@@ -450,4 +550,33 @@ t_samba_member_run() {
 	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount \
 		env KRB5_CONFIG="$SAMBA_MEMBER_DIR/krb5.conf" \
 		KRB5CCNAME="FILE:$SAMBA_MEMBER_DIR/no-such-dir/ccache" "$@"
+}
+
+# t_samba_wb_ids_of FILE: winbind's ids (t_wbinfo_ids) of the SIDs in FILE's first column
+t_samba_wb_ids_of() {
+	# shellcheck disable=SC2046
+	t_wbinfo_ids $(awk '{ print $1 }' "$1")
+}
+
+# t_samba_agree DESC UNIT MIN TABLE SELECT DIFF MAPPED HEADER: one check that nfskeys and
+# winbind agree over the rows of TABLE that the awk program SELECT keeps: none printed
+# by the awk program DIFF, and at least MIN printed by MAPPED (the rows mapped on both
+# sides); on failure HEADER and the first 50 differing rows as diagnostics.  Fields split
+# on SAMBA_AGREE_FS (default a space).
+t_samba_agree() {
+	_d=$1 _unit=$2 _min=$3 _tab=$4 _sel=$5 _diff=$6 _mapped=$7 _hdr=$8
+	_fs=${SAMBA_AGREE_FS:- }
+	awk -F "$_fs" "$_sel" "$_tab" >"$T_TMP/agree.sel"
+	_n=$(wc -l <"$T_TMP/agree.sel")
+	_m=$(awk -F "$_fs" "$_mapped" "$T_TMP/agree.sel" | wc -l)
+	awk -F "$_fs" "$_diff" "$T_TMP/agree.sel" >"$T_TMP/agree.diff"
+	if [ "$_n" -gt 0 ] && [ "$_m" -ge "$_min" ] && [ ! -s "$T_TMP/agree.diff" ]; then
+		ok "$_d ($_n $_unit, $_m mapped)"
+	else
+		not_ok "$_d ($_n $_unit, $_m mapped)"
+		diag "$_hdr"
+		head -n 50 "$T_TMP/agree.diff" | sed 's/^/#   /'
+		[ "$(wc -l <"$T_TMP/agree.diff")" -le 50 ] ||
+			diag "... $(wc -l <"$T_TMP/agree.diff") rows differ in all"
+	fi
 }

@@ -299,8 +299,7 @@ cat >"$T_TMP/wb.conf" <<EOF
 EOF
 if t_samba_winbind_start "$T_TMP/wb.conf"; then
 	t_samba_ad_objects | awk '$2 == "user" || $2 == "group"' >"$T_TMP/objects"
-	# shellcheck disable=SC2046
-	t_wbinfo_ids $(awk '{ print $1 }' "$T_TMP/objects") >"$T_TMP/wb-ids"
+	t_samba_wb_ids_of "$T_TMP/objects" >"$T_TMP/wb-ids"
 	t_samba_winbind_stop
 	# "KIND NAME WINBIND NFSKEYS": the uid of users, the gid of groups; "-" for none
 	awk -F '\t' -v d="$DOMAIN" '
@@ -313,18 +312,11 @@ if t_samba_winbind_start "$T_TMP/wb.conf"; then
 		  print kind "\t" name "\t" wb "\t" n }' \
 		"$T_TMP/wb-ids" "$T_TMP/ad.table" "$T_TMP/objects" >"$T_TMP/wb.table"
 	# (ids of 2^31 and more, which the DC stores negative, winbind leaves unmapped)
-	awk -F '\t' '($3 == "-" || $3 < 5000 || $3 > 9999) && ($4 == "-" || $4 < 2147483648)' \
-		"$T_TMP/wb.table" >"$T_TMP/sel"
-	awk -F '\t' '$3 != $4' "$T_TMP/sel" >"$T_TMP/diff"
-	n=$(wc -l <"$T_TMP/sel")
-	n_wb=$(awk -F '\t' '$3 != "-"' "$T_TMP/sel" | wc -l)
-	if [ "$n" -gt 0 ] && [ "$n_wb" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
-		ok "winbind's ad backend and nfskeys agree ($n accounts, $n_wb mapped)"
-	else
-		not_ok "winbind's ad backend and nfskeys agree ($n accounts, $n_wb mapped)"
-		diag "KIND NAME winbind nfskeys"
-		sed 's/^/#   /' "$T_TMP/diff"
-	fi
+	SAMBA_AGREE_FS=$(printf '\t')
+	t_samba_agree "winbind's ad backend and nfskeys agree" accounts 1 "$T_TMP/wb.table" \
+		'($3 == "-" || $3 < 5000 || $3 > 9999) && ($4 == "-" || $4 < 2147483648)' \
+		'$3 != $4' '$3 != "-"' "KIND NAME winbind nfskeys"
+	SAMBA_AGREE_FS=
 	diag "not compared: the ids of 2^31 and more (winbind, nfskeys):"
 	awk -F '\t' '$4 != "-" && $4 >= 2147483648' "$T_TMP/wb.table" | sed 's/^/#   /'
 	diag "not compared: the ids winbind's default domain (tdb) handed out:"
