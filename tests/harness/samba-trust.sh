@@ -18,8 +18,11 @@
 #                           --direction=both, run on dc1 as the system, TRUST's
 #                           administrator's password from its 0600 file through
 #                           PASSWD_FILE), give the member's Kerberos the second realm.
-#                           Sets SAMBA_TRUST_DIR SAMBA_TRUST_SID SAMBA_TRUST_ACCOUNTS
-#                           ("NAME KIND SID UIDNUMBER GIDNUMBER").  Returns 1 with the
+#                           Sets SAMBA_TRUST_DIR (its adminpw: TRUST's administrator's
+#                           password, 0600) SAMBA_TRUST_SID SAMBA_TRUST_ACCOUNTS
+#                           ("NAME KIND SID UIDNUMBER GIDNUMBER").  Its names and
+#                           BASEDN: SAMBA_TRUST_REALM SAMBA_TRUST_DOMAIN SAMBA_TRUST_BASEDN
+#                           SAMBA_TRUST_IP.  Returns 1 with the
 #                           failing command's output in $SAMBA_TRUST_ERR when the trust
 #                           cannot be made.
 #   t_samba_trust_objects   t_samba_ad_objects of dc2 (its users, computers and groups,
@@ -32,6 +35,7 @@
 
 SAMBA_TRUST_REALM=TRUST.TEST
 SAMBA_TRUST_DOMAIN=TRUST
+SAMBA_TRUST_BASEDN=DC=trust,DC=test
 SAMBA_TRUST_IP=127.0.0.4
 SAMBA_TRUST_NS_PID=
 SAMBA_TRUST_PID=

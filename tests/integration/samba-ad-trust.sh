@@ -14,6 +14,10 @@
 # order that is not the order of the domains' names or SIDs: TRUST first, then NFSKEYS,
 # then RIDs past the first ranges ("DOMAIN#N"), NFSKEYS's before TRUST's (nfskeys:
 # Auto-Domains, Domains unset, the same order of first use).
+# ad: the first domain's rid range, the second's ids from its directory: winbind's
+# idmap_ad (schema_mode rfc2307) for it against nfskeys's "S-1-5-21-A-B-C = ad MIN - MAX"
+# reading the second DC (simple bind as its administrator, the password from the 0600
+# file); nfskeys's AD-URI is one directory, so the first domain cannot be ad as well.
 # rid + autorid: the first domain with its own rid range, the second through autorid
 # ("*"): nfskeys's fixed range next to Algorithm = autorid.
 # The first does not compare BUILTIN, well-known or Unix SIDs (samba-idmap-parity.sh does).
@@ -31,7 +35,7 @@ if ! t_samba_trust_start; then
 	skip_all "no second domain with a trust here: $(printf '%s\n' "$SAMBA_TRUST_ERR" |
 		head -n 1)"
 fi
-plan 23
+plan 31
 diag "DC and member up in $((t1 - t0)) s, second DC and trust in $(($(date +%s) - t1)) s"
 D1=$SAMBA_AD_SID D2=$SAMBA_TRUST_SID
 N1=$SAMBA_AD_DOMAIN N2=$SAMBA_TRUST_DOMAIN
@@ -50,12 +54,16 @@ n1=$(grep -c "^$D1-" "$T_TMP/sids")
 n2=$(grep -c "^$D2-" "$T_TMP/sids")
 diag "$((n1 + n2)) SIDs: $n1 of $N1 ($D1), $n2 of $N2 ($D2)"
 
+# nfskeys runs in the DCs' network namespace for the ad run (NK_RUN=t_samba_ad_net)
+NK_RUN=
+
 # nfskeys's ids for the SIDs given, one kind (uid, or gid with --group): "SID ID" lines,
 # "SID unmapped"; anything else on stderr is an error the comparison must not hide
 nk_run() {
 	_conf=$1
 	shift
-	"$NFSKEYS" -c "$_conf" idmap sid "$@" 2>"$T_TMP/nk.err" | awk '$2 == "->" { print $1, $3 }'
+	$NK_RUN "$NFSKEYS" -c "$_conf" idmap sid "$@" 2>"$T_TMP/nk.err" |
+		awk '$2 == "->" { print $1, $3 }'
 	sed -n 's/^nfskeys: idmap sid: \([^:]*\): no mapping.*/\1 unmapped/p' "$T_TMP/nk.err"
 	grep -v ': no mapping (see' "$T_TMP/nk.err" >&2
 }
@@ -73,6 +81,10 @@ cmp_run() {
 	check_eq "$name: winbind finds carol of $N2 through the trust" \
 		"$(awk '$1 == "carol" { print $3 }' "$SAMBA_TRUST_ACCOUNTS") SID_USER (1)" \
 		"$(t_wbinfo -n "$N2\\carol")"
+	# winbind's idmap_ad finds the second domain's DC only in the cache of DC
+	# lookups (DOMAIN_CONTROLLER_NOT_FOUND otherwise): one, as a session would make
+	[ -z "$WB_DCLOOKUP" ] || t_wbinfo --dsgetdcname="$WB_DCLOOKUP" >/dev/null ||
+		diag "$name: wbinfo --dsgetdcname=$WB_DCLOOKUP failed"
 	for _s in $SEED; do
 		t_wbinfo_ids "$_s" >/dev/null
 		nk_run "$T_TMP/$name.conf" "$_s" >/dev/null
@@ -182,7 +194,7 @@ State-File = $T_TMP/$name.slices
 $D1 = 100000 - 1099999
 $D2 = rid 2000000 - 2999999
 EOF
-SEED=
+SEED= WB_DCLOOKUP=
 EXTRA_IDS="99999 100000 1099999 1100000 1999999 2000000 2999999 3000000"
 cmp_run
 check_domains
@@ -249,4 +261,45 @@ EXTRA_IDS="99999 100000 999999 1000000 1999999 2000000 2999999 3000000 3999999 4
 cmp_run
 check_domains
 check_back
+# the first domain rid, the second ad
+name=ad
+cat >"$T_TMP/$name.wb" <<EOF
+	idmap config * : backend = tdb
+	idmap config * : range = 5000-9999
+	idmap config $N1 : backend = rid
+	idmap config $N1 : range = 100000-1099999
+	idmap config $N2 : backend = ad
+	idmap config $N2 : schema_mode = rfc2307
+	idmap config $N2 : range = 10000-99999
+EOF
+cat >"$T_TMP/$name.conf" <<EOF
+[General]
+Domain = nfskeys.test
+[Translation]
+Method = sid
+[SID]
+Auto-Domains = no
+State-File = $T_TMP/$name.slices
+$D1 = 100000 - 1099999
+$D2 = ad 10000 - 99999
+AD-URI = ldap://$SAMBA_TRUST_IP
+AD-Base = $SAMBA_TRUST_BASEDN
+AD-Bind-DN = CN=Administrator,CN=Users,$SAMBA_TRUST_BASEDN
+AD-Bind-Password-File = $SAMBA_TRUST_DIR/adminpw
+# plain LDAP inside the test's own network namespace
+AD-Allow-Cleartext-Bind = yes
+EOF
+SEED= WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
+# both domains' uidNumber/gidNumber values, and the ends of the ranges
+EXTRA_IDS="9999 10000 10001 10002 20001 20002 99999 100000 1099999 1100000"
+cmp_run
+NK_RUN= WB_DCLOOKUP=
+check_domains
+check_back
+check_eq "$name: carol's uid is her uidNumber, tstaff's gid its gidNumber, for both" \
+	"10002 10002 20002 20002" \
+	"$(awk -v a="$(awk '$1 == "carol" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" \
+		-v s="$(awk '$1 == "tstaff" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" '
+		$1 == a { u = $3 " " $4 } $1 == s { g = $5 " " $6 } END { print u, g }' \
+		"$T_TMP/$name.table")"
 diag "done in $(($(date +%s) - t0)) s"
