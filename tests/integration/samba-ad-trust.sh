@@ -55,7 +55,7 @@ n2=$(grep -c "^$D2-" "$T_TMP/sids")
 diag "$((n1 + n2)) SIDs: $n1 of $N1 ($D1), $n2 of $N2 ($D2)"
 
 # nfskeys runs in the DCs' network namespace for the ad run (NK_RUN=t_samba_ad_net)
-NK_RUN=
+NK_RUN=''
 
 # nfskeys's ids for the SIDs given, one kind (uid, or gid with --group): "SID ID" lines,
 # "SID unmapped"; anything else on stderr is an error the comparison must not hide
@@ -105,7 +105,7 @@ cmp_run() {
 		>"$T_TMP/$name.table"
 	ids=$( (awk '{ for (i = 3; i <= 6; i++) if ($i ~ /^[0-9]+$/) print $i }' \
 		"$T_TMP/$name.table"
-		echo $EXTRA_IDS) | tr ' ' '\n' | sort -nu)
+		echo "$EXTRA_IDS") | tr ' ' '\n' | sort -nu)
 	# (winbind fails a batch with one id it cannot map: one at a time)
 	for i in $ids; do
 		t_wbinfo_sids "u$i" 2>/dev/null || echo "u$i unmapped"
@@ -161,6 +161,7 @@ check_back() {
 # the four kinds of both domains
 check_domains() {
 	for _d in "$D1 $N1" "$D2 $N2"; do
+		# shellcheck disable=SC2086
 		set -- $_d
 		check_agree "$2's users and computers" "\$2 == \"user\" && index(\$1, \"$1-\") == 1"
 		check_agree "$2's groups" "\$2 == \"group\" && index(\$1, \"$1-\") == 1"
@@ -194,7 +195,7 @@ State-File = $T_TMP/$name.slices
 $D1 = 100000 - 1099999
 $D2 = rid 2000000 - 2999999
 EOF
-SEED= WB_DCLOOKUP=
+SEED='' WB_DCLOOKUP=''
 EXTRA_IDS="99999 100000 1099999 1100000 1999999 2000000 2999999 3000000"
 cmp_run
 check_domains
@@ -289,11 +290,11 @@ AD-Bind-Password-File = $SAMBA_TRUST_DIR/adminpw
 # plain LDAP inside the test's own network namespace
 AD-Allow-Cleartext-Bind = yes
 EOF
-SEED= WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
+SEED='' WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
 # both domains' uidNumber/gidNumber values, and the ends of the ranges
 EXTRA_IDS="9999 10000 10001 10002 20001 20002 99999 100000 1099999 1100000"
 cmp_run
-NK_RUN= WB_DCLOOKUP=
+NK_RUN='' WB_DCLOOKUP=''
 check_domains
 check_back
 check_eq "$name: carol's uid is her uidNumber, tstaff's gid its gidNumber, for both" \
