@@ -22,9 +22,9 @@
 #                           password, 0600) SAMBA_TRUST_SID SAMBA_TRUST_ACCOUNTS
 #                           ("NAME KIND SID UIDNUMBER GIDNUMBER").  Its names and
 #                           BASEDN: SAMBA_TRUST_REALM SAMBA_TRUST_DOMAIN SAMBA_TRUST_BASEDN
-#                           SAMBA_TRUST_IP.  Returns 1 with the
-#                           failing command's output in $SAMBA_TRUST_ERR when the trust
-#                           cannot be made.
+#                           SAMBA_TRUST_IP.  Returns 1 when the trust cannot be made,
+#                           with what failed and its error on the first line of
+#                           SAMBA_TRUST_ERR, the end of its output on the next ones.
 #   t_samba_trust_objects   t_samba_ad_objects of dc2 (its users, computers and groups,
 #                           BUILTIN's and the well-known SIDs it stores)
 #   t_samba_trust_stop      stop dc2 (registered with t_on_exit)
@@ -125,9 +125,11 @@ _samba_trust_template() {
 	SAMBA_TRUST_TEMPLATE=$_base
 }
 
-# _samba_trust_fail WHAT FILE: the trust cannot be made; WHAT and the end of FILE
+# _samba_trust_fail WHAT FILE: the trust cannot be made: WHAT and the last line of FILE
+# (the error), then the end of FILE
 _samba_trust_fail() {
-	SAMBA_TRUST_ERR="$1: $(tail -n 15 "$2" 2>/dev/null)"
+	SAMBA_TRUST_ERR="$1: $(grep . "$2" 2>/dev/null | tail -n 1)
+$(tail -n 15 "$2" 2>/dev/null)"
 	return 1
 }
 
@@ -135,7 +137,8 @@ t_samba_trust_start() {
 	_samba_trust_template || { SAMBA_TRUST_ERR="provisioning the second domain failed"; return 1; }
 	SAMBA_TRUST_DIR="$SAMBA_AD_DIR/dc2"
 	_d=$SAMBA_TRUST_DIR
-	cp -a "$SAMBA_TRUST_TEMPLATE" "$_d" || return 1
+	cp -a "$SAMBA_TRUST_TEMPLATE" "$_d" ||
+		{ SAMBA_TRUST_ERR="cannot copy the template to $_d"; return 1; }
 	rm -rf "$_d/run" && mkdir -p "$_d/run"
 	_old=$(cat "$_d/template-path")
 	sed -i "s#$_old#$_d#g" "$_d/etc/smb.conf"
@@ -145,10 +148,11 @@ t_samba_trust_start() {
 	# in place: the namespaces have these files bound
 	printf '%s\tdc2.trust.test dc2\n' "$SAMBA_TRUST_IP" >>"$SAMBA_AD_DIR/hosts"
 	printf 'nameserver %s\n' "$SAMBA_TRUST_IP" >"$SAMBA_AD_DIR/resolv.conf"
-	t_samba_ad_net ip addr add "$SAMBA_TRUST_IP/8" dev lo || return 1
+	t_samba_ad_net ip addr add "$SAMBA_TRUST_IP/8" dev lo ||
+		{ SAMBA_TRUST_ERR="ip addr add $SAMBA_TRUST_IP/8 dev lo failed"; return 1; }
 	_samba_ns_hold "$_d/ns.ready" "$(_samba_ns_mounts "$_d/run" "$_d/varlog")" \
 		nsenter -t "$SAMBA_AD_NS_PID" --net unshare --mount --propagation private ||
-		return 1
+		{ SAMBA_TRUST_ERR="cannot set up dc2's mount namespace (log above)"; return 1; }
 	SAMBA_TRUST_NS_PID=$_hold_pid
 	t_on_exit t_samba_trust_stop
 	nsenter -t "$SAMBA_TRUST_NS_PID" --net --mount samba -i -s "$SAMBA_TRUST_CONF" \
