@@ -30,7 +30,7 @@
 #   t_samba_trust_stop      stop dc2 (registered with t_on_exit)
 #
 # The accounts of the second domain:
-#   user carol uidNumber 10002 gidNumber 20002   group tstaff gidNumber 20002
+#   user carol uidNumber 30002 gidNumber 40002   group tstaff gidNumber 40002
 #   user dave  (none)                            group tplain (none)
 
 SAMBA_TRUST_REALM=TRUST.TEST
@@ -43,9 +43,9 @@ SAMBA_TRUST_ERR=
 
 _samba_trust_account_list() {
 	cat <<'EOF'
-user carol 10002 20002
+user carol 30002 40002
 user dave - -
-group tstaff - 20002
+group tstaff - 40002
 group tplain - -
 EOF
 }

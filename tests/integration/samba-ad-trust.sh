@@ -17,7 +17,10 @@
 # ad: the first domain's rid range, the second's ids from its directory: winbind's
 # idmap_ad (schema_mode rfc2307) for it against nfskeys's "S-1-5-21-A-B-C = ad MIN - MAX"
 # reading the second DC (simple bind as its administrator, the password from the 0600
-# file); nfskeys's AD-URI is one directory, so the first domain cannot be ad as well.
+# file).
+# ad + ad: both domains' ids from their own directories, winbind's idmap_ad for each
+# against two ad ranges, the second's directory in its own S-1-5-21-A-B-C.AD-URI,
+# .AD-Base, .AD-Bind-DN and .AD-Bind-Password-File.
 # rid + autorid: the first domain with its own rid range, the second through autorid
 # ("*"): nfskeys's fixed range next to Algorithm = autorid.
 # The first does not compare BUILTIN, well-known or Unix SIDs (samba-idmap-parity.sh does).
@@ -35,7 +38,7 @@ if ! t_samba_trust_start; then
 	skip_all "no second domain with a trust here: $(printf '%s\n' "$SAMBA_TRUST_ERR" |
 		head -n 1)"
 fi
-plan 31
+plan 39
 diag "DC and member up in $((t1 - t0)) s, second DC and trust in $(($(date +%s) - t1)) s"
 D1=$SAMBA_AD_SID D2=$SAMBA_TRUST_SID
 N1=$SAMBA_AD_DOMAIN N2=$SAMBA_TRUST_DOMAIN
@@ -126,7 +129,9 @@ cmp_run() {
 	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s"
 }
 
-# check_agree DESCRIPTION FILTER (an awk condition on the table's fields)
+# check_agree DESCRIPTION FILTER (an awk condition on the table's fields): the same
+# answers, and winbind maps some of them unless ALL_UNMAPPED is set
+ALL_UNMAPPED=''
 check_agree() {
 	awk "$2" "$T_TMP/$name.table" >"$T_TMP/sel"
 	n=$(wc -l <"$T_TMP/sel")
@@ -135,7 +140,8 @@ check_agree() {
 	awk 'function bad(v) { return v !~ /^([0-9]+|unmapped)$/ }
 	     $3 != $4 || $5 != $6 || bad($3) || bad($4) || bad($5) || bad($6)' \
 		"$T_TMP/sel" >"$T_TMP/diff"
-	if [ "$m" -gt 0 ] && [ ! -s "$T_TMP/diff" ]; then
+	if { [ "$m" -gt 0 ] || { [ -n "$ALL_UNMAPPED" ] && [ "$n" -gt 0 ]; }; } &&
+		[ ! -s "$T_TMP/diff" ]; then
 		ok "$name: $1 ($n SIDs, $m mapped, uid and gid)"
 	else
 		not_ok "$name: $1 ($n SIDs, $m mapped, uid and gid)"
@@ -158,15 +164,19 @@ check_back() {
 	fi
 }
 
-# the four kinds of both domains
+# the four kinds of both domains; $1 "no-norid": no RID of no account is mapped (no
+# rid range)
 check_domains() {
+	_norid=${1:-}
 	for _d in "$D1 $N1" "$D2 $N2"; do
 		# shellcheck disable=SC2086
 		set -- $_d
 		check_agree "$2's users and computers" "\$2 == \"user\" && index(\$1, \"$1-\") == 1"
 		check_agree "$2's groups" "\$2 == \"group\" && index(\$1, \"$1-\") == 1"
 	done
+	[ "$_norid" = no-norid ] && ALL_UNMAPPED=1
 	check_agree "RIDs of no account, both domains" "\$2 == \"norid\""
+	ALL_UNMAPPED=''
 }
 
 # the uid winbind gives SID $1 in the last table
@@ -292,15 +302,62 @@ AD-Allow-Cleartext-Bind = yes
 EOF
 SEED='' WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
 # both domains' uidNumber/gidNumber values, and the ends of the ranges
-EXTRA_IDS="9999 10000 10001 10002 20001 20002 99999 100000 1099999 1100000"
+EXTRA_IDS="9999 10000 10001 20001 30002 40002 99999 100000 1099999 1100000"
 cmp_run
 NK_RUN='' WB_DCLOOKUP=''
 check_domains
 check_back
 check_eq "$name: carol's uid is her uidNumber, tstaff's gid its gidNumber, for both" \
-	"10002 10002 20002 20002" \
+	"30002 30002 40002 40002" \
 	"$(awk -v a="$(awk '$1 == "carol" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" \
 		-v s="$(awk '$1 == "tstaff" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" '
 		$1 == a { u = $3 " " $4 } $1 == s { g = $5 " " $6 } END { print u, g }' \
 		"$T_TMP/$name.table")"
+# both domains ad, each its own directory (their ids do not overlap: 10001 and 20001 in
+# the first, 30002 and 40002 in the second)
+name=ad-ad
+cat >"$T_TMP/$name.wb" <<EOF
+	idmap config * : backend = tdb
+	idmap config * : range = 5000-9999
+	idmap config $N1 : backend = ad
+	idmap config $N1 : schema_mode = rfc2307
+	idmap config $N1 : range = 10000-29999
+	idmap config $N2 : backend = ad
+	idmap config $N2 : schema_mode = rfc2307
+	idmap config $N2 : range = 30000-49999
+EOF
+cat >"$T_TMP/$name.conf" <<EOF
+[General]
+Domain = nfskeys.test
+[Translation]
+Method = sid
+[SID]
+Auto-Domains = no
+State-File = $T_TMP/$name.slices
+$D1 = ad 10000 - 29999
+$D2 = ad 30000 - 49999
+AD-URI = $SAMBA_AD_URI
+AD-Base = $SAMBA_AD_BASEDN
+AD-Bind-DN = CN=Administrator,CN=Users,$SAMBA_AD_BASEDN
+AD-Bind-Password-File = $SAMBA_AD_ADMINPW_FILE
+AD-Allow-Cleartext-Bind = yes
+$D2.AD-URI = ldap://$SAMBA_TRUST_IP
+$D2.AD-Base = $SAMBA_TRUST_BASEDN
+$D2.AD-Bind-DN = CN=Administrator,CN=Users,$SAMBA_TRUST_BASEDN
+$D2.AD-Bind-Password-File = $SAMBA_TRUST_DIR/adminpw
+EOF
+SEED='' WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
+EXTRA_IDS="9999 10000 10001 20001 29999 30000 30002 40002 49999 50000"
+cmp_run
+NK_RUN='' WB_DCLOOKUP=''
+check_domains no-norid
+check_back
+check_eq "$name: alice 10001, staff 20001, carol 30002, tstaff 40002, for both" \
+	"10001 10001 20001 20001 30002 30002 40002 40002" \
+	"$(awk -v a="$(t_samba_ad_sid alice)" -v s="$(t_samba_ad_sid staff)" \
+		-v c="$(awk '$1 == "carol" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" \
+		-v t="$(awk '$1 == "tstaff" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" '
+		$1 == a { x = $3 " " $4 } $1 == s { y = $5 " " $6 }
+		$1 == c { z = $3 " " $4 } $1 == t { w = $5 " " $6 }
+		END { print x, y, z, w }' "$T_TMP/$name.table")"
 diag "done in $(($(date +%s) - t0)) s"
