@@ -143,7 +143,8 @@ static const struct conf_key_def schema[] = {
 	{ "SID", "Algorithm", ENUM("sssd|autorid"), "sssd",
 	  "how domains without a range of their own get ids: SSSD's or winbind autorid's" },
 	{ "SID", "S-*", TEXT(CONF_TABLE), NULL, NULL,
-	  "a table: domain SID = [rid|ad] MIN - MAX (a range of its own)" },
+	  "a table: domain SID = [rid|ad] MIN - MAX (a range of its own); "
+	  "SID.AD-URI and the like: its own directory" },
 	{ "SID", "AD-URI", TEXT(CONF_STRING), NULL, NULL, "the directory of the ad ranges" },
 	{ "SID", "AD-Base", TEXT(CONF_STRING), NULL, NULL, "its search base" },
 	{ "SID", "AD-Bind-DN", TEXT(CONF_STRING), NULL, NULL, "DN to bind as (else anonymous)" },

@@ -5,10 +5,13 @@
  * uid.  Values outside MIN-MAX, and values that are no unsigned 32-bit number (AD keeps
  * uidNumber as a signed 32-bit integer: 3000000000 reads back as -1294967296), map to
  * nothing.  Back: the one account or group whose uidNumber/gidNumber is the id.
- * One connection ([SID] AD-URI, AD-Base; a SASL GSSAPI bind from a keytab, AD-SASL-Mech,
- * AD-Keytab and AD-Principal, as the ldap backend's: ldap-gss.c; or a simple bind as
- * AD-Bind-DN with the password in AD-Bind-Password-File; TLS as the ldap backend does it:
- * common/ldap-tls.c), opened on first use and once more when the server went away. */
+ * One connection per ad range ([SID] AD-URI, AD-Base; a SASL GSSAPI bind from a keytab,
+ * AD-SASL-Mech, AD-Keytab and AD-Principal, as the ldap backend's: ldap-gss.c; or a
+ * simple bind as AD-Bind-DN with the password in AD-Bind-Password-File; TLS as the ldap
+ * backend does it: common/ldap-tls.c), opened on first use and once more when the server
+ * went away.  A domain's own S-1-5-21-A-B-C.AD-URI, .AD-Base, .AD-Bind-DN and
+ * .AD-Bind-Password-File replace [SID]'s for its range: the directory of a domain
+ * reached through a trust, as winbind's idmap_ad asks each domain's DC. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <ldap.h>
@@ -70,10 +73,16 @@ const char *sid_parse_range(const char *value, struct fixed_range *fr)
 	return NULL;
 }
 
-static char *conf_dup(struct nfskeys_ctx *ctx, const char *key)
+/* [SID] key, or the domain's own S-1-5-21-A-B-C.key when it has one */
+static char *conf_dup(struct nfskeys_ctx *ctx, const struct sid_data *d,
+		      const struct fixed_range *fr, const char *key)
 {
 	const char *v = nfskeys_conf_get(ctx, "SID", key);
 
+	for (size_t i = 0; i < d->n_dom_keys; i++)
+		if (!memcmp(d->dom_keys[i].dom, fr->dom, sizeof(fr->dom)) &&
+		    !strcmp(d->dom_keys[i].key, key))
+			v = d->dom_keys[i].value;
 	return strdup(v ? v : "");
 }
 
@@ -96,7 +105,7 @@ void sid_ad_done(struct sid_ad *a)
 	free(a);
 }
 
-int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
+int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range *fr)
 {
 	struct sid_ad *a = calloc(1, sizeof(*a));
 	const char *mech;
@@ -106,15 +115,15 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d)
 
 	if (!a)
 		return -ENOMEM;
-	d->ad = a;
+	fr->dir = a;
 	pthread_mutex_init(&a->lock, NULL);
-	a->uri = conf_dup(ctx, "AD-URI");
-	a->base = conf_dup(ctx, "AD-Base");
-	a->bind_dn = conf_dup(ctx, "AD-Bind-DN");
-	a->pw_file = conf_dup(ctx, "AD-Bind-Password-File");
-	a->ca_file = conf_dup(ctx, "AD-CA-File");
-	a->keytab = conf_dup(ctx, "AD-Keytab");
-	a->principal = conf_dup(ctx, "AD-Principal");
+	a->uri = conf_dup(ctx, d, fr, "AD-URI");
+	a->base = conf_dup(ctx, d, fr, "AD-Base");
+	a->bind_dn = conf_dup(ctx, d, fr, "AD-Bind-DN");
+	a->pw_file = conf_dup(ctx, d, fr, "AD-Bind-Password-File");
+	a->ca_file = conf_dup(ctx, d, fr, "AD-CA-File");
+	a->keytab = conf_dup(ctx, d, fr, "AD-Keytab");
+	a->principal = conf_dup(ctx, d, fr, "AD-Principal");
 	if (!a->uri || !a->base || !a->bind_dn || !a->pw_file || !a->ca_file || !a->keytab ||
 	    !a->principal)
 		return -ENOMEM;
@@ -337,7 +346,7 @@ static int answer_down(struct nfskeys_idmap_request *req, const char *err)
 int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct fixed_range *fr,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
 {
-	struct sid_ad *a = d->ad;
+	struct sid_ad *a = fr->dir;
 	const struct nfskeys_sid *sid = req->sid;
 	bool user = req->kind == NFSKEYS_IDMAP_SID_TO_UID;
 	char filter[32 + 3 * (8 + 4 * NFSKEYS_SID_MAX_SUBAUTH)], *p, type[16], num[32], err[512];
@@ -386,7 +395,7 @@ int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct f
 int sid_ad_id_to_sid(struct nfskeys_ctx *ctx, struct sid_data *d, const struct fixed_range *fr,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
 {
-	struct sid_ad *a = d->ad;
+	struct sid_ad *a = fr->dir;
 	bool user = req->kind == NFSKEYS_IDMAP_UID_TO_SID;
 	const char *attr = user ? "uidNumber" : "gidNumber";
 	char filter[256], err[512], num[32];

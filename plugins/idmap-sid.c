@@ -261,6 +261,44 @@ struct init_state {
 	int error;
 };
 
+/* The settings a domain may have of its own for its ad range's directory */
+static const char *const dom_key_names[] = { "AD-URI", "AD-Base", "AD-Bind-DN",
+					     "AD-Bind-Password-File" };
+
+/* "S-1-5-21-A-B-C.KEY = value" */
+static int add_dom_key(struct init_state *is, const char *key, const char *value)
+{
+	struct sid_data *d = is->d;
+	const char *dot = strchr(key, '.'), *name = NULL;
+	char text[64]; /* S-1-5-21- and three numbers below 2^32 */
+	uint32_t dom[3], first_rid;
+	struct dom_key *n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dom_key_names); i++)
+		if (strcaseeq(dot + 1, dom_key_names[i]))
+			name = dom_key_names[i];
+	snprintf(text, sizeof(text), "%.*s", (int)(dot - key), key);
+	if (!name || (size_t)(dot - key) >= sizeof(text) ||
+	    !parse_slice_name(text, dom, &first_rid) || first_rid != 0) {
+		plog(is->ctx, LOG_ERR,
+		     "[SID] %s = %s: a domain's own setting is S-1-5-21-A-B-C.KEY with KEY "
+		     "AD-URI, AD-Base, AD-Bind-DN or AD-Bind-Password-File",
+		     key, value);
+		is->error = -EINVAL;
+		return -EINVAL;
+	}
+	n = realloc(d->dom_keys, (d->n_dom_keys + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	d->dom_keys = n;
+	n = &d->dom_keys[d->n_dom_keys];
+	memcpy(n->dom, dom, sizeof(n->dom));
+	n->key = strdup(name);
+	n->value = strdup(value);
+	d->n_dom_keys++;
+	return n->key && n->value ? 0 : -ENOMEM;
+}
+
 static int add_fixed(void *userdata, const char *key, const char *value)
 {
 	struct init_state *is = userdata;
@@ -272,12 +310,15 @@ static int add_fixed(void *userdata, const char *key, const char *value)
 
 	if (strncasecmp(key, "S-", 2) != 0)
 		return 0;
+	if (strchr(key, '.'))
+		return add_dom_key(is, key, value);
 	if (!parse_slice_name(key, fr.dom, &first_rid) || first_rid != 0) {
 		plog(is->ctx, LOG_ERR, "[SID] %s = %s: %s is not a domain SID S-1-5-21-A-B-C", key,
 		     value, key);
 		is->error = -EINVAL;
 		return -EINVAL;
 	}
+	fr.dir = NULL;
 	if ((why = sid_parse_range(value, &fr))) {
 		plog(is->ctx, LOG_ERR, "[SID] %s = %s: %s", key, value, why);
 		is->error = -EINVAL;
@@ -299,7 +340,13 @@ static void sid_done(void *data)
 		return;
 	pthread_mutex_destroy(&d->lock);
 	autorid_done(d->ar);
-	sid_ad_done(d->ad);
+	for (size_t i = 0; i < d->n_fixed; i++)
+		sid_ad_done(d->fixed[i].dir);
+	for (size_t i = 0; i < d->n_dom_keys; i++) {
+		free(d->dom_keys[i].key);
+		free(d->dom_keys[i].value);
+	}
+	free(d->dom_keys);
 	free(d->state_file);
 	free(d->slices);
 	for (size_t i = 0; i < d->n_retired; i++)
@@ -347,8 +394,21 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		r = is.error < 0 ? is.error : r;
 		goto fail;
 	}
+	for (size_t i = 0; i < d->n_dom_keys; i++) {
+		const struct fixed_range *fr = find_fixed(d, d->dom_keys[i].dom);
+
+		if (!fr || !fr->ad) {
+			plog(ctx, LOG_ERR,
+			     "[SID] S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32 ".%s: that domain "
+			     "has no ad range",
+			     d->dom_keys[i].dom[0], d->dom_keys[i].dom[1], d->dom_keys[i].dom[2],
+			     d->dom_keys[i].key);
+			r = -EINVAL;
+			goto fail;
+		}
+	}
 	for (size_t i = 0; i < d->n_fixed; i++)
-		if (d->fixed[i].ad && !d->ad && (r = sid_ad_init(ctx, d)) < 0)
+		if (d->fixed[i].ad && (r = sid_ad_init(ctx, d, &d->fixed[i])) < 0)
 			goto fail;
 	if (v && !strcmp(v, "autorid")) {
 		if ((r = autorid_init(ctx, d)) < 0)

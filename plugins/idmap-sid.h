@@ -22,6 +22,15 @@ struct fixed_range {
 	uint32_t dom[3];
 	uint32_t min, max;
 	bool ad; /* ids from the directory (idmap-sid-ad.c), not min + RID */
+	struct sid_ad *dir; /* ad: that directory, NULL until init */
+};
+
+/* "S-1-5-21-A-B-C.AD-URI = ..." in [SID]: a setting of one domain's directory, used
+ * instead of [SID]'s own for that domain's ad range */
+struct dom_key {
+	uint32_t dom[3];
+	char *key; /* the part after the dot: AD-URI, AD-Base, ... */
+	char *value;
 };
 
 /* The fast path's view of one domain, keyed by the canonical text "a-b-c" of its
@@ -69,7 +78,8 @@ struct sid_data {
 	struct fixed_range *fixed;
 	size_t n_fixed;
 	struct autorid *ar; /* [SID] Algorithm = autorid: replaces the slices */
-	struct sid_ad *ad;  /* the directory of the "ad" ranges, NULL when none */
+	struct dom_key *dom_keys;
+	size_t n_dom_keys;
 };
 
 /* Hash of the domain text key[0..klen) with 5 <= klen <= 32.  Reads whole 8-byte words,
@@ -120,7 +130,7 @@ const char *sid_parse_range(const char *value, struct fixed_range *fr);
 
 /* idmap-sid-ad.c: winbind idmap_ad's answers (rfc2307) for the "ad" ranges. */
 struct sid_ad;
-int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d);
+int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range *fr);
 void sid_ad_done(struct sid_ad *a);
 int sid_ad_sid_to_id(struct nfskeys_ctx *ctx, struct sid_data *d, const struct fixed_range *fr,
 		     struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret);

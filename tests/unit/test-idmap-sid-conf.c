@@ -128,6 +128,47 @@ static void test_ad_password_file(void **state)
 	assert_null(strstr(logbuf, "make it 0600"));
 }
 
+/* A domain's own directory settings (S-1-5-21-A-B-C.AD-URI and the like): only those
+ * four keys, only for a domain with an ad range, and its lookups go to its own URI (a
+ * closed port of the loopback, named in the answer) while [SID]'s serves the others. */
+static void test_ad_domain_keys(void **state)
+{
+	const char *ad = "S-1-5-21-1-2-3 = ad 1 - 99999\nAD-URI = ldap://127.0.0.1:1\n"
+			 "AD-Base = dc=x\nAD-Timeout = 1\n";
+	char conf[512];
+
+	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2-3.AD-Port = 3\n", ad);
+	refused(conf, "[SID] S-1-5-21-1-2-3.AD-Port = 3: a domain's own setting is "
+		      "S-1-5-21-A-B-C.KEY with KEY AD-URI, AD-Base, AD-Bind-DN or "
+		      "AD-Bind-Password-File");
+	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2.AD-URI = ldap://127.0.0.1:2\n", ad);
+	refused(conf, "[SID] S-1-5-21-1-2.AD-URI = ldap://127.0.0.1:2: a domain's own setting");
+	snprintf(conf, sizeof(conf),
+		 "%sS-1-5-21-4-5-6 = 1000 - 2000\n"
+		 "S-1-5-21-4-5-6.AD-URI = ldap://127.0.0.1:2\n",
+		 ad);
+	refused(conf, "[SID] S-1-5-21-4-5-6.AD-URI: that domain has no ad range");
+	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2-3.AD-URI = http://y\n", ad);
+	refused(conf, "AD-URI = http://y: not an ldap://, ldaps:// or ldapi:// URI");
+	/* the domain's own URI, and [SID]'s for another ad domain */
+	snprintf(conf, sizeof(conf),
+		 "%sS-1-5-21-1-2-3.AD-URI = ldap://127.0.0.1:2\n"
+		 "S-1-5-21-4-5-6 = ad 100000 - 199999\n",
+		 ad);
+	refused(conf, "ldap://127.0.0.1:2: bind: ");
+	assert_null(strstr(logbuf, "ldap://127.0.0.1:1"));
+	{
+		struct nfskeys_ctx *ctx = sid_ctx(conf);
+		uid_t uid;
+
+		assert_int_not_equal(
+			nfskeys_idmap_sid_to_uid(ctx, "S-1-5-21-4-5-6-1000", &uid, NULL), 0);
+		assert_non_null(strstr(logbuf, "ldap://127.0.0.1:1: bind: "));
+		assert_null(strstr(logbuf, "ldap://127.0.0.1:2"));
+		nfskeys_ctx_unref(ctx);
+	}
+}
+
 static void test_rid_kinds(void **state)
 {
 	struct nfskeys_ctx *ctx = sid_ctx("Auto-Domains = no\nS-1-5-21-1-2-3 = rid 100 - 200\n"
@@ -230,6 +271,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_ranges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_algorithm_and_ad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ad_password_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ad_domain_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rid_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_autorid, setup, teardown),
 	};
