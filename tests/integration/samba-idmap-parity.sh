@@ -207,7 +207,9 @@ cmp_run() {
 		nk_sids "$T_TMP/$name.conf" $ids | sed 's/^/u/'
 		nk_sids "$T_TMP/$name.conf" --group $ids | sed 's/^/g/'
 	} | sort >"$T_TMP/$name.nk-sids"
-	join "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" >"$T_TMP/$name.back"
+	# every id either side answered (a side without it: "missing", which differs)
+	join -a 1 -a 2 -e missing -o 0,1.2,2.2 "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" \
+		>"$T_TMP/$name.back"
 	_t2=$(date +%s)
 	t_samba_winbind_stop
 	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s, \
@@ -230,10 +232,11 @@ nk_ids_of() {
 }
 
 # check_agree DESCRIPTION FILTER(awk condition on the table's fields): uid and gid
-# agree; "mapped", the SIDs with a uid or a gid from winbind
+# agree; "mapped", the SIDs with a uid or a gid from winbind.  A row missing an answer
+# (either side gave nothing) differs.
 check_agree() {
 	t_samba_agree "$name: $1, uid and gid" SIDs 0 "$T_TMP/$name.table" "$2" \
-		'$3 != $4 || $5 != $6' '$3 != "unmapped" || $5 != "unmapped"' \
+		'NF != 6 || $3 != $4 || $5 != $6' '$3 != "unmapped" || $5 != "unmapped"' \
 		"SID KIND winbind-uid nfskeys-uid winbind-gid nfskeys-gid"
 }
 
@@ -242,7 +245,7 @@ check_agree() {
 check_back() {
 	t_samba_agree "$name: uids and gids of the range -> the same SIDs" ids 1 \
 		"$T_TMP/$name.back" "{ i = substr(\$1, 2) + 0 } i >= $low && i <= $high" \
-		'$2 != $3' '$2 != "unmapped"' "ID winbind-SID nfskeys-SID"
+		'NF != 3 || $2 != $3' '$2 != "unmapped"' "ID winbind-SID nfskeys-SID"
 	awk -v l="$low" -v h="$high" '{ i = substr($1, 2) + 0 } i < l || i > h' "$T_TMP/$name.back" |
 		sed 's/^/# outside the range: ID winbind nfskeys: /'
 	diag "$name: not compared: ids outside the range (nfskeys gives Samba's Unix SIDs" \
@@ -470,7 +473,9 @@ EOF
 		nk_keys "$T_TMP/$name.conf" <"$T_TMP/$name.ids" | sed 's/^/u/'
 		nk_keys "$T_TMP/$name.conf" --group <"$T_TMP/$name.ids" | sed 's/^/g/'
 	} | sort >"$T_TMP/$name.nk-sids"
-	join "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" >"$T_TMP/$name.back"
+	# every id either side answered (a side without it: "missing", which differs)
+	join -a 1 -a 2 -e missing -o 0,1.2,2.2 "$T_TMP/$name.wb-sids" "$T_TMP/$name.nk-sids" \
+		>"$T_TMP/$name.back"
 	count_run
 }
 
