@@ -575,7 +575,7 @@ size_t kpaths_netns_list(const struct kpaths *kp, struct kpaths_ns_info *out, si
 			continue;
 		out[n] = (struct kpaths_ns_info){ .ino = ns->ino,
 						  .userns_ino = ns->userns_ino,
-						  .pipes = ns->n_pipes,
+						  .pipes = ns->n_open,
 						  .open = ns->nfs_fd >= 0,
 						  .translate = ns->translate,
 						  .maps_read = ns->maps_read,

@@ -57,6 +57,8 @@ void kpaths_pipe_close(struct kpipe *p)
 	if (p->fd >= 0) {
 		close(p->fd);
 		kpaths_unstore(kp, p->store);
+		if (p->ns)
+			p->ns->n_open--;
 	}
 	p->fd = -1;
 	if (p->ns)
@@ -145,6 +147,8 @@ static void pipe_try_open(struct kpipe *p)
 		p->fd = -1;
 		return;
 	}
+	if (p->ns)
+		p->ns->n_open++;
 	kp->log(LOG_INFO, "serving NFS client idmap pipe %s", path);
 }
 

@@ -21,7 +21,8 @@ struct kns {
 	uint64_t userns_ino; /* the user namespace that owns it */
 	int nfs_fd;          /* nfs/ of a detached rpc_pipefs there; -1: could not be opened */
 	int wd;              /* inotify watch on nfs/ */
-	unsigned n_pipes;    /* kpipes of this namespace */
+	unsigned n_pipes;    /* kpipes of this namespace: its clnt* directories known */
+	unsigned n_open;     /* ... whose idmap pipe is open (a cloned client has none) */
 	bool seen;           /* in the last scan */
 	bool translate;      /* owned by another user namespace: ids go through its maps */
 	bool maps_read;

@@ -95,7 +95,7 @@ unsigned kpaths_netns_count(const struct kpaths *kp);
 struct kpaths_ns_info {
 	uint64_t ino;        /* its nsfs inode (readlink /proc/PID/ns/net: net:[ino]) */
 	uint64_t userns_ino; /* the user namespace that owns it */
-	unsigned pipes;      /* NFS client pipes of it the daemon knows */
+	unsigned pipes;      /* NFS client idmap pipes of it the daemon has open */
 	bool open;           /* its rpc_pipefs could be opened (else: logged, not served) */
 	bool translate;      /* ids go through its user namespace's maps */
 	bool maps_read;      /* ... and those maps were read */
