@@ -23,6 +23,10 @@
 #                           SAMBA_AD_ADMINPW_FILE (0600) SAMBA_AD_ACCOUNTS (the file of the
 #                           accounts below: "NAME KIND SID UIDNUMBER GIDNUMBER", - for none).
 #                           skip_all when Samba or the namespaces are not available.
+#   t_samba_ad_template_prepare  provision the template now when it is missing or stale
+#                           (nothing when Samba or root is not there: say why, succeed);
+#                           for a guest that boots the DC (tests/kernel/cifs-ad-acl.ktest)
+#   t_samba_ad_template_ready  whether the template is there and current
 #   t_samba_ad_net CMD...   run CMD in the DC's network namespace
 #   t_samba_ad_sid NAME     the SID of an account of SAMBA_AD_ACCOUNTS
 #   t_samba_ad_objects      every user, computer and group of the DC now (the domain's and
@@ -168,10 +172,14 @@ _samba_ad_provision() {
 	echo "$_tpl" >"$_tpl/template-path"
 }
 
+_samba_ad_template_key() {
+	echo "$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+}
+
 # The template: kept while Samba's version and this file are the same.
 _samba_ad_template() {
 	_base="$top_builddir/tests/samba-ad-template"
-	_key="$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+	_key=$(_samba_ad_template_key)
 	mkdir -p "$top_builddir/tests"
 	exec 8>"$_base.lock"
 	flock 8
@@ -189,6 +197,21 @@ _samba_ad_template() {
 	fi
 	exec 8>&-
 	SAMBA_AD_TEMPLATE=$_base
+}
+
+t_samba_ad_template_prepare() {
+	[ "$(id -u)" = 0 ] || { echo "samba-ad: the template needs root" >&2; return 0; }
+	PATH="$PATH:/usr/sbin:/sbin"
+	(skip_all() { echo "samba-ad: no template: $*" >&2; exit 1; }; _samba_ad_tools) || return 0
+	_samba_ad_template || echo "samba-ad: provisioning the template failed" >&2
+	return 0
+}
+
+t_samba_ad_template_ready() {
+	PATH="$PATH:/usr/sbin:/sbin"
+	command -v samba >/dev/null 2>&1 &&
+		[ "$(cat "$top_builddir/tests/samba-ad-template/key" 2>/dev/null)" = \
+			"$(_samba_ad_template_key)" ]
 }
 
 t_samba_ad_start() {
@@ -221,17 +244,25 @@ t_samba_ad_start() {
 	nsenter -t "$SAMBA_AD_NS_PID" --net --mount samba -i -s "$SAMBA_AD_CONF" \
 		>"$SAMBA_AD_DIR/samba.log" 2>&1 </dev/null &
 	SAMBA_AD_PID=$!
-	# LDAP, the DC's own winbindd (its smbd maps sessions through it), Kerberos (for the
-	# join) and DNS (the SRV records of the DC), on TCP
-	if ! t_wait_for "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
-			grep -q dnsHostName &&
-		nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p &&
-		t_samba_ad_net python3 -c \
-			'import socket; [socket.create_connection((\"$SAMBA_AD_IP\", p), 1) for p in (88, 53)]'" \
-		30; then
+	# LDAP, Kerberos (for the join) and DNS (the SRV records of the DC) listening on TCP,
+	# the DC's own winbindd (its smbd maps sessions through it), then LDAP answering.  The
+	# cheap checks first: under TCG (tests/kernel/cifs-ad-acl.ktest) a poll that starts
+	# ldbsearch or python takes the guest's one CPU from samba, and a start took minutes.
+	if ! t_wait_for "_samba_ad_listening 389 88 53" 30 ||
+		! t_wait_for "nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p" 30 ||
+		! t_wait_for "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
+			grep -q dnsHostName" 30; then
 		tail -n 20 "$SAMBA_AD_DIR/samba.log" >&2
 		return 1
 	fi
+}
+
+# whether the DC listens on each TCP port $@ of its address
+_samba_ad_listening() {
+	_ss=$(t_samba_ad_net ss -ltnH) || return 1
+	for _port; do
+		case $_ss in *" $SAMBA_AD_IP:$_port "*) ;; *) return 1 ;; esac
+	done
 }
 
 t_samba_ad_net() {
@@ -354,8 +385,9 @@ t_samba_winbind_start() {
 	rm -rf "$_m/private" "$_m/state" "$_m/cache" "$_m/lock" "$_m/run/"*
 	cp -a "$_m/joined/private" "$_m/joined/state" "$_m/joined/cache" "$_m/joined/lock" "$_m/"
 	cat "$_m/smb.conf.base" "$1" >"$_m/smb.conf"
-	# a simple command, so that $! is winbindd itself (nsenter and env exec it)
-	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
+	# a simple command, so that $! is winbindd itself (setsid, nsenter and env exec it;
+	# a session of its own: whatever it signals on the way out, the test is not in it)
+	setsid nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
 		winbindd -F --no-process-group -s "$_m/smb.conf" >"$_m/winbindd.out" 2>&1 </dev/null &
 	SAMBA_WINBINDD_PID=$!
 	# up, and its connection to the DC (netlogon) works
