@@ -148,6 +148,21 @@ _samba_ad_provision() {
 	server services = s3fs, rpc, ldap, cldap, kdc, winbindd, dns" \
 		"$_tpl/etc/smb.conf" || return 1
 	mkdir -p "$_tpl/run"
+	# The TLS key and certificates Samba's LDAP server would make at each start (a 4096-bit
+	# RSA key: a second of CPU here, 30 s under TCG), made once: a CA and the DC's
+	# certificate for dc1.nfskeys.test, the key 0600 as Samba requires.
+	_tls=$_tpl/private/tls
+	mkdir -p "$_tls" && (umask 077
+		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/O=$SAMBA_AD_REALM test CA" \
+			-keyout "$_tpl/ca.key" -out "$_tls/ca.pem" &&
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=dc1.nfskeys.test" \
+			-keyout "$_tls/key.pem" -out "$_tpl/dc.csr" &&
+		printf 'subjectAltName = DNS:dc1.nfskeys.test\n' >"$_tpl/dc.ext" &&
+		openssl x509 -req -in "$_tpl/dc.csr" -CA "$_tls/ca.pem" -CAkey "$_tpl/ca.key" \
+			-CAcreateserial -days 3650 -extfile "$_tpl/dc.ext" -out "$_tls/cert.pem") \
+		>>"$_tpl/provision.log" 2>&1 || return 1
+	rm -f "$_tpl/ca.key" "$_tpl/dc.csr" "$_tpl/dc.ext" "$_tls/ca.srl"
+	chmod 0644 "$_tls/ca.pem" "$_tls/cert.pem"
 	_samba_ad_account_list | while read -r _kind _name _uid _gid; do
 		_o=
 		if [ "$_kind" = user ]; then
