@@ -25,6 +25,10 @@
 #                           SAMBA_AD_ADMINPW_FILE (0600) SAMBA_AD_ACCOUNTS (the file of the
 #                           accounts below: "NAME KIND SID UIDNUMBER GIDNUMBER", - for none).
 #                           skip_all when Samba or the namespaces are not available.
+#   t_samba_ad_template_prepare  provision the template now when it is missing or stale
+#                           (nothing when Samba or root is not there: say why, succeed);
+#                           for a guest that boots the DC (tests/kernel/cifs-ad-acl.ktest)
+#   t_samba_ad_template_ready  whether the template is there and current
 #   t_samba_ad_net CMD...   run CMD in the DC's network namespace
 #   t_samba_ad_sid NAME     the SID of an account of SAMBA_AD_ACCOUNTS
 #   t_samba_ad_objects      every user, computer and group of the DC now (the domain's and
@@ -155,6 +159,21 @@ _samba_ad_provision() {
 	server services = s3fs, rpc, ldap, cldap, kdc, winbindd, dns" \
 		"$_tpl/etc/smb.conf" || return 1
 	mkdir -p "$_tpl/run"
+	# The TLS key and certificates Samba's LDAP server would make at each start (a 4096-bit
+	# RSA key: a second of CPU here, 30 s under TCG), made once: a CA and the DC's
+	# certificate for dc1.nfskeys.test, the key 0600 as Samba requires.
+	_tls=$_tpl/private/tls
+	mkdir -p "$_tls" && (umask 077
+		openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/O=$SAMBA_AD_REALM test CA" \
+			-keyout "$_tpl/ca.key" -out "$_tls/ca.pem" &&
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=dc1.nfskeys.test" \
+			-keyout "$_tls/key.pem" -out "$_tpl/dc.csr" &&
+		printf 'subjectAltName = DNS:dc1.nfskeys.test\n' >"$_tpl/dc.ext" &&
+		openssl x509 -req -in "$_tpl/dc.csr" -CA "$_tls/ca.pem" -CAkey "$_tpl/ca.key" \
+			-CAcreateserial -days 3650 -extfile "$_tpl/dc.ext" -out "$_tls/cert.pem") \
+		>>"$_tpl/provision.log" 2>&1 || return 1
+	rm -f "$_tpl/ca.key" "$_tpl/dc.csr" "$_tpl/dc.ext" "$_tls/ca.srl"
+	chmod 0644 "$_tls/ca.pem" "$_tls/cert.pem"
 	_samba_ad_account_list | while read -r _kind _name _uid _gid; do
 		_o=
 		if [ "$_kind" = user ]; then
@@ -257,11 +276,15 @@ _samba_ad_bulk_copy() {
 		echo "$2" >"$2/template-path" && _samba_ad_bulk_add "$2" "$1"
 }
 
+_samba_ad_template_key() {
+	echo "$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+}
+
 # The template: kept while Samba's version and this file are the same.  2: the accounts
 # of SAMBA_AD_BULK could not be added.
 _samba_ad_template() {
 	_base="$top_builddir/tests/samba-ad-template"
-	_key="$(samba -V) $(cksum <"$top_srcdir/tests/harness/samba-ad.sh")"
+	_key=$(_samba_ad_template_key)
 	_n=${SAMBA_AD_BULK:-0}
 	case $_n in
 	'' | *[!0-9]*) echo "SAMBA_AD_BULK=$_n: not a number of accounts" >&2; return 2 ;;
@@ -278,6 +301,24 @@ _samba_ad_template() {
 			_samba_ad_bulk_copy "$_n" || { exec 8>&-; return 2; }
 	fi
 	exec 8>&-
+}
+
+# t_samba_ad_template_prepare: the template made on the host ahead of a guest test that
+# uses it (make samba-ad-template); never fails, a guest test without it skips, naming it
+t_samba_ad_template_prepare() {
+	[ "$(id -u)" = 0 ] || { echo "samba-ad: the template needs root" >&2; return 0; }
+	PATH="$PATH:/usr/sbin:/sbin"
+	(skip_all() { echo "samba-ad: no template: $*" >&2; exit 1; }; _samba_ad_tools) || return 0
+	_samba_ad_template || echo "samba-ad: provisioning the template failed" >&2
+	return 0
+}
+
+# t_samba_ad_template_ready: true when the template exists and is this harness's own
+t_samba_ad_template_ready() {
+	PATH="$PATH:/usr/sbin:/sbin"
+	command -v samba >/dev/null 2>&1 &&
+		[ "$(cat "$top_builddir/tests/samba-ad-template/key" 2>/dev/null)" = \
+			"$(_samba_ad_template_key)" ]
 }
 
 t_samba_ad_start() {
@@ -312,17 +353,40 @@ t_samba_ad_start() {
 	nsenter -t "$SAMBA_AD_NS_PID" --net --mount samba -i -s "$SAMBA_AD_CONF" \
 		>"$SAMBA_AD_DIR/samba.log" 2>&1 </dev/null &
 	SAMBA_AD_PID=$!
-	# LDAP, the DC's own winbindd (its smbd maps sessions through it), Kerberos (for the
-	# join) and DNS (the SRV records of the DC), on TCP
-	if ! t_wait_for "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
-			grep -q dnsHostName &&
-		nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p &&
-		t_samba_ad_net python3 -c \
-			'import socket; [socket.create_connection((\"$SAMBA_AD_IP\", p), 1) for p in (88, 53)]'" \
-		30; then
+	# LDAP, Kerberos (for the join) and DNS (the SRV records of the DC) listening on TCP,
+	# the DC's own winbindd (its smbd maps sessions through it), then LDAP answering.  The
+	# cheap checks first: under TCG (tests/kernel/cifs-ad-acl.ktest) a poll that starts
+	# ldbsearch or python takes the guest's one CPU from samba, and a start took minutes.
+	if ! _samba_wait "_samba_ad_listening 389 88 53" 30 ||
+		! _samba_wait "nsenter -t $SAMBA_AD_NS_PID --net --mount wbinfo -p" 30 ||
+		! _samba_wait "t_samba_ad_net ldbsearch -H $SAMBA_AD_URI -s base -b '' dnsHostName |
+			grep -q dnsHostName" 30; then
 		tail -n 20 "$SAMBA_AD_DIR/samba.log" >&2
 		return 1
 	fi
+}
+
+# _samba_wait CMD SECS: t_wait_for CMD, which polls every 0.1 s; with SAMBA_AD_POLL=1 once
+# a second (a guest under TCG: each poll's programs take its one CPU from the daemons
+# being waited for, which take a minute to start there)
+_samba_wait() {
+	[ "${SAMBA_AD_POLL:-}" = 1 ] || { t_wait_for "$@"; return; }
+	_sw=$2
+	[ "$_sw" -ge "$T_WAIT_GUARD" ] 2>/dev/null || _sw=$T_WAIT_GUARD
+	while [ "$_sw" -gt 0 ]; do
+		eval "$1" >/dev/null 2>&1 && return 0
+		sleep 1
+		_sw=$((_sw - 1))
+	done
+	return 1
+}
+
+# whether the DC listens on each TCP port $@ of its address
+_samba_ad_listening() {
+	_ss=$(t_samba_ad_net ss -ltnH) || return 1
+	for _port; do
+		case $_ss in *" $SAMBA_AD_IP:$_port "*) ;; *) return 1 ;; esac
+	done
 }
 
 t_samba_ad_net() {
@@ -454,20 +518,25 @@ t_samba_winbind_start() {
 	rm -rf "$_m/private" "$_m/state" "$_m/cache" "$_m/lock" "$_m/run/"*
 	cp -a "$_m/joined/private" "$_m/joined/state" "$_m/joined/cache" "$_m/joined/lock" "$_m/"
 	cat "$_m/smb.conf.base" "$1" >"$_m/smb.conf"
-	# a simple command, so that $! is winbindd itself (nsenter and env exec it)
-	nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
+	# a simple command, so that $! is winbindd itself (setsid, nsenter and env exec it;
+	# a session of its own: whatever it signals on the way out, the test is not in it)
+	setsid nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
 		winbindd -F --no-process-group -s "$_m/smb.conf" >"$_m/winbindd.out" 2>&1 </dev/null &
 	SAMBA_WINBINDD_PID=$!
 	# up, and its connection to the DC (netlogon) works
-	if ! t_wait_for "t_wbinfo -p && t_wbinfo -P" 30; then
+	if ! _samba_wait "t_wbinfo -p && t_wbinfo -P" 30; then
 		tail -n 20 "$_m/winbindd.out" "$_m/log.winbindd" >&2
 		return 1
 	fi
 }
 
-# whether process $1 still runs (a zombie child of the test's shell does not)
+# whether process $1 still runs (a zombie child of the test's shell does not).  No
+# program run here or below: under TCG each exec costs a tenth of a second or more.
 _samba_alive() {
-	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
+	_st=
+	read -r _st <"/proc/$1/stat" 2>/dev/null || return 1
+	case $_st in *") Z "*) return 1 ;; esac
+	return 0
 }
 
 _samba_all_dead() {
@@ -490,14 +559,12 @@ _samba_ns_kill() {
 	[ -n "$1" ] || return 0
 	_ns=$(readlink "/proc/$1/ns/mnt") || return 0
 	for _sig in TERM KILL; do
-		_left=
-		for _p in /proc/[0-9]*; do
-			_p=${_p#/proc/}
-			[ "$_p" = "$1" ] && continue
-			[ "$(readlink "/proc/$_p/ns/mnt" 2>/dev/null)" = "$_ns" ] || continue
-			kill -"$_sig" "$_p" 2>/dev/null
-			_left="$_left $_p"
-		done
+		# every process's namespace in one ls (not a readlink per process)
+		# shellcheck disable=SC2012
+		_left=$(ls -l /proc/[0-9]*/ns/mnt 2>/dev/null | awk -v ns="$_ns" -v h="$1" '
+			$NF == ns { split($(NF - 2), p, "/"); if (p[3] != h) printf " %s", p[3] }')
+		# shellcheck disable=SC2086
+		[ -n "$_left" ] && kill -"$_sig" $_left 2>/dev/null
 		[ -z "$_left" ] && return 0
 		[ $_sig = TERM ] && t_wait_for "_samba_all_dead$_left" 10 && return 0
 	done
