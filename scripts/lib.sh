@@ -11,6 +11,7 @@ cifs-utils nfs-common libnfsidmap-dev libsss-idmap-dev libpam0g-dev pamtester
 python3 valgrind gnuplot-nox hyperfine groff-base iproute2
 debhelper dh-exec lintian devscripts fakeroot
 qemu-system-x86 busybox-static kmod samba smbclient nfs-kernel-server rpcbind dmsetup e2fsprogs
+podman crun conmon
 samba-ad-dc samba-ad-provision winbind ldb-tools
 openafs-fileserver openafs-dbserver openafs-client openafs-krb5
 "
