@@ -2,6 +2,7 @@
  * work here is to make sure it always does (demand, a context of the handle's own), to
  * refuse configurations that would send a bind password in clear, and to say which of
  * "the server is not there" and "its certificate was refused" happened. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,4 +138,14 @@ void ldap_tls_error(const struct ldap_tls *t, LDAP *ld, const char *what, int rc
 	snprintf(buf, size, "%s: %s: %s%s%s%s", t->uri, what, ldap_err2string(rc),
 		 diag && *diag ? " (" : "", diag && *diag ? diag : "", diag && *diag ? ")" : "");
 	ldap_memfree(diag);
+}
+
+void ldap_pin_library(void)
+{
+	const void *syms[] = { (const void *)ldap_initialize, (const void *)ber_free };
+	Dl_info info;
+
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++)
+		if (dladdr(syms[i], &info) && info.dli_fname)
+			(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }

@@ -38,3 +38,10 @@ int ldap_tls_setup(LDAP *ld, struct ldap_tls *t);
  * LDAP server" or "Connect error"); otherwise libldap's text and the server's diagnostic. */
 void ldap_tls_error(const struct ldap_tls *t, LDAP *ld, const char *what, int rc, char *buf,
 		    size_t size);
+
+/* libldap keeps process-global state (options, the TLS context, SASL's) that it never
+ * frees; a plugin that uses libldap and is unloaded with its last context would take
+ * libldap with it and leave that state lost (LeakSanitizer fails the process).  Called by
+ * such a plugin while it is loaded: libldap and liblber stay mapped for the life of the
+ * process, so the state stays reachable, as in any program linking libldap. */
+void ldap_pin_library(void);

@@ -16,7 +16,6 @@
  * the same entry as an id -> name search would (lookup_pair): one search per new owner
  * instead of two.  A principal's groups ([LDAP] Group-Membership): memberUid, or in AD
  * the user's tokenGroups or its nested member (principal_groups). */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <ldap.h>
 #include <pthread.h>
@@ -78,21 +77,6 @@ static void ldap_done(void *data)
 	free(d);
 }
 
-/* libldap keeps process-global state (options, TLS context) that it never frees; when
- * the plugin is unloaded with the last context, libldap would go with it and that state
- * become lost memory (LeakSanitizer fails the process).  Keep libldap and liblber mapped
- * for the life of the process instead: then the state stays reachable, as in any program
- * linking libldap. */
-static void pin_libldap(void)
-{
-	const void *syms[] = { (const void *)ldap_initialize, (const void *)ber_free };
-	Dl_info info;
-
-	for (size_t i = 0; i < ARRAY_SIZE(syms); i++)
-		if (dladdr(syms[i], &info) && info.dli_fname)
-			(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-}
-
 static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 {
 	struct ldap_data *d = calloc(1, sizeof(*d));
@@ -100,7 +84,7 @@ static int ldap_init_backend(struct nfskeys_ctx *ctx, void **ret_data)
 
 	if (!d)
 		return -ENOMEM;
-	pin_libldap();
+	ldap_pin_library();
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->free_slot, NULL);
 	d->ctx = ctx;

@@ -171,6 +171,7 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 				    .start_tls = a->start_tls,
 				    .section = "[SID] ",
 				    .key_prefix = "AD-" };
+	ldap_pin_library();
 	if (a->bind_dn[0]) {
 		r = ldap_tls_check_bind(&a->tls, a->allow_cleartext, err, sizeof(err));
 		if (r < 0) {
