@@ -27,6 +27,8 @@
 #                           SAMBA_TRUST_ERR, the end of its output on the next ones.
 #   t_samba_trust_objects   t_samba_ad_objects of dc2 (its users, computers and groups,
 #                           BUILTIN's and the well-known SIDs it stores)
+#   t_samba_trust_gss_spn   register dc2's LDAP service principal (ldap/dc2.trust.test)
+#                           for a GSSAPI bind from the member through the trust
 #   t_samba_trust_stop      stop dc2 (registered with t_on_exit)
 #
 # The accounts of the second domain:
@@ -207,4 +209,16 @@ t_samba_trust_stop() {
 	_samba_ns_kill "$SAMBA_TRUST_NS_PID"
 	_samba_stop_pid "$SAMBA_TRUST_NS_PID"
 	SAMBA_TRUST_NS_PID=
+}
+
+# t_samba_trust_gss_spn: dc2's LDAP service principal (ldap/dc2.trust.test), which a DC
+# registers for itself through samba_spnupdate, run by the dnsupdate service the harness's
+# DCs go without; a GSSAPI bind to dc2 from the first domain's member needs it
+t_samba_trust_gss_spn() {
+	_sam="$SAMBA_TRUST_DIR/private/sam.ldb"
+	_dc_dn=$(ldbsearch -H "$_sam" '(sAMAccountName=DC2$)' dn | sed -n 's/^dn: //p')
+	printf 'dn: %s\nchangetype: modify\nadd: servicePrincipalName\n%s\n' "$_dc_dn" \
+		'servicePrincipalName: ldap/dc2.trust.test' |
+		ldbmodify -H "$_sam" >"$SAMBA_TRUST_DIR/spn.log" 2>&1 ||
+		{ cat "$SAMBA_TRUST_DIR/spn.log" >&2; return 1; }
 }

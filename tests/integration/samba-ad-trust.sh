@@ -21,6 +21,8 @@
 # ad + ad: both domains' ids from their own directories, winbind's idmap_ad for each
 # against two ad ranges, the second's directory in its own S-1-5-21-A-B-C.AD-URI,
 # .AD-Base, .AD-Bind-DN and .AD-Bind-Password-File.
+# ad + ad over GSSAPI: the same with no password: AD-SASL-Mech = GSSAPI and the member's
+# machine keytab (NFSKEYS's realm); dc2 is read with the cross-realm ticket of the trust.
 # rid + autorid: the first domain with its own rid range, the second through autorid
 # ("*"): nfskeys's fixed range next to Algorithm = autorid.
 # The first does not compare BUILTIN, well-known or Unix SIDs (samba-idmap-parity.sh does).
@@ -38,7 +40,7 @@ if ! t_samba_trust_start; then
 	skip_all "no second domain with a trust here: $(printf '%s\n' "$SAMBA_TRUST_ERR" |
 		head -n 1)"
 fi
-plan 39
+plan 42
 diag "DC and member up in $((t1 - t0)) s, second DC and trust in $(($(date +%s) - t1)) s"
 D1=$SAMBA_AD_SID D2=$SAMBA_TRUST_SID
 N1=$SAMBA_AD_DOMAIN N2=$SAMBA_TRUST_DOMAIN
@@ -360,4 +362,45 @@ check_eq "$name: alice 10001, staff 20001, carol 30002, tstaff 40002, for both" 
 		$1 == a { x = $3 " " $4 } $1 == s { y = $5 " " $6 }
 		$1 == c { z = $3 " " $4 } $1 == t { w = $5 " " $6 }
 		END { print x, y, z, w }' "$T_TMP/$name.table")"
+
+# --- ad + ad over GSSAPI: the same two directories read with the member's machine keytab
+# (a principal of the first realm), the second DC through the trust's cross-realm ticket;
+# every SID as winbind's idmap_ad answered in the run above
+adtable="$T_TMP/$name.table"
+name=ad-ad-gssapi
+t_samba_ad_gss_keytab "$T_TMP/member.keytab" || fail_all "no machine keytab (log above)"
+t_samba_trust_gss_spn || fail_all "cannot register dc2's LDAP principal (log above)"
+cat >"$T_TMP/gss.conf" <<EOF
+[General]
+Domain = nfskeys.test
+[Translation]
+Method = sid
+[SID]
+Auto-Domains = no
+State-File = $T_TMP/gss.slices
+$D1 = ad 10000 - 29999
+$D2 = ad 30000 - 49999
+AD-URI = ldap://dc1.nfskeys.test
+AD-Base = $SAMBA_AD_BASEDN
+AD-SASL-Mech = GSSAPI
+AD-Keytab = $SAMBA_AD_KEYTAB
+$D2.AD-URI = ldap://dc2.trust.test
+$D2.AD-Base = $SAMBA_TRUST_BASEDN
+EOF
+NK_RUN=t_samba_member_run
+# shellcheck disable=SC2046
+nk_run "$T_TMP/gss.conf" $(awk '{ print $1 }' "$T_TMP/sids") >"$T_TMP/gss.nk-uid"
+# shellcheck disable=SC2046
+nk_run "$T_TMP/gss.conf" --group $(awk '{ print $1 }' "$T_TMP/sids") >"$T_TMP/gss.nk-gid"
+NK_RUN=''
+awk 'FILENAME ~ /nk-uid$/ { nu[$1] = $2; next }
+     FILENAME ~ /nk-gid$/ { ng[$1] = $2; next }
+     { print $1, $2, $3, nu[$1], $5, ng[$1] }' \
+	"$T_TMP/gss.nk-uid" "$T_TMP/gss.nk-gid" "$adtable" >"$T_TMP/$name.table"
+check_agree "$N1's SIDs with the machine keytab, as winbind's idmap_ad" "\$1 ~ /^$D1-/"
+check_agree "$N2's SIDs through the trust's tickets, as winbind's idmap_ad" "\$1 ~ /^$D2-/"
+check_eq "$name: carol 30002 and tstaff 40002 from dc2" "30002 40002" \
+	"$(awk -v c="$(awk '$1 == "carol" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" \
+		-v t="$(awk '$1 == "tstaff" { print $3 }' "$SAMBA_TRUST_ACCOUNTS")" '
+		$1 == c { z = $4 } $1 == t { w = $6 } END { print z, w }' "$T_TMP/$name.table")"
 diag "done in $(($(date +%s) - t0)) s"
