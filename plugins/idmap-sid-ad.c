@@ -180,7 +180,9 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 				    .ca_file = a->ca_file,
 				    .start_tls = a->start_tls,
 				    .section = "[SID] ",
-				    .key_prefix = "AD-" };
+				    .key_prefix = "AD-",
+				    .uri_key = a->uri_key,
+				    .bind_dn_key = a->bind_dn_key };
 	ldap_pin_library();
 	if (a->bind_dn[0]) {
 		r = ldap_tls_check_bind(&a->tls, a->allow_cleartext, err, sizeof(err));

@@ -162,6 +162,10 @@ static void test_ad_domain_keys(void **state)
 	refused(conf, "[SID] s-1-5-21-1-2-3.ad-uri = http://y: not an ldap://");
 	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2-3.AD-Bind-DN = cn=a\n", ad);
 	refused(conf, "[SID] S-1-5-21-1-2-3.AD-Bind-DN needs AD-Bind-Password-File");
+	snprintf(conf, sizeof(conf),
+		 "%sS-1-5-21-1-2-3.AD-Bind-DN = cn=a\nAD-Bind-Password-File = /nonexistent\n", ad);
+	refused(conf, "[SID] S-1-5-21-1-2-3.AD-Bind-DN with a password over ldap://127.0.0.1:1 "
+		      "would send the password in clear");
 	/* the domain's own URI, and [SID]'s for another ad domain */
 	snprintf(conf, sizeof(conf),
 		 "%sS-1-5-21-1-2-3.AD-URI = ldap://127.0.0.1:2\n"
