@@ -11,6 +11,7 @@
 #include <syslog.h>
 
 #include "attrd.h"
+#include "attrd-client.h"
 #include "attrd-ldap.h"
 #include "conf-get.h"
 #include "attrd-mounts.h"
@@ -402,8 +403,7 @@ int main(int argc, char *argv[])
 	limits.idle_timeout_ms = c.idle_timeout * 1000;
 	config_swap(&d, &c);
 	config_clear(&c); /* what was there before: nothing */
-	d.socket_path = strdup(d.socket_override ? d.socket_override :
-						   attr_default_socket_path(d.ctx));
+	d.socket_path = strdup(attrd_socket_path(d.ctx, d.socket_override));
 	if (!d.socket_path) {
 		r = -ENOMEM;
 		goto out;

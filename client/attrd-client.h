@@ -8,9 +8,9 @@
 #include "nfskeys.h"
 #include "rpc-client.h"
 
-/* The socket to use: explicit (non-NULL), else [Attrd] Socket, else
- * [General] Runtime-Dir/attrd.sock, else RUNDIR/attrd.sock.  Returns a pointer into a
- * static buffer or the configuration. */
+/* The socket to use, by nfskeys-attrd and its clients alike: explicit (non-NULL and not
+ * empty), else [Attrd] Socket, else [General] Runtime-Dir/attrd.sock, else
+ * RUNDIR/attrd.sock.  Returns a pointer into a static buffer or the configuration. */
 const char *attrd_socket_path(struct nfskeys_ctx *ctx, const char *explicit_path);
 
 int attrd_client_new(const char *path, int timeout_ms, struct rpc_client **ret_client);

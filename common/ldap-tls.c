@@ -60,17 +60,18 @@ int ldap_tls_check_bind(const struct ldap_tls *t, bool allow_cleartext, char *er
 	int r = each_uri(t->uri, is_cleartext, NULL);
 
 	if (r < 0) {
-		snprintf(err, err_size, "%s%sURI = %s: not a list of LDAP URLs", t->section,
-			 t->key_prefix, t->uri);
+		snprintf(err, err_size, "%s%s%s = %s: not a list of LDAP URLs", t->section,
+			 t->uri_key ? "" : t->key_prefix, t->uri_key ? t->uri_key : "URI", t->uri);
 		return -EINVAL;
 	}
 	if (r == 0 || t->start_tls || allow_cleartext)
 		return 0;
 	snprintf(err, err_size,
-		 "%s%sBind-DN with a password over %s would send the password in clear: use an "
+		 "%s%s%s with a password over %s would send the password in clear: use an "
 		 "ldaps:// URI or %sStartTLS = yes (or set %sAllow-Cleartext-Bind = yes to "
 		 "accept that)",
-		 t->section, t->key_prefix, t->uri, t->key_prefix, t->key_prefix);
+		 t->section, t->bind_dn_key ? "" : t->key_prefix,
+		 t->bind_dn_key ? t->bind_dn_key : "Bind-DN", t->uri, t->key_prefix, t->key_prefix);
 	return -EPERM;
 }
 

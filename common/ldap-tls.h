@@ -15,6 +15,9 @@ struct ldap_tls {
 	bool start_tls;
 	/* the names of the keys in messages: "[LDAP] " + "" or "[Attrd] " + "LDAP-" */
 	const char *section, *key_prefix;
+	/* NULL, or the whole name of the key uri (bind DN) came from when it is not
+	 * key_prefix + "URI" ("Bind-DN"): a domain's own S-1-5-21-A-B-C.AD-URI in [SID] */
+	const char *uri_key, *bind_dn_key;
 	/* set by ldap_tls_setup()'s callback once a TLS handshake begins on the handle */
 	bool handshake;
 };

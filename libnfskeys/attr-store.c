@@ -137,15 +137,6 @@ const char *attr_default_store_path(const struct nfskeys_ctx *ctx)
 				STATEDIR "/attr.db", buf, sizeof(buf));
 }
 
-const char *attr_default_socket_path(const struct nfskeys_ctx *ctx)
-{
-	static __thread char buf[4096];
-
-	return socket_path_pick(nfskeys_conf_get(ctx, "Attrd", "Socket"),
-				nfskeys_conf_get(ctx, "General", "Runtime-Dir"), "attrd.sock",
-				RUNDIR "/attrd.sock", buf, sizeof(buf));
-}
-
 const char *attr_store_path(const struct nfskeys_attr_store *store)
 {
 	return store ? store->path : NULL;

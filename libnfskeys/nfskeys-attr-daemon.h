@@ -120,8 +120,6 @@ int attr_store_set_checked(struct nfskeys_attr_store *store, const struct nfskey
 int attr_store_sweep(struct nfskeys_attr_store *store, unsigned *ret_dropped);
 /* The default store path for ctx ([Attr] Store or STATEDIR/attr.db). */
 const char *attr_default_store_path(const struct nfskeys_ctx *ctx);
-/* The daemon socket for ctx ([Attrd] Socket or RUNDIR/attrd.sock). */
-const char *attr_default_socket_path(const struct nfskeys_ctx *ctx);
 
 struct nfskeys_wb_mount;
 /* A writeback mount object (nfskeys-wb.h) from what the mount table says, for

@@ -49,6 +49,9 @@ struct ldap_data {
 	time_t retry_at;
 	int backoff;
 	char last_error[320];
+	/* the notice that a user's tokenGroups cannot be read was logged, and no lookup has
+	 * read tokenGroups since (atomic) */
+	bool tg_unreadable_said;
 };
 
 static int64_t mono_now(void)
@@ -449,6 +452,19 @@ static int sid_filter(const struct berval *v, char **p, char *end)
 	return 0;
 }
 
+/* Whether the notice that tokenGroups cannot be read is due after a lookup that could
+ * (readable) or could not read them: once, as a bind without the right stays so, and
+ * again only after tokenGroups were read in between. */
+static bool tg_notice_due(struct ldap_data *d, bool readable)
+{
+	if (readable) {
+		if (__atomic_load_n(&d->tg_unreadable_said, __ATOMIC_RELAXED))
+			__atomic_store_n(&d->tg_unreadable_said, false, __ATOMIC_RELAXED);
+		return false;
+	}
+	return !__atomic_exchange_n(&d->tg_unreadable_said, true, __ATOMIC_RELAXED);
+}
+
 /* Schema = ad: the filter of the groups (with a gid) user entry e is in, transitively,
  * into *ret: those of its tokenGroups (Group-Membership = token-groups; one base
  * search of the user's entry, AD computes the closure), or those whose member has the
@@ -481,10 +497,10 @@ static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 		n = v ? (size_t)ldap_count_values_len(v) : 0;
 		/* every account is in one group at least (its primary group): none is no
 		 * right to read them, or a directory that computes none */
-		if (!n)
+		if (tg_notice_due(d, n > 0))
 			plog(d->ctx, LOG_NOTICE,
 			     "idmap ldap: the tokenGroups of %s cannot be read: groups by nested "
-			     "member instead",
+			     "member instead (not said again until tokenGroups are read)",
 			     req->key);
 	}
 	if (n) {

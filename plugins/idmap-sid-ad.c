@@ -32,6 +32,9 @@
 struct sid_ad {
 	pthread_mutex_t lock;
 	char *uri, *base, *bind_dn, *pw_file, *ca_file, *keytab, *principal;
+	/* the keys uri, bind_dn and pw_file came from, as written (a domain's own
+	 * S-1-5-21-A-B-C.AD-URI, or [SID]'s AD-URI), for messages */
+	const char *uri_key, *bind_dn_key, *pw_file_key;
 	bool start_tls, allow_cleartext;
 	bool gssapi;	/* AD-SASL-Mech = GSSAPI */
 	bool gss_ready; /* gss initialised (to be released) */
@@ -73,16 +76,22 @@ const char *sid_parse_range(const char *value, struct fixed_range *fr)
 	return NULL;
 }
 
-/* [SID] key, or the domain's own S-1-5-21-A-B-C.key when it has one */
+/* [SID] key, or the domain's own S-1-5-21-A-B-C.key when it has one; *ret_key (when not
+ * NULL) is the key the value came from as the file writes it, for messages */
 static char *conf_dup(struct nfskeys_ctx *ctx, const struct sid_data *d,
-		      const struct fixed_range *fr, const char *key)
+		      const struct fixed_range *fr, const char *key, const char **ret_key)
 {
 	const char *v = nfskeys_conf_get(ctx, "SID", key);
 
+	if (ret_key)
+		*ret_key = key;
 	for (size_t i = 0; i < d->n_dom_keys; i++)
 		if (!memcmp(d->dom_keys[i].dom, fr->dom, sizeof(fr->dom)) &&
-		    !strcmp(d->dom_keys[i].key, key))
+		    !strcmp(d->dom_keys[i].key, key)) {
 			v = d->dom_keys[i].value;
+			if (ret_key)
+				*ret_key = d->dom_keys[i].text;
+		}
 	return strdup(v ? v : "");
 }
 
@@ -117,13 +126,13 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 		return -ENOMEM;
 	fr->dir = a;
 	pthread_mutex_init(&a->lock, NULL);
-	a->uri = conf_dup(ctx, d, fr, "AD-URI");
-	a->base = conf_dup(ctx, d, fr, "AD-Base");
-	a->bind_dn = conf_dup(ctx, d, fr, "AD-Bind-DN");
-	a->pw_file = conf_dup(ctx, d, fr, "AD-Bind-Password-File");
-	a->ca_file = conf_dup(ctx, d, fr, "AD-CA-File");
-	a->keytab = conf_dup(ctx, d, fr, "AD-Keytab");
-	a->principal = conf_dup(ctx, d, fr, "AD-Principal");
+	a->uri = conf_dup(ctx, d, fr, "AD-URI", &a->uri_key);
+	a->base = conf_dup(ctx, d, fr, "AD-Base", NULL);
+	a->bind_dn = conf_dup(ctx, d, fr, "AD-Bind-DN", &a->bind_dn_key);
+	a->pw_file = conf_dup(ctx, d, fr, "AD-Bind-Password-File", &a->pw_file_key);
+	a->ca_file = conf_dup(ctx, d, fr, "AD-CA-File", NULL);
+	a->keytab = conf_dup(ctx, d, fr, "AD-Keytab", NULL);
+	a->principal = conf_dup(ctx, d, fr, "AD-Principal", NULL);
 	if (!a->uri || !a->base || !a->bind_dn || !a->pw_file || !a->ca_file || !a->keytab ||
 	    !a->principal)
 		return -ENOMEM;
@@ -136,7 +145,8 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 	if (a->gssapi && (a->bind_dn[0] || a->pw_file[0])) {
 		plog(ctx, LOG_ERR,
 		     "[SID] AD-SASL-Mech = GSSAPI binds as the keytab's principal: "
-		     "remove AD-Bind-DN and AD-Bind-Password-File");
+		     "remove %s and %s",
+		     a->bind_dn_key, a->pw_file_key);
 		return -EINVAL;
 	}
 	if (!a->gssapi && (a->keytab[0] || a->principal[0])) {
@@ -150,12 +160,12 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 		return -EINVAL;
 	}
 	if (a->bind_dn[0] && !a->pw_file[0]) {
-		plog(ctx, LOG_ERR, "[SID] AD-Bind-DN needs AD-Bind-Password-File");
+		plog(ctx, LOG_ERR, "[SID] %s needs AD-Bind-Password-File", a->bind_dn_key);
 		return -EINVAL;
 	}
 	if (ldap_is_ldap_url(a->uri) == 0 && strncmp(a->uri, "ldapi://", 8) != 0) {
-		plog(ctx, LOG_ERR, "[SID] AD-URI = %s: not an ldap://, ldaps:// or ldapi:// URI",
-		     a->uri);
+		plog(ctx, LOG_ERR, "[SID] %s = %s: not an ldap://, ldaps:// or ldapi:// URI",
+		     a->uri_key, a->uri);
 		return -EINVAL;
 	}
 	if (nfskeys_conf_get_bool(ctx, "SID", "AD-StartTLS", &b) == 0)
@@ -170,7 +180,9 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 				    .ca_file = a->ca_file,
 				    .start_tls = a->start_tls,
 				    .section = "[SID] ",
-				    .key_prefix = "AD-" };
+				    .key_prefix = "AD-",
+				    .uri_key = a->uri_key,
+				    .bind_dn_key = a->bind_dn_key };
 	ldap_pin_library();
 	if (a->bind_dn[0]) {
 		r = ldap_tls_check_bind(&a->tls, a->allow_cleartext, err, sizeof(err));
@@ -201,7 +213,7 @@ static int read_password(struct nfskeys_ctx *ctx, const struct sid_ad *a,
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = negerrno();
-		plog(ctx, LOG_ERR, "idmap sid ad: [SID] AD-Bind-Password-File %s: %s", a->pw_file,
+		plog(ctx, LOG_ERR, "idmap sid ad: [SID] %s %s: %s", a->pw_file_key, a->pw_file,
 		     strerror(-r));
 		if (fd >= 0)
 			close(fd);
@@ -209,9 +221,8 @@ static int read_password(struct nfskeys_ctx *ctx, const struct sid_ad *a,
 	}
 	if (st.st_mode & 077) {
 		plog(ctx, LOG_ERR,
-		     "idmap sid ad: [SID] AD-Bind-Password-File %s: others may read it (mode "
-		     "%04o); make it 0600",
-		     a->pw_file, (unsigned)(st.st_mode & 07777));
+		     "idmap sid ad: [SID] %s %s: others may read it (mode %04o); make it 0600",
+		     a->pw_file_key, a->pw_file, (unsigned)(st.st_mode & 07777));
 		close(fd);
 		return -EPERM;
 	}
@@ -253,7 +264,7 @@ static int connect_ad(struct nfskeys_ctx *ctx, struct sid_ad *a, char *err, size
 	}
 	if (r == LDAP_SUCCESS && a->bind_dn[0]) {
 		if ((r = read_password(ctx, a, &pw)) < 0) {
-			snprintf(err, size, "cannot read [SID] AD-Bind-Password-File");
+			snprintf(err, size, "cannot read [SID] %s", a->pw_file_key);
 			ldap_unbind_ext_s(a->ld, NULL, NULL);
 			a->ld = NULL;
 			return r;

@@ -294,9 +294,10 @@ static int add_dom_key(struct init_state *is, const char *key, const char *value
 	n = &d->dom_keys[d->n_dom_keys];
 	memcpy(n->dom, dom, sizeof(n->dom));
 	n->key = strdup(name);
+	n->text = strdup(key);
 	n->value = strdup(value);
 	d->n_dom_keys++;
-	return n->key && n->value ? 0 : -ENOMEM;
+	return n->key && n->text && n->value ? 0 : -ENOMEM;
 }
 
 static int add_fixed(void *userdata, const char *key, const char *value)
@@ -344,6 +345,7 @@ static void sid_done(void *data)
 		sid_ad_done(d->fixed[i].dir);
 	for (size_t i = 0; i < d->n_dom_keys; i++) {
 		free(d->dom_keys[i].key);
+		free(d->dom_keys[i].text);
 		free(d->dom_keys[i].value);
 	}
 	free(d->dom_keys);
@@ -398,11 +400,8 @@ static int sid_init(struct nfskeys_ctx *ctx, void **ret_data)
 		const struct fixed_range *fr = find_fixed(d, d->dom_keys[i].dom);
 
 		if (!fr || !fr->ad) {
-			plog(ctx, LOG_ERR,
-			     "[SID] S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32 ".%s: that domain "
-			     "has no ad range",
-			     d->dom_keys[i].dom[0], d->dom_keys[i].dom[1], d->dom_keys[i].dom[2],
-			     d->dom_keys[i].key);
+			plog(ctx, LOG_ERR, "[SID] %s: that domain has no ad range",
+			     d->dom_keys[i].text);
 			r = -EINVAL;
 			goto fail;
 		}

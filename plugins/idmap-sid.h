@@ -29,7 +29,8 @@ struct fixed_range {
  * instead of [SID]'s own for that domain's ad range */
 struct dom_key {
 	uint32_t dom[3];
-	char *key; /* the part after the dot: AD-URI, AD-Base, ... */
+	char *key;  /* the part after the dot: AD-URI, AD-Base, ... */
+	char *text; /* the whole key as the file has it, for messages */
 	char *value;
 };
 

@@ -8,8 +8,9 @@
 #    gidNumber (a group without one is no gid); and against winbind on the member
 #    (wbinfo --user-sids, each SID's gid from the ad backend with schema_mode rfc2307).
 #    A user whose tokenGroups the member may not read (an ACE denies it): the same
-#    groups through member, and a log says so.  A user in more groups than an answer
-#    holds: cut at 64, and a log says so.
+#    groups through member, and a log says so, once over several lookups of one
+#    engine, again only after another user's tokenGroups were read.  A user in more
+#    groups than an answer holds: cut at 64, and a log says so.
 #  - the sid backend's "ad" ranges with [SID] AD-SASL-Mech = GSSAPI and AD-Keytab:
 #    every SID of the domain -> uid and gid, as winbind's ad backend answers.
 . "$top_srcdir/tests/harness/lib.sh"
@@ -121,7 +122,7 @@ sed 's/^Schema = ad$/Schema = ad\nGroup-Membership = member/' "$T_TMP/tg.conf" >
 sed 's/^Schema = ad$/Schema = ad\nGroup-Membership = member-uid/' "$T_TMP/tg.conf" \
 	>"$T_TMP/memberuid.conf"
 
-plan 18
+plan 20
 
 check_eq "the DC: alice's tokenGroups with a gidNumber (and hers) are staff, devs, eng, outer" \
 	"20001 20010 20011 20012" "$(dc_groups alice | tr '\n' ' ' | sed 's/ $//')"
@@ -147,6 +148,18 @@ check_eq "tg: erin@$REALM (tokenGroups denied): the DC's groups all the same, by
 check_contains "tg: erin@$REALM: the fallback is logged" \
 	"the tokenGroups of erin@$REALM cannot be read: groups by nested member instead" \
 	"$(cat "$T_TMP/nk.err")"
+# several uncached lookups in one engine: the notice once; again after alice's tokenGroups
+# were read in between
+tg_notices() {
+	for u; do echo "principal-to-ids $u@$REALM"; done |
+		nk -c "$T_TMP/tg.conf" idmap query --no-cache >"$T_TMP/q.out" 2>"$T_TMP/q.err"
+	echo "$(grep -c "the tokenGroups of erin@$REALM cannot be read" "$T_TMP/q.err")" \
+		"notices, $(grep -c '"groups":\[[0-9]' "$T_TMP/q.out") answers"
+}
+check_eq "tg: erin@$REALM looked up 3 times: the fallback is logged once" \
+	"1 notices, 3 answers" "$(tg_notices erin erin erin)"
+check_eq "tg: erin, alice (tokenGroups read), erin, erin: logged again after alice, once" \
+	"2 notices, 4 answers" "$(tg_notices erin alice erin erin)"
 check_eq "member-uid (the directory's memberUid, none here): alice's primary gid alone" \
 	20001 "$(nk_groups alice "$T_TMP/memberuid.conf" | tr '\n' ' ' | sed 's/ $//')"
 

@@ -108,24 +108,30 @@ static void test_bad_algorithm_and_ad(void **state)
 }
 
 /* The bind password file must be its owner's only; checked before anything is sent (the
- * URI is a closed port of the loopback). */
+ * URI is a closed port of the loopback).  The file as [SID]'s AD-Bind-Password-File, then
+ * as the domain's own S-1-5-21-1-2-3.AD-Bind-Password-File: the message names that key. */
 static void test_ad_password_file(void **state)
 {
-	char pw[128], conf[512];
+	static const char *const keys[] = { "AD-Bind-Password-File",
+					    "S-1-5-21-1-2-3.AD-Bind-Password-File" };
+	char pw[128], conf[512], want[128];
 
 	tu_path(pw, sizeof(pw), "pw");
 	tu_write_file(pw, "secret\n");
-	snprintf(conf, sizeof(conf),
-		 "S-1-5-21-1-2-3 = ad 1 - 99999\nAD-URI = ldap://127.0.0.1:1\nAD-Base = dc=x\n"
-		 "AD-Bind-DN = cn=a\nAD-Bind-Password-File = %s\nAD-Allow-Cleartext-Bind = yes\n"
-		 "AD-Timeout = 1\n",
-		 pw);
-	assert_int_equal(chmod(pw, 0644), 0);
-	refused(conf, "AD-Bind-Password-File");
-	assert_non_null(strstr(logbuf, "others may read it (mode 0644); make it 0600"));
-	assert_int_equal(chmod(pw, 0600), 0);
-	refused(conf, "ldap://127.0.0.1:1: bind: ");
-	assert_null(strstr(logbuf, "make it 0600"));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(conf, sizeof(conf),
+			 "S-1-5-21-1-2-3 = ad 1 - 99999\nAD-URI = ldap://127.0.0.1:1\n"
+			 "AD-Base = dc=x\nAD-Bind-DN = cn=a\n%s = %s\n"
+			 "AD-Allow-Cleartext-Bind = yes\nAD-Timeout = 1\n",
+			 keys[i], pw);
+		snprintf(want, sizeof(want), "[SID] %s %s: ", keys[i], pw);
+		assert_int_equal(chmod(pw, 0644), 0);
+		refused(conf, want);
+		assert_non_null(strstr(logbuf, "others may read it (mode 0644); make it 0600"));
+		assert_int_equal(chmod(pw, 0600), 0);
+		refused(conf, "ldap://127.0.0.1:1: bind: ");
+		assert_null(strstr(logbuf, "make it 0600"));
+	}
 }
 
 /* A domain's own directory settings (S-1-5-21-A-B-C.AD-URI and the like): only those
@@ -148,8 +154,18 @@ static void test_ad_domain_keys(void **state)
 		 "S-1-5-21-4-5-6.AD-URI = ldap://127.0.0.1:2\n",
 		 ad);
 	refused(conf, "[SID] S-1-5-21-4-5-6.AD-URI: that domain has no ad range");
+	/* a bad value of a domain's own key: the message names that key as written */
 	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2-3.AD-URI = http://y\n", ad);
-	refused(conf, "AD-URI = http://y: not an ldap://, ldaps:// or ldapi:// URI");
+	refused(conf, "[SID] S-1-5-21-1-2-3.AD-URI = http://y: not an ldap://, ldaps:// or "
+		      "ldapi:// URI");
+	snprintf(conf, sizeof(conf), "%ss-1-5-21-1-2-3.ad-uri = http://y\n", ad);
+	refused(conf, "[SID] s-1-5-21-1-2-3.ad-uri = http://y: not an ldap://");
+	snprintf(conf, sizeof(conf), "%sS-1-5-21-1-2-3.AD-Bind-DN = cn=a\n", ad);
+	refused(conf, "[SID] S-1-5-21-1-2-3.AD-Bind-DN needs AD-Bind-Password-File");
+	snprintf(conf, sizeof(conf),
+		 "%sS-1-5-21-1-2-3.AD-Bind-DN = cn=a\nAD-Bind-Password-File = /nonexistent\n", ad);
+	refused(conf, "[SID] S-1-5-21-1-2-3.AD-Bind-DN with a password over ldap://127.0.0.1:1 "
+		      "would send the password in clear");
 	/* the domain's own URI, and [SID]'s for another ad domain */
 	snprintf(conf, sizeof(conf),
 		 "%sS-1-5-21-1-2-3.AD-URI = ldap://127.0.0.1:2\n"

@@ -40,7 +40,8 @@ void print_answer_json(const char *key, const struct nfskeys_idmap_answer *a)
 		printf(",\"gid\":%" PRIu32 ",\"groups\":[", a->gid);
 		for (uint32_t i = 0; i < a->n_groups; i++)
 			printf("%s%" PRIu32, i ? "," : "", a->groups[i]);
-		printf("]");
+		printf("],\"groups_cut\":%s",
+		       (a->flags & NFSKEYS_IDMAP_ANSWER_TRUNCATED) ? "true" : "false");
 	}
 	printf(",\"backend\":");
 	print_json_str(a->backend);
@@ -77,8 +78,13 @@ void print_answer(const char *key, const struct nfskeys_idmap_answer *a, bool js
 		print_text_safe(key);
 		printf("')\n");
 	} else {
-		printf(" (%s%s, ttl %" PRIu32 "s)\n", a->backend,
-		       (a->flags & NFSKEYS_IDMAP_ANSWER_CACHED) ? ", cached" : "", a->ttl);
+		printf(" (%s%s", a->backend,
+		       (a->flags & NFSKEYS_IDMAP_ANSWER_CACHED) ? ", cached" : "");
+		/* the principal is in more groups than an answer holds */
+		if (k == NFSKEYS_IDMAP_PRINCIPAL_TO_IDS &&
+		    (a->flags & NFSKEYS_IDMAP_ANSWER_TRUNCATED))
+			printf(", groups cut at %d", NFSKEYS_IDMAP_GROUPS_MAX);
+		printf(", ttl %" PRIu32 "s)\n", a->ttl);
 	}
 }
 
