@@ -11,7 +11,8 @@
  *   - in a child: the groups set, setns() into the application's user and mount
  *     namespaces (those that differ), the user's ids (mapped into its user namespace)
  *     taken for good, and then only open(2), fstat(2) and read(2) of the cache file
- *     (/tmp/krb5cc_UID as the application sees it) into a pipe.  No library call that
+ *     (the application's KRB5CCNAME when it names a FILE or DIR cache, else
+ *     /tmp/krb5cc_UID, as the application sees them) into a pipe.  No library call that
  *     could load a module (NSS, PAM, Kerberos plugins, GSSAPI mechanisms, iconv) and no
  *     exec ever runs there, as root or as the user; the child does not log (syslog
  *     would connect to the container's /dev/log);
@@ -19,9 +20,11 @@
  *     which upcall-spnego.c gets the ticket with the helper's own Kerberos libraries,
  *     configuration and network.
  *
- * Only FILE caches at the default path are read in a container: its krb5.conf is never
- * parsed (MIT's profile can load a module named in it) and its KEYRING caches live in
- * its user namespace's keyrings. */
+ * Only FILE caches (and a DIR collection's primary one) are read in a container: the one
+ * the application's KRB5CCNAME names (read from /proc/PID/environ as cifs.upcall does)
+ * when the application runs as the user, else the default path.  Its krb5.conf is never parsed (MIT's profile can load a module
+ * named in it), so a default_ccache_name there is not followed, and its KEYRING or KCM
+ * caches (its user namespace's keyrings, a daemon of its own) are not read. */
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -29,6 +32,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -55,6 +60,7 @@ enum app_step {
 	STEP_MODE,
 	STEP_SIZE,
 	STEP_READ,
+	STEP_PRIMARY, /* a DIR collection's primary file: missing, unreadable or bad */
 };
 
 struct app_report {
@@ -153,15 +159,109 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* The child: enter, become the user, read the cache; report on fd.  System calls only. */
+/* The cache the application's KRB5CCNAME names (/proc/PID/environ, read as root in the
+ * helper's own root; the path is opened later as the user in the application's
+ * namespaces): FILE:PATH or PATH, DIR::PATH (one cache of a collection), or DIR:PATH (a
+ * collection: *dir set, its primary cache read).  1 with path set; 0 when KRB5CCNAME is
+ * unset or names a type not read in a container (its name in type, "" when unset);
+ * -errno when the environment cannot be read. */
+static int app_ccname(pid_t pid, char *path, size_t size, bool *dir, char *type, size_t tsize)
+{
+	char file[64], *ent = NULL;
+	const char *v = NULL, *colon;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int r = 0;
+
+	*dir = false;
+	type[0] = '\0';
+	snprintf(file, sizeof(file), "/proc/%d/environ", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while ((n = getdelim(&ent, &cap, '\0', f)) > 0)
+		if (!strncmp(ent, "KRB5CCNAME=", 11)) {
+			v = ent + 11;
+			break;
+		}
+	fclose(f);
+	if (!v || !*v)
+		goto out;
+	if (!strncmp(v, "FILE:", 5))
+		v += 5;
+	else if (!strncmp(v, "DIR::", 5))
+		v += 5;
+	else if (!strncmp(v, "DIR:", 4)) {
+		v += 4;
+		*dir = true;
+	} else if (v[0] != '/') {
+		colon = strchr(v, ':');
+		snprintf(type, tsize, "%.*s", colon ? (int)(colon - v) : 0, v);
+		if (!type[0])
+			snprintf(type, tsize, "unnamed");
+		goto out;
+	}
+	if (v[0] != '/' || strlen(v) + 1 > size) {
+		snprintf(type, tsize, "%s", v[0] != '/' ? "relative FILE" : "too long a FILE");
+		*dir = false;
+		goto out;
+	}
+	memcpy(path, v, strlen(v) + 1);
+	r = 1;
+out:
+	free(ent);
+	return r;
+}
+
+/* DIR:path's cache: path/NAME, NAME the first line of path/primary ("tkt..."), a plain
+ * file name.  Read as the user in the application's namespaces. */
+static int dir_primary(char *path, size_t size)
+{
+	char name[256];
+	size_t len = strlen(path), n = 0;
+	int pfd;
+
+	if (len + sizeof("/primary") > size)
+		return -ENAMETOOLONG;
+	memcpy(path + len, "/primary", sizeof("/primary"));
+	pfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	path[len] = '\0';
+	if (pfd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r = read(pfd, name + n, sizeof(name) - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == sizeof(name) - 1)
+			break;
+	}
+	close(pfd);
+	name[n] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    len + 1 + strlen(name) + 1 > size)
+		return -EINVAL;
+	path[len] = '/';
+	memcpy(path + len + 1, name, strlen(name) + 1);
+	return 0;
+}
+
+/* The child: enter, become the user, read the cache; report on fd.  System calls only
+ * (and string functions).  dir: path is a DIR collection, its primary cache is read;
+ * the path read is sent back after the report. */
 static int app_child(int fd, int pidfd, int nsflags, uid_t uid, gid_t gid, const gid_t *groups,
-		     size_t ngroups, const char *path)
+		     size_t ngroups, char *path, size_t size, bool dir)
 {
 	struct app_report rep = { 0 };
 	static char buf[APP_CACHE_MAX];
 	struct stat st;
 	size_t len = 0;
-	int cfd;
+	int cfd, r;
 
 	/* the groups as global ids, while still root in the helper's own user namespace */
 	if (setgroups(ngroups, groups) < 0) {
@@ -175,6 +275,11 @@ static int app_child(int fd, int pidfd, int nsflags, uid_t uid, gid_t gid, const
 	errno = 0;
 	if (become_user_ids(uid, gid) < 0) {
 		rep.step = STEP_BECOME;
+		goto fail;
+	}
+	if (dir && (r = dir_primary(path, size)) < 0) {
+		rep.step = STEP_PRIMARY;
+		errno = -r;
 		goto fail;
 	}
 	cfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -201,6 +306,7 @@ static int app_child(int fd, int pidfd, int nsflags, uid_t uid, gid_t gid, const
 	}
 	if (rep.step != STEP_OK) {
 		(void)write_all(fd, &rep, sizeof(rep));
+		(void)write_all(fd, path, size);
 		return 1;
 	}
 	for (;;) {
@@ -219,17 +325,20 @@ static int app_child(int fd, int pidfd, int nsflags, uid_t uid, gid_t gid, const
 			rep.step = STEP_SIZE;
 			rep.detail = APP_CACHE_MAX;
 			(void)write_all(fd, &rep, sizeof(rep));
+			(void)write_all(fd, path, size);
 			return 1;
 		}
 	}
 	rep.len = (uint32_t)len;
-	if (write_all(fd, &rep, sizeof(rep)) < 0 || write_all(fd, buf, len) < 0)
+	if (write_all(fd, &rep, sizeof(rep)) < 0 || write_all(fd, path, size) < 0 ||
+	    write_all(fd, buf, len) < 0)
 		return 1;
 	explicit_bzero(buf, len);
 	return 0;
 fail:
 	rep.err = errno ? errno : EPERM;
 	(void)write_all(fd, &rep, sizeof(rep));
+	(void)write_all(fd, path, size);
 	return 1;
 }
 
@@ -268,6 +377,8 @@ int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups,
 	gid_t cgid = gid;
 	int pidfd, mnt, user, nsflags = 0, p[2], status, r;
 	struct app_report rep;
+	char type[32];
+	bool dir = false;
 
 	memset(app, 0, sizeof(*app));
 	app->pid = d->pid;
@@ -326,7 +437,19 @@ int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups,
 		}
 	}
 	app->uid = cuid;
-	snprintf(app->path, sizeof(app->path), "/tmp/krb5cc_%u", (unsigned)cuid);
+	/* the application's KRB5CCNAME when it names a file, else the default path; not a
+	 * mounter's (root mounting for creduid=): its environment is root's */
+	type[0] = '\0';
+	r = ruid == d->creduid || euid == d->creduid ?
+		    app_ccname(pid, app->path, sizeof(app->path), &dir, type, sizeof(type)) :
+		    0;
+	if (r <= 0) {
+		if (type[0])
+			spnego_say(LOG_NOTICE, "uid %" PRIu32 ": KRB5CCNAME of pid %d names a %s "
+			    "cache, not read in a container: the default /tmp/krb5cc_%u instead",
+			    d->creduid, (int)pid, type, (unsigned)cuid);
+		snprintf(app->path, sizeof(app->path), "/tmp/krb5cc_%u", (unsigned)cuid);
+	}
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -343,11 +466,16 @@ int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups,
 	}
 	if (child == 0) {
 		close(p[0]);
-		_exit(app_child(p[1], pidfd, nsflags, cuid, cgid, groups, ngroups, app->path));
+		_exit(app_child(p[1], pidfd, nsflags, cuid, cgid, groups, ngroups, app->path,
+				sizeof(app->path), dir));
 	}
 	close(p[1]);
 	close(pidfd);
-	r = read_all(p[0], &rep, sizeof(rep)) < 0 ? -EIO : 0;
+	r = read_all(p[0], &rep, sizeof(rep)) < 0 ||
+		    read_all(p[0], app->path, sizeof(app->path)) < 0 ?
+		-EIO :
+		0;
+	app->path[sizeof(app->path) - 1] = '\0';
 	if (r == 0 && rep.step == STEP_OK) {
 		if (rep.len > APP_CACHE_MAX || !(app->data = malloc(rep.len ? rep.len : 1)))
 			r = -ENOMEM;
@@ -393,6 +521,14 @@ int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups,
 					    "larger than bytes:",
 		    rep.step == STEP_MODE ? (unsigned)rep.detail : (unsigned)rep.detail);
 		return -EACCES;
+	case STEP_PRIMARY:
+		spnego_say(rep.err == ENOENT ? LOG_INFO : LOG_ERR, "uid %" PRIu32 ": credential "
+		    "cache collection DIR:%s in the namespaces of pid %d: %s", d->creduid,
+		    app->path, (int)pid, rep.err == ENOENT ? "no primary file" :
+		    rep.err == EINVAL ? "its primary file names no cache in it" :
+		    rep.err == ELOOP ? "its primary file is a symbolic link" :
+					 strerror(rep.err));
+		return rep.err == ENOENT ? -ENOENT : -EACCES;
 	default:
 		spnego_say(LOG_ERR, "cifs.spnego for //%s: upcall_target=app: pid %d: cannot %s: %s",
 		    d->host, (int)pid,

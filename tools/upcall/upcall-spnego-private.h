@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gssapi/gssapi.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,7 +43,7 @@ struct spnego_app {
 	uint32_t pid;
 	bool container;   /* pid= is in another mount or user namespace than the helper */
 	uid_t uid;        /* creduid as that user namespace sees it */
-	char path[64];    /* the cache read there: /tmp/krb5cc_UID */
+	char path[PATH_MAX]; /* the cache read there: KRB5CCNAME's, or /tmp/krb5cc_UID */
 	uint8_t *data;    /* its bytes */
 	size_t len;
 };
