@@ -159,6 +159,33 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* KRB5CCNAME in /proc/PID/environ: 1 with its value in *ret (to free), 0 when unset or
+ * empty, -errno when the environment cannot be read. */
+static int environ_ccname(pid_t pid, char **ret)
+{
+	char file[64], *ent = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
+
+	*ret = NULL;
+	snprintf(file, sizeof(file), "/proc/%d/environ", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (getdelim(&ent, &cap, '\0', f) > 0)
+		if (!strncmp(ent, "KRB5CCNAME=", 11) && ent[11]) {
+			memmove(ent, ent + 11, strlen(ent + 11) + 1);
+			*ret = ent;
+			r = 1;
+			break;
+		}
+	fclose(f);
+	if (r <= 0)
+		free(ent);
+	return r;
+}
+
 /* The cache the application's KRB5CCNAME names (/proc/PID/environ, read as root in the
  * helper's own root; the path is opened later as the user in the application's
  * namespaces): FILE:PATH or PATH, DIR::PATH (one cache of a collection), or DIR:PATH (a
@@ -167,27 +194,17 @@ static int write_all(int fd, const void *buf, size_t len)
  * -errno when the environment cannot be read. */
 static int app_ccname(pid_t pid, char *path, size_t size, bool *dir, char *type, size_t tsize)
 {
-	char file[64], *ent = NULL;
-	const char *v = NULL, *colon;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
-	int r = 0;
+	char *ent = NULL;
+	const char *v, *colon;
+	int r;
 
 	*dir = false;
 	type[0] = '\0';
-	snprintf(file, sizeof(file), "/proc/%d/environ", (int)pid);
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while ((n = getdelim(&ent, &cap, '\0', f)) > 0)
-		if (!strncmp(ent, "KRB5CCNAME=", 11)) {
-			v = ent + 11;
-			break;
-		}
-	fclose(f);
-	if (!v || !*v)
-		goto out;
+	r = environ_ccname(pid, &ent);
+	if (r <= 0)
+		return r;
+	v = ent;
+	r = 0;
 	if (!strncmp(v, "FILE:", 5))
 		v += 5;
 	else if (!strncmp(v, "DIR::", 5))
@@ -357,6 +374,34 @@ static int read_all(int fd, void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int spnego_pid_ccname(const struct spnego_desc *d, char *name, size_t size)
+{
+	pid_t pid = (pid_t)d->pid;
+	uid_t ruid, euid, fsuid;
+	char *v = NULL;
+	int pidfd, r;
+
+	name[0] = '\0';
+	if (d->pid == 0 || d->pid > INT32_MAX)
+		return 0;
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0)
+		return 0;
+	r = proc_uids(pid, &ruid, &euid, &fsuid);
+	if (r == 0 && (ruid == d->creduid || euid == d->creduid))
+		r = environ_ccname(pid, &v);
+	else
+		r = 0;
+	/* still that process: not a recycled pid's environment */
+	if (r > 0 && pidfd_alive(pidfd) && strlen(v) < size) {
+		memcpy(name, v, strlen(v) + 1);
+	} else
+		r = 0;
+	close(pidfd);
+	free(v);
+	return r > 0;
 }
 
 void spnego_app_free(struct spnego_app *app)

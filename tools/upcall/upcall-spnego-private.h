@@ -55,6 +55,10 @@ struct spnego_app {
  * errno: refused (logged). */
 int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups, size_t ngroups,
 		    struct spnego_app *app);
+/* As root: the KRB5CCNAME of the pid= process, in name, when that process runs as the
+ * creduid= user (real or effective uid; not a mounter's, whose environment is root's).
+ * 1 with it, 0 without ("" in name). */
+int spnego_pid_ccname(const struct spnego_desc *d, char *name, size_t size);
 /* As the user: the bytes read into a MEMORY cache, its name in cache. */
 int spnego_app_cache(const struct spnego_app *app, char *cache, size_t size);
 void spnego_app_free(struct spnego_app *app);

@@ -99,6 +99,7 @@ int upcall_spnego(const struct upcall_args *a)
 	struct nfskeys_secret *payload = NULL;
 	const char *why = NULL, *keytab = NULL, *ktprinc = NULL;
 	char uname[256], cache[CACHE_NAME_MAX], defcache[CACHE_NAME_MAX] = "";
+	char envcache[CACHE_NAME_MAX] = "";
 	gid_t gid = 0, groups[MAX_GROUPS];
 	struct spnego_app app = { 0 };
 	int ngroups = MAX_GROUPS, r, rc = SP_REJECTED;
@@ -189,8 +190,12 @@ int upcall_spnego(const struct upcall_args *a)
 			goto out;
 		}
 	}
-	/* The environment is root's; the user's cache is chosen by krb5.conf, never by it. */
+	/* The environment is root's; the user's cache is chosen by krb5.conf, never by it,
+	 * or by the KRB5CCNAME of the user's own process that asked (as cifs.upcall reads
+	 * it), tried as the user; not root's (creduid=0: its keytab and caches as before) */
 	unsetenv("KRB5CCNAME");
+	if (!app.container && d.creduid != 0)
+		spnego_pid_ccname(&d, envcache, sizeof(envcache));
 	if (!app.container && d.creduid == 0 && keytab && spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ?
 						      d.user : NULL, cache, sizeof(cache)) == 0)
 		snprintf(defcache, sizeof(defcache), "%s", cache);
@@ -202,8 +207,8 @@ int upcall_spnego(const struct upcall_args *a)
 		goto out;
 	}
 
-	/* As the user: the persistent keyring cache (nfskeys nfs login), the default
-	 * cache, then (root) the keytab. */
+	/* As the user: the KRB5CCNAME of the user's process that asked, the persistent
+	 * keyring cache (nfskeys nfs login), the default cache, then (root) the keytab. */
 	at.uid = d.creduid;
 	snprintf(cache, sizeof(cache), "KEYRING:persistent:%u", (unsigned)d.creduid);
 	r = -ENOKEY;
@@ -218,17 +223,21 @@ int upcall_spnego(const struct upcall_args *a)
 			error = (unsigned)-r;
 	} else {
 		char def[CACHE_NAME_MAX] = "";
-		const char *list[3];
+		const char *list[4];
 		size_t n = 0;
 
+		/* the asking process's own choice first */
+		if (envcache[0] && !streq(envcache, cache))
+			list[n++] = envcache;
 		list[n++] = cache;
-		if (spnego_default_cache(def, sizeof(def)) == 0 && !streq(def, cache))
+		if (spnego_default_cache(def, sizeof(def)) == 0 && !streq(def, cache) &&
+		    !streq(def, envcache))
 			list[n++] = def;
 		if (defcache[0])
 			list[n++] = defcache;
 		for (size_t i = 0; i < n && r < 0; i++) {
 			/* An empty persistent keyring is no cache at all: skip it quietly. */
-			if (i == 0) {
+			if (list[i] == cache) {
 				krb5_context k5;
 				krb5_ccache cc;
 				krb5_principal p;
