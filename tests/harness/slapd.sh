@@ -15,6 +15,10 @@
 #   t_slapd_enable_tls CERT KEY  restart it offering StartTLS with that server certificate
 #                            and key (PEM files; plain LDAP stays available), and ldaps://
 #                            on a second free port: sets SLAPD_LDAPS_URI SLAPD_LDAPS_PORT.
+#   t_slapd_idmap_conf       the head of an nfskeys configuration on this directory, on
+#                            stdout: [General] Domain = ldap.test, [Translation] Method =
+#                            ldap, [LDAP] URI, Base and User-Base (ou=people); the caller
+#                            appends more [LDAP] keys and other sections
 # The rootdn password is a random test-only value kept in a file (never in argv).
 # LDIF for t_slapd_load, on stdout (entries end with a blank line; concatenate them):
 #   t_ldif_ou NAME            an organizationalUnit ou=NAME under $SLAPD_SUFFIX
@@ -98,6 +102,12 @@ t_slapd_kill() {
 
 t_slapd_searches() {
 	grep -E ' SRCH base=' "$SLAPD_DIR/stats.log" | grep -E -c "filter=\"[^\"]*($1)"
+}
+
+t_slapd_idmap_conf() {
+	printf '[General]\nDomain = ldap.test\n[Translation]\nMethod = ldap\n'
+	printf '[LDAP]\nURI = %s\nBase = %s\nUser-Base = ou=people,%s\n' "$SLAPD_URI" \
+		"$SLAPD_SUFFIX" "$SLAPD_SUFFIX"
 }
 
 t_slapd_load() {

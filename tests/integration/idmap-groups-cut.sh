@@ -28,21 +28,17 @@ S=$SLAPD_SUFFIX
 	done
 } >"$T_TMP/data.ldif"
 t_slapd_load "$T_TMP/data.ldif" || skip_all "ldapadd failed"
-cat >"$IDMAPD_CONF" <<CONF
-[General]
-Domain = ldap.test
-Local-Realms = LDAP.TEST
-[Translation]
-Method = ldap
-[LDAP]
-URI = $SLAPD_URI
-Base = $S
-User-Base = ou=people,$S
+{
+	t_slapd_idmap_conf
+	cat <<CONF
 Group-Base = ou=groups,$S
+[General]
+Local-Realms = LDAP.TEST
 [Idmapd]
 Socket = $IDMAPD_SOCK
 Kernel-Keyrings = nfskeys-test-none-$$
 CONF
+} >"$IDMAPD_CONF"
 NK() { "$NFSKEYS" -c "$IDMAPD_CONF" "$@"; }
 field() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"; }
 ngroups() { sed -n 's/.*"groups":\[\([0-9,]*\)\].*/\1/p' | tr ',' '\n' | grep -c .; }
