@@ -156,7 +156,12 @@ int sid_ad_init(struct nfskeys_ctx *ctx, struct sid_data *d, struct fixed_range 
 		return -EINVAL;
 	}
 	if (!a->uri[0] || !a->base[0]) {
-		plog(ctx, LOG_ERR, "[SID]: a domain = ad range needs AD-URI and AD-Base");
+		plog(ctx, LOG_ERR,
+		     "[SID] S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32 " = ad: no %s (AD-%s, or "
+		     "the domain's own S-1-5-21-%" PRIu32 "-%" PRIu32 "-%" PRIu32 ".AD-%s)",
+		     fr->dom[0], fr->dom[1], fr->dom[2], a->uri[0] ? "base" : "directory URI",
+		     a->uri[0] ? "Base" : "URI", fr->dom[0], fr->dom[1], fr->dom[2],
+		     a->uri[0] ? "Base" : "URI");
 		return -EINVAL;
 	}
 	if (a->bind_dn[0] && !a->pw_file[0]) {

@@ -94,9 +94,11 @@ static void test_bad_algorithm_and_ad(void **state)
 	refused("Algorithm = autorid\nDomains = S-1-5-21-1-2\n",
 		"[SID] Domains: 'S-1-5-21-1-2' is not a domain SID S-1-5-21-A-B-C or S-1-5-32");
 	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\n",
-		"a domain = ad range needs AD-URI and AD-Base");
+		"[SID] S-1-5-21-1-2-3 = ad: no directory URI (AD-URI, or the domain's own "
+		"S-1-5-21-1-2-3.AD-URI)");
 	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\nAD-URI = ldap://127.0.0.1\n",
-		"needs AD-URI and AD-Base");
+		"[SID] S-1-5-21-1-2-3 = ad: no base (AD-Base, or the domain's own "
+		"S-1-5-21-1-2-3.AD-Base)");
 	refused("S-1-5-21-1-2-3 = ad 1000 - 2000\nAD-URI = http://x\nAD-Base = dc=x\n",
 		"[SID] AD-URI = http://x: not an ldap://, ldaps:// or ldapi:// URI");
 	refused("S-1-5-21-1-2-3 = ad 1 - 2\nAD-URI = ldap://127.0.0.1\nAD-Base = dc=x\n"
