@@ -25,6 +25,7 @@
  * when the application runs as the user, else the default path.  Its krb5.conf is never parsed (MIT's profile can load a module
  * named in it), so a default_ccache_name there is not followed, and its KEYRING or KCM
  * caches (its user namespace's keyrings, a daemon of its own) are not read. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -213,10 +214,16 @@ static int app_ccname(pid_t pid, char *path, size_t size, bool *dir, char *type,
 		v += 4;
 		*dir = true;
 	} else if (v[0] != '/') {
+		/* the type's name goes to the log: letters and digits only */
 		colon = strchr(v, ':');
 		snprintf(type, tsize, "%.*s", colon ? (int)(colon - v) : 0, v);
+		for (char *c = type; *c; c++)
+			if (!isalnum((unsigned char)*c)) {
+				type[0] = '\0';
+				break;
+			}
 		if (!type[0])
-			snprintf(type, tsize, "unnamed");
+			snprintf(type, tsize, "unknown");
 		goto out;
 	}
 	if (v[0] != '/' || strlen(v) + 1 > size) {
@@ -394,7 +401,10 @@ int spnego_pid_ccname(const struct spnego_desc *d, char *name, size_t size)
 		r = environ_ccname(pid, &v);
 	else
 		r = 0;
-	/* still that process: not a recycled pid's environment */
+	/* still that process: not a recycled pid's environment; a name fit for the log */
+	for (const char *c = r > 0 ? v : ""; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			r = 0;
 	if (r > 0 && pidfd_alive(pidfd) && strlen(v) < size) {
 		memcpy(name, v, strlen(v) + 1);
 	} else
@@ -521,6 +531,11 @@ int spnego_app_read(const struct spnego_desc *d, gid_t gid, const gid_t *groups,
 		-EIO :
 		0;
 	app->path[sizeof(app->path) - 1] = '\0';
+	/* the application chose the path and it goes to the log: no control characters
+	 * (it is not opened again) */
+	for (char *c = app->path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	if (r == 0 && rep.step == STEP_OK) {
 		if (rep.len > APP_CACHE_MAX || !(app->data = malloc(rep.len ? rep.len : 1)))
 			r = -ENOMEM;
