@@ -234,7 +234,8 @@ kt_initramfs() {
 # kt_boot RESULTS SCRIPT TIMEOUT MODE INSTALL: MODE is test (run SCRIPT, power off) or shell
 # (an interactive shell on the console, after SCRIPT when one is given).  INSTALL is the
 # DESTDIR of a make install that the guest copies into its root.  NFSKEYS_KERNEL_SMP sets
-# the guest's vCPUs (default 1: under TCG a second vCPU costs more host CPU than it saves).
+# the guest's vCPUs (default 1: under TCG a second vCPU costs more host CPU than it saves),
+# NFSKEYS_KERNEL_MEM its memory (default 2G; the fleet bench asks for more).
 kt_boot() {
 	res=$1 script=$2 secs=$3 mode=$4 inst=$5
 	# no_timer_check: under TCG on a loaded host the kernel's IO-APIC timer check can
@@ -243,7 +244,7 @@ kt_boot() {
 	append="$append nfskeys.mode=$mode nfskeys.test=$script nfskeys.install=$inst"
 	append="$append nfskeys.srcdir=$top_srcdir nfskeys.builddir=$top_builddir"
 	append="$append nfskeys.uid=$(id -u) ${NFSKEYS_KERNEL_APPEND:-}"
-	set -- -machine pc,accel=tcg -cpu max -smp "${NFSKEYS_KERNEL_SMP:-1}" -m 2G -nographic -no-reboot -nic none \
+	set -- -machine pc,accel=tcg -cpu max -smp "${NFSKEYS_KERNEL_SMP:-1}" -m "${NFSKEYS_KERNEL_MEM:-2G}" -nographic -no-reboot -nic none \
 		-kernel "$KT_VMLINUZ" -initrd "$KT_INITRD" -append "$append" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
