@@ -131,6 +131,13 @@ cmp_run() {
 	diag "$name: winbindd up in $((_t1 - _t0)) s, lookups $((_t2 - _t1)) s"
 }
 
+# The head of a run's nfskeys configuration: the sid method, no automatic domains, the
+# state file $T_TMP/$1.slices; the run's ranges and keys follow
+sid_conf() {
+	printf '[General]\nDomain = nfskeys.test\n[Translation]\nMethod = sid\n[SID]\n'
+	printf 'Auto-Domains = no\nState-File = %s\n' "$T_TMP/$1.slices"
+}
+
 # check_agree DESCRIPTION FILTER (an awk condition on the table's fields): the same
 # answers, and winbind maps some of them unless ALL_UNMAPPED is set
 ALL_UNMAPPED=''
@@ -196,17 +203,13 @@ cat >"$T_TMP/$name.wb" <<EOF
 	idmap config $N2 : backend = rid
 	idmap config $N2 : range = 2000000-2999999
 EOF
-cat >"$T_TMP/$name.conf" <<EOF
-[General]
-Domain = nfskeys.test
-[Translation]
-Method = sid
-[SID]
-Auto-Domains = no
-State-File = $T_TMP/$name.slices
+{
+	sid_conf "$name"
+	cat <<EOF
 $D1 = 100000 - 1099999
 $D2 = rid 2000000 - 2999999
 EOF
+} >"$T_TMP/$name.conf"
 SEED='' WB_DCLOOKUP=''
 EXTRA_IDS="99999 100000 1099999 1100000 1999999 2000000 2999999 3000000"
 cmp_run
@@ -285,14 +288,9 @@ cat >"$T_TMP/$name.wb" <<EOF
 	idmap config $N2 : schema_mode = rfc2307
 	idmap config $N2 : range = 10000-99999
 EOF
-cat >"$T_TMP/$name.conf" <<EOF
-[General]
-Domain = nfskeys.test
-[Translation]
-Method = sid
-[SID]
-Auto-Domains = no
-State-File = $T_TMP/$name.slices
+{
+	sid_conf "$name"
+	cat <<EOF
 $D1 = 100000 - 1099999
 $D2 = ad 10000 - 99999
 AD-URI = ldap://$SAMBA_TRUST_IP
@@ -302,6 +300,7 @@ AD-Bind-Password-File = $SAMBA_TRUST_DIR/adminpw
 # plain LDAP inside the test's own network namespace
 AD-Allow-Cleartext-Bind = yes
 EOF
+} >"$T_TMP/$name.conf"
 SEED='' WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
 # both domains' uidNumber/gidNumber values, and the ends of the ranges
 EXTRA_IDS="9999 10000 10001 20001 30002 40002 99999 100000 1099999 1100000"
@@ -328,14 +327,9 @@ cat >"$T_TMP/$name.wb" <<EOF
 	idmap config $N2 : schema_mode = rfc2307
 	idmap config $N2 : range = 30000-49999
 EOF
-cat >"$T_TMP/$name.conf" <<EOF
-[General]
-Domain = nfskeys.test
-[Translation]
-Method = sid
-[SID]
-Auto-Domains = no
-State-File = $T_TMP/$name.slices
+{
+	sid_conf "$name"
+	cat <<EOF
 $D1 = ad 10000 - 29999
 $D2 = ad 30000 - 49999
 AD-URI = $SAMBA_AD_URI
@@ -348,6 +342,7 @@ $D2.AD-Base = $SAMBA_TRUST_BASEDN
 $D2.AD-Bind-DN = CN=Administrator,CN=Users,$SAMBA_TRUST_BASEDN
 $D2.AD-Bind-Password-File = $SAMBA_TRUST_DIR/adminpw
 EOF
+} >"$T_TMP/$name.conf"
 SEED='' WB_DCLOOKUP=$SAMBA_TRUST_REALM NK_RUN=t_samba_ad_net
 EXTRA_IDS="9999 10000 10001 20001 29999 30000 30002 40002 49999 50000"
 cmp_run
@@ -370,14 +365,9 @@ adtable="$T_TMP/$name.table"
 name=ad-ad-gssapi
 t_samba_ad_gss_keytab "$T_TMP/member.keytab" || fail_all "no machine keytab (log above)"
 t_samba_trust_gss_spn || fail_all "cannot register dc2's LDAP principal (log above)"
-cat >"$T_TMP/gss.conf" <<EOF
-[General]
-Domain = nfskeys.test
-[Translation]
-Method = sid
-[SID]
-Auto-Domains = no
-State-File = $T_TMP/gss.slices
+{
+	sid_conf "gss"
+	cat <<EOF
 $D1 = ad 10000 - 29999
 $D2 = ad 30000 - 49999
 AD-URI = ldap://dc1.nfskeys.test
@@ -387,6 +377,7 @@ AD-Keytab = $SAMBA_AD_KEYTAB
 $D2.AD-URI = ldap://dc2.trust.test
 $D2.AD-Base = $SAMBA_TRUST_BASEDN
 EOF
+} >"$T_TMP/gss.conf"
 NK_RUN=t_samba_member_run
 # shellcheck disable=SC2046
 nk_run "$T_TMP/gss.conf" $(awk '{ print $1 }' "$T_TMP/sids") >"$T_TMP/gss.nk-uid"
