@@ -22,9 +22,10 @@
  *
  * Only FILE caches (and a DIR collection's primary one) are read in a container: the one
  * the application's KRB5CCNAME names (read from /proc/PID/environ as cifs.upcall does)
- * when the application runs as the user, else the default path.  Its krb5.conf is never parsed (MIT's profile can load a module
- * named in it), so a default_ccache_name there is not followed, and its KEYRING or KCM
- * caches (its user namespace's keyrings, a daemon of its own) are not read. */
+ * when the application runs as the user, else the default path.  Its krb5.conf is never
+ * parsed (MIT's profile can load a module named in it), so a default_ccache_name there is
+ * not followed, and its KEYRING or KCM caches (its user namespace's keyrings, a daemon of
+ * its own) are not read. */
 #include <ctype.h>
 #include <fcntl.h>
 #include <grp.h>

@@ -196,8 +196,9 @@ int upcall_spnego(const struct upcall_args *a)
 	unsetenv("KRB5CCNAME");
 	if (!app.container && d.creduid != 0)
 		spnego_pid_ccname(&d, envcache, sizeof(envcache));
-	if (!app.container && d.creduid == 0 && keytab && spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ?
-						      d.user : NULL, cache, sizeof(cache)) == 0)
+	if (!app.container && d.creduid == 0 && keytab &&
+	    spnego_keytab_cache(keytab, ktprinc ? ktprinc : d.have_user ? d.user : NULL, cache,
+				sizeof(cache)) == 0)
 		snprintf(defcache, sizeof(defcache), "%s", cache);
 	r = become_user(d.creduid, gid, groups, (size_t)ngroups);
 	if (r < 0) {
