@@ -36,6 +36,7 @@ void attrd_handle_stats(struct attrd *d, struct rpc_request *req, XDR *args)
 	GAUGE("policies", attr_index_count(attr_store_index(d->store)));
 	GAUGE("index_bytes", attr_index_memory(attr_store_index(d->store)));
 	GAUGE("clients", ss.current);
+	GAUGE("placing", d->n_placing);
 	GAUGE("uptime_seconds", (uint64_t)((mono_usec() - d->start_usec) / USEC_PER_SEC));
 	COUNTER("connections_total", "", ss.accepted);
 	COUNTER("bad_messages_total", "", ss.bad_frames + ss.bad_headers);

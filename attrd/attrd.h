@@ -58,6 +58,8 @@ struct attrd {
 	char *runtime_dir;
 	unsigned max_clients, idle_timeout; /* as started (they apply at start only) */
 	unsigned max_clients_user;
+	struct change *placing; /* sets and unsets waiting on a file server (attrd-requests.c) */
+	unsigned n_placing;
 };
 
 /* nfskeys-attrd.c: the dispatch table, one row per procedure (common/rpc-dispatch.h) */
@@ -67,6 +69,13 @@ RPC_PROC_ROW(attrd_proc, struct attrd);
 void attrd_handle_set(struct attrd *d, struct rpc_request *req, XDR *args);
 void attrd_handle_unset(struct attrd *d, struct rpc_request *req, XDR *args);
 void attrd_handle_lookup(struct attrd *d, struct rpc_request *req, XDR *args);
+/* Sets and unsets whose directory's place in a mount of another namespace its file server
+ * must confirm (NFS with actimeo=0) wait for it in a thread each: at most this many at
+ * once, this many of one uid; past them the change is refused (EBUSY, "try again"). */
+#define ATTRD_PLACING_MAX 16
+#define ATTRD_PLACING_PER_UID 2
+/* nfskeys-attrd stops: answer the changes still waiting, leave their threads behind. */
+void attrd_placing_orphan(struct attrd *d);
 /* The sub-mount table of [Mounts] Apply-Mounts: public, as the mount table is. */
 void attrd_handle_mounts(struct attrd *d, struct rpc_request *req, XDR *args);
 

@@ -468,6 +468,7 @@ out:
 	attrd_ldap_free(d.ldap);
 	attrd_mounts_free(d.mounts);
 	attrd_wb_free(d.wb);
+	attrd_placing_orphan(&d);
 	rpc_server_free(d.srv);
 	if (d.socket_path && lfd >= 0)
 		unlink(d.socket_path);

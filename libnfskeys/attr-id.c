@@ -381,17 +381,56 @@ static int fd_statx(int fd, struct statx *stx)
 	return 0;
 }
 
+/* Does rel, opened beneath root, lead to the directory want?  0, -ESTALE when it does not
+ * (moved, renamed, another mount on the way), -EAGAIN when cached and a component needs
+ * the filesystem to revalidate it. */
+static int beneath_is(int root, const char *rel, const struct statx *want, bool cached)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS | (cached ? RESOLVE_CACHED : 0) };
+	_cleanup_close_ int chk = -1;
+	struct statx s;
+	int r;
+
+	chk = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+	if (chk < 0)
+		return errno == ENOENT || errno == EXDEV ? -ESTALE : negerrno();
+	r = fd_statx(chk, &s);
+	if (r < 0)
+		return r;
+	if (s.stx_mnt_id != want->stx_mnt_id || s.stx_ino != want->stx_ino)
+		return -ESTALE;
+	return 0;
+}
+
+/* The parent of the directory open as dir (the mount's mount point at its root); cached:
+ * from the dentry cache only, -EAGAIN where the filesystem would be asked (the search
+ * permission of dir: FUSE and NFS may refresh its attributes from the server first). */
+static int open_parent(int dir, bool cached)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   (cached ? RESOLVE_CACHED : 0) };
+	int up = (int)syscall(SYS_openat2, dir, "..", &how, sizeof(how));
+
+	return up < 0 ? negerrno() : up;
+}
+
 /* The directory's path below the root of its own mount, computed from one view: walk
  * ".." from fd while the mount stays the same to find the mount's root, and take both
  * paths from the kernel the same way (readlink of the descriptors), so neither the
  * caller's root nor its view of the mount table enters.  The result is checked by
- * opening it again beneath the mount's root, from the dentry cache only (no filesystem
- * call can block the daemon): a mount moved in between fails instead of shifting. */
-static int rel_in_mount(int fd, char **ret_rel)
+ * opening it again beneath the mount's root: a mount moved in between fails instead of
+ * shifting.  cached: every step from the dentry cache only, so that no filesystem call
+ * can block a daemon; -EAGAIN where the cache cannot tell (a directory whose attributes
+ * or entries the filesystem revalidates first: NFS with actimeo=0, FUSE without entry
+ * caching). */
+static int rel_in_mount(int fd, char **ret_rel, bool cached)
 {
 	char abs[PATH_MAX + 1], rootp[PATH_MAX + 1];
 	struct statx sfd, scur, sup;
-	_cleanup_close_ int cur = -1, chk = -1;
+	_cleanup_close_ int cur = -1;
 	const char *rel;
 	int r;
 
@@ -407,9 +446,9 @@ static int rel_in_mount(int fd, char **ret_rel)
 
 		if (depth > PATH_MAX / 2)
 			return -ELOOP;
-		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		up = open_parent(cur, cached);
 		if (up < 0)
-			return negerrno();
+			return up;
 		r = fd_statx(up, &sup);
 		if (r < 0 || sup.stx_mnt_id != sfd.stx_mnt_id ||
 		    (sup.stx_ino == scur.stx_ino && sup.stx_dev_major == scur.stx_dev_major &&
@@ -432,23 +471,37 @@ static int rel_in_mount(int fd, char **ret_rel)
 	if (r < 0)
 		return r;
 	if (*rel) {
-		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-					.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV |
-						   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-						   RESOLVE_CACHED };
-		struct statx s;
-
-		chk = (int)syscall(SYS_openat2, cur, rel, &how, sizeof(how));
-		if (chk < 0)
-			return errno == ENOENT || errno == EXDEV ? -ESTALE : negerrno();
-		r = fd_statx(chk, &s);
+		r = beneath_is(cur, rel, &sfd, cached);
 		if (r < 0)
 			return r;
-		if (s.stx_mnt_id != sfd.stx_mnt_id || s.stx_ino != sfd.stx_ino)
-			return -ESTALE;
 	}
 	*ret_rel = strdup(rel);
 	return *ret_rel ? 0 : -ENOMEM;
+}
+
+/* A directory's place in a mount of another namespace that the dentry cache alone could
+ * not confirm: rel_in_mount() again, allowed to wait on the filesystem. */
+struct attr_id_check {
+	int fd;			/* the directory (a copy of the caller's descriptor) */
+	struct libmnt_fs *fs;	/* its mount in the caller's table */
+	char *rel;		/* attr_id_check_run()'s answer */
+};
+
+struct attr_id_check *attr_id_check_free(struct attr_id_check *c)
+{
+	if (!c)
+		return NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	mnt_unref_fs(c->fs);
+	free(c->rel);
+	free(c);
+	return NULL;
+}
+
+int attr_id_check_run(struct attr_id_check *c)
+{
+	return rel_in_mount(c->fd, &c->rel, false);
 }
 
 /* name_to_handle_at() of fd as "TYPE:HEX", or NULL where the filesystem has none. */
@@ -479,12 +532,40 @@ char *attr_fd_handle(int fd)
 	return fd_handle(fd);
 }
 
+/* The identity of the directory fd at rel below the mount fs; local: the mount is in our
+ * own table (its mount point is then where we see the directory). */
+static int id_from_fs(struct libmnt_fs *fs, const char *rel, int fd, bool local,
+		    struct nfskeys_attr_id **ret_id)
+{
+	_cleanup_id_ struct nfskeys_attr_id *id = NULL;
+	const char *o = mnt_fs_get_fs_options(fs);
+	int r;
+
+	r = attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs), mnt_fs_get_root(fs),
+			       mnt_fs_get_devno(fs), mnt_fs_get_target(fs), rel, &id);
+	if (r < 0)
+		return r;
+	if (o && !(id->options = strdup(o)))
+		return -ENOMEM;
+	id->handle = fd_handle(fd);
+	/* the mount point, only where our own view placed it: the orphan check opens the
+	 * handle on its filesystem */
+	if (local && !(id->local = strdup(mnt_fs_get_target(fs))))
+		return -ENOMEM;
+	*ret_id = TAKE_PTR(id);
+	return 0;
+}
+
+int attr_id_check_finish(struct attr_id_check *c, struct nfskeys_attr_id **ret_id)
+{
+	return c->rel ? id_from_fs(c->fs, c->rel, c->fd, false, ret_id) : -EINVAL;
+}
+
 int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
-			   struct nfskeys_attr_id **ret_id)
+			   struct nfskeys_attr_id **ret_id, struct attr_id_check **ret_check)
 {
 	static const char *const self[] = { "/proc/self/mountinfo", NULL };
 	const char *const *files = mountinfo_files ? mountinfo_files : self;
-	_cleanup_id_ struct nfskeys_attr_id *id = NULL;
 	_cleanup_free_ char *relbuf = NULL;
 	char abs[PATH_MAX + 1];
 	struct libmnt_fs *fs = NULL;
@@ -494,6 +575,9 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 
 	if (fd < 0 || !ret_id)
 		return -EINVAL;
+	*ret_id = NULL;
+	if (ret_check)
+		*ret_check = NULL;
 	r = attr_fd_stat(fd, &st);
 	if (r < 0)
 		return r;
@@ -522,38 +606,41 @@ int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *m
 		for (const char *const *file = files + 1; *file && r == -ENOENT; file++)
 			r = mountinfo_find(ctx, *file, mnt_id, &fs);
 		if (r == 0) {
-			r = rel_in_mount(fd, &relbuf);
+			r = rel_in_mount(fd, &relbuf, true);
 			rel = relbuf;
+		}
+		if (r == -EAGAIN && ret_check) {
+			/* the filesystem must answer first: the caller makes the walk again
+			 * where it may wait (attr_id_check_run), then finishes the identity */
+			struct attr_id_check *c = calloc(1, sizeof(*c));
+
+			if (!c) {
+				mnt_unref_fs(fs);
+				return -ENOMEM;
+			}
+			c->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			c->fs = TAKE_PTR(fs);
+			if (c->fd < 0) {
+				r = negerrno();
+				attr_id_check_free(c);
+				return r;
+			}
+			*ret_check = c;
+			return 0;
 		}
 	}
 	if (r == -ENOENT)
 		log_debug(ctx, "mount %d of %s not found in the mount table", mnt_id, abs);
 	if (r == 0)
-		r = attr_id_from_mount(mnt_fs_get_fstype(fs), mnt_fs_get_source(fs),
-				       mnt_fs_get_root(fs), mnt_fs_get_devno(fs),
-				       mnt_fs_get_target(fs), rel, &id);
-	if (r == 0) {
-		const char *o = mnt_fs_get_fs_options(fs);
-
-		if (o && !(id->options = strdup(o)))
-			r = -ENOMEM;
-		id->handle = fd_handle(fd);
-		/* the mount point, only where our own view placed it: the orphan check opens
-		 * the handle on its filesystem */
-		if (r == 0 && !relbuf && !(id->local = strdup(mnt_fs_get_target(fs))))
-			r = -ENOMEM;
-	}
+		r = id_from_fs(fs, rel, fd, !relbuf, ret_id);
 	mnt_unref_fs(fs);
-	if (r < 0)
-		return r;
-	*ret_id = TAKE_PTR(id);
-	return 0;
+	return r;
 }
 
 _public_ int nfskeys_attr_id_from_fd(struct nfskeys_ctx *ctx, int fd,
 				     struct nfskeys_attr_id **ret_id)
 {
-	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id);
+	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id, NULL);
 }
 
 _public_ int nfskeys_attr_id_from_path(struct nfskeys_ctx *ctx, const char *path,
@@ -566,7 +653,7 @@ _public_ int nfskeys_attr_id_from_path(struct nfskeys_ctx *ctx, const char *path
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return negerrno();
-	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id);
+	return attr_id_from_fd_tables(ctx, fd, NULL, ret_id, NULL);
 }
 
 int attr_id_from_table(struct libmnt_table *tb, const char *path, struct nfskeys_attr_id **ret_id)

@@ -277,13 +277,13 @@ static int orphan_check(struct nfskeys_attr_store *st, const char *domain, const
 	if (!startswith(domain, "local://") || handle_parse(handle, &h.fh) < 0)
 		return 0;
 	mfd = (int)syscall(SYS_openat2, AT_FDCWD, local, &how, sizeof(how));
-	if (mfd < 0 || attr_id_from_fd_tables(st->ctx, mfd, NULL, &mid) < 0)
+	if (mfd < 0 || attr_id_from_fd_tables(st->ctx, mfd, NULL, &mid, NULL) < 0)
 		return 0;
 	if (streq(nfskeys_attr_id_get_domain(mid), domain)) {
 		fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			gone = errno == ESTALE;
-		else if (attr_id_from_fd_tables(st->ctx, fd, NULL, &did) == 0)
+		else if (attr_id_from_fd_tables(st->ctx, fd, NULL, &did, NULL) == 0)
 			gone = !streq(nfskeys_attr_id_get_domain(did), domain) ||
 			       !streq(nfskeys_attr_id_get_path(did), path);
 	}

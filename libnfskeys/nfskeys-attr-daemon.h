@@ -42,11 +42,25 @@ int attr_id_from_mount(const char *fstype, const char *source, const char *root,
 /* fstat() from cached attributes only (statx AT_STATX_DONT_SYNC: mode, uid, gid, ino,
  * dev), so a directory on a FUSE server that never answers cannot block the caller. */
 int attr_fd_stat(int fd, struct stat *ret_st);
+/* A directory's place in a mount of another namespace that the dentry cache alone could
+ * not confirm: a directory on the way the filesystem must revalidate first (NFS with
+ * actimeo=0, FUSE without entry caching). */
+struct attr_id_check;
 /* Identity of the directory open as fd, looking its mount up by mount id in each of the
  * NULL-terminated mountinfo files in turn (the daemon adds /proc/PID/mountinfo of the
- * caller, whose mount namespace may differ). */
+ * caller, whose mount namespace may differ).  Nothing here waits on a file server: where
+ * the directory's place in such a mount needs the server, ret_check NULL gives -EAGAIN;
+ * else 0 with *ret_id NULL and *ret_check set: attr_id_check_run() then
+ * attr_id_check_finish() give the identity. */
 int attr_id_from_fd_tables(struct nfskeys_ctx *ctx, int fd, const char *const *mountinfo_files,
-			   struct nfskeys_attr_id **ret_id);
+			   struct nfskeys_attr_id **ret_id, struct attr_id_check **ret_check);
+/* Walk to the directory's place again, waiting on the file server as long as the mount
+ * lets it (never on a daemon's loop): 0, -ESTALE when the directory moved meanwhile,
+ * -errno. */
+int attr_id_check_run(struct attr_id_check *c);
+/* After a successful run: the identity. */
+int attr_id_check_finish(struct attr_id_check *c, struct nfskeys_attr_id **ret_id);
+struct attr_id_check *attr_id_check_free(struct attr_id_check *c);
 /* domain + path as one display string ("nfs://srv/export/a"). */
 char *attr_id_format(const char *domain, const char *path);
 /* Of an identity made from a descriptor: the superblock options of its mount. */

@@ -9,6 +9,7 @@
 # there is one>.  With SECOND=PROC:ARGS-HEX in the environment a second call follows on
 # the same connection without a descriptor (its results as status2=, res_status2=,
 # message2=): whether a descriptor sent with the first call was kept for the next one.
+# FDPASS_TIMEOUT: seconds to wait for each answer (10).
 import os
 import socket
 import struct
@@ -24,7 +25,7 @@ xid = int.from_bytes(os.urandom(4), "big")
 msg = struct.pack(">IIIIII", xid, 0, 2, prog, 1, proc) + struct.pack(">IIII", 0, 0, 0, 0) + body
 rec = struct.pack(">I", 0x80000000 | len(msg)) + msg
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(10)
+s.settimeout(float(os.environ.get("FDPASS_TIMEOUT", "10")))
 s.connect(path)
 if fd is None:
     s.sendall(rec)

@@ -2,14 +2,16 @@
  * descriptors (tests/integration/security-fd-passing.sh).  Usage:
  *   fuse-hang MOUNTPOINT PID...
  * Files: /file (a regular file), /dir (a directory), /hangdir (a directory).  For the
- * processes PID... FLUSH of any file (the kernel sends it on every close()) and GETATTR
- * of /hangdir never return; everybody else is answered.  Attributes are never cached
- * (attr_timeout 0), so every stat() of /hangdir reaches us.  Stop it by aborting the
+ * processes PID... (any of their threads) FLUSH of any file (the kernel sends it on every
+ * close()) and GETATTR of /hangdir (a lookup of it too) never return; everybody else is
+ * answered.  Nothing is cached (attr_timeout and entry_timeout 0), so every stat() of
+ * /hangdir reaches us and no path is ever valid in the dentry cache alone.  Stop it by aborting the
  * connection (/sys/fs/fuse/connections/N/abort), then unmount.
  * Built by the test itself (cc + pkg-config fuse3), never installed. */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
 #include <fuse.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +21,30 @@
 static pid_t targets[16];
 static int ntargets;
 
+/* The kernel names the calling thread: its process is the thread group's leader. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static bool target(void)
 {
-	pid_t pid = fuse_get_context()->pid;
+	pid_t pid = fuse_get_context()->pid, tgid = tgid_of(pid);
 
 	for (int i = 0; i < ntargets; i++)
-		if (targets[i] == pid)
+		if (targets[i] == pid || targets[i] == tgid)
 			return true;
 	return false;
 }

@@ -14,7 +14,7 @@ ${CC:-cc} -o "$T_TMP/fuse-hang" "$top_srcdir/tests/harness/fuse-hang.c" \
 	$(pkg-config --cflags --libs fuse3) 2>"$T_TMP/cc.log" ||
 	skip_all "cannot build the FUSE server: $(head -1 "$T_TMP/cc.log")"
 
-plan 16
+plan 23
 FDPASS="python3 $top_srcdir/tests/harness/fd-pass.py"
 ATTRD="$top_builddir/attrd/nfskeys-attrd"
 NFSATTR="$top_builddir/tools/nfsattr/nfsattr"
@@ -99,6 +99,35 @@ check_contains "attrd: nor after a ping" "no directory descriptor" "$(val messag
 
 timeout $GUARD $FDPASS "$ASOCK" 0x20004e02 2 "$T_TMP" pathdir "$SET_ARGS" >"$T_TMP/fd.out" 2>&1
 check_eq "attrd: a set with an O_PATH directory (what nfsattr sends) still works" 0 "$(val res_status)"
+
+# --- attrd: a directory of a mount of another namespace (the caller's own copy of the
+# FUSE mount, unshare -m) whose path the dentry cache cannot confirm (entry_timeout 0, as
+# NFS with actimeo=0): the lookup that confirms it runs in a thread, never on the loop
+OTHERNS="unshare -m --propagation private"
+timeout $GUARD $OTHERNS $FDPASS "$ASOCK" 0x20004e02 2 "$MNT/dir" pathdir "$SET_ARGS" \
+	>"$T_TMP/fd.out" 2>&1
+sed 's/^/# /' "$T_TMP/fd.out"
+check_eq "attrd: a set from another mount namespace on a path to revalidate works" \
+	0 "$(val res_status)"
+placing() { timeout $GUARD "$NFSATTR" -c "$IDMAPD_CONF" stats | sed -n 's/^placing  *//p'; }
+# two sets whose lookup (GETATTR of /hangdir from attrd's thread) never returns
+for i in 1 2; do
+	FDPASS_TIMEOUT=$GUARD $OTHERNS $FDPASS "$ASOCK" 0x20004e02 2 "$MNT/hangdir" pathdir \
+		"$SET_ARGS" >"$T_TMP/hang$i.out" 2>&1 &
+	eval "HANG$i=\$!"
+	t_wait_for "[ \"\$(placing)\" = $i ]" $GUARD
+done
+check_eq "attrd: two sets wait on the file server, each in its thread (stats: placing)" \
+	2 "$(placing)"
+answered "... another client is answered meanwhile" "$attr_ok"
+timeout $GUARD $OTHERNS $FDPASS "$ASOCK" 0x20004e02 2 "$MNT/hangdir" pathdir "$SET_ARGS" \
+	>"$T_TMP/fd.out" 2>&1
+check_eq "... a third of the same uid is refused at once (EBUSY)" -16 "$(val res_status)"
+check_contains "... saying why" "already wait for their file servers" "$(val message)"
 check "both daemons alive" kill -0 "$IDMAPD_PID" "$ATTRD_PID"
 abort_fuse
+wait "$HANG1" "$HANG2"
+check "the waiting sets are answered, refused, once the file system is gone" \
+	sh -c "grep -q '^res_status=-' '$T_TMP/hang1.out' && grep -q '^res_status=-' '$T_TMP/hang2.out'"
+check_eq "... and nothing waits any more" 0 "$(placing)"
 check "idmapd stops cleanly" t_idmapd_stop
