@@ -116,4 +116,8 @@ check_eq "slapd stopped: the 4 lookups at once all failed as the server down" 4 
 	"$(cat "$T_TMP"/down.[0-3] | grep -c 'Host is down')"
 check_eq "... the backend backed off, logged once (not once per connection)" 1 \
 	"$(log_count 'next try in')"
+if [ "$TAP_FAILED" -gt 0 ]; then
+	diag "the daemon's ldap messages:"
+	grep -F 'idmap ldap' "$LOG" | sed 's/^/#   /'
+fi
 check "the daemon stops cleanly" t_idmapd_stop
