@@ -8,13 +8,12 @@ void ldap_live_replied(struct ldap_live *l)
 
 	/* the newest wins (threads store out of order) */
 	while (seen < now && !__atomic_compare_exchange_n(&l->last_reply_ns, &seen, now, true,
-							   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
-int ldap_live_search(struct ldap_live *l, LDAP *ld, const char *base, int scope,
-		     const char *filter, char **attrs, struct timeval *tv, int limit,
-		     LDAPMessage **res, bool *ret_slow)
+int ldap_live_search(struct ldap_live *l, LDAP *ld, const char *base, int scope, const char *filter,
+		     char **attrs, struct timeval *tv, int limit, LDAPMessage **res, bool *ret_slow)
 {
 	uint64_t sent = mono_nsec();
 	int r;

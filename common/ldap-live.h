@@ -23,9 +23,9 @@ void ldap_live_replied(struct ldap_live *l);
  * any reply the server sent (every result but libldap's own negative codes).  When it
  * returns LDAP_TIMEOUT (libldap then abandoned the search), *ret_slow says whether the
  * server replied on another connection of l since this search was sent. */
-int ldap_live_search(struct ldap_live *l, LDAP *ld, const char *base, int scope,
-		     const char *filter, char **attrs, struct timeval *tv, int limit,
-		     LDAPMessage **res, bool *ret_slow);
+int ldap_live_search(struct ldap_live *l, LDAP *ld, const char *base, int scope, const char *filter,
+		     char **attrs, struct timeval *tv, int limit, LDAPMessage **res,
+		     bool *ret_slow);
 
 /* Count one slow search; true when a notice is due: the first, then at most one every
  * interval_s seconds, with *ret_n the slow searches since the last notice (this one

@@ -6,9 +6,10 @@
  * failure the server is not retried until a backoff (1 s doubling to Backoff-Max)
  * passes, so a dead server costs callers a bounded, immediate -EHOSTDOWN instead of a
  * timeout each.  A search that times out while the server answers others (a slow one,
- * common/ldap-live.c) fails its own lookup alone (-ETIMEDOUT), with no backoff.  Filters are escaped with ldap_bv2escaped_filter_value().  TLS
- * (StartTLS, ldaps://, the CA, no bind password in clear) is common/ldap-tls.c, shared
- * with nfskeys-attrd's fleet sync; the keytab's SASL GSSAPI bind is ldap-gss.c.  Names:
+ * common/ldap-live.c) fails its own lookup alone (-ETIMEDOUT), with no backoff.
+ * Filters are escaped with ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the
+ * CA, no bind password in clear) is common/ldap-tls.c, shared with nfskeys-attrd's
+ * fleet sync; the keytab's SASL GSSAPI bind is ldap-gss.c.  Names:
  * the NFSv4-name attribute always; the user/group name attribute for name@our-domain
  * (the NFSv4 domain, Name-Domain, a Local-Realms realm), and for a bare name (no
  * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap.  Ids
@@ -328,9 +329,9 @@ static int fail_slow(struct ldap_data *d, struct ldap_slot *s, const char *what)
  * *ret_msg on success, and *cut (when not NULL) whether the server had more entries.
  * what names the kind of search in messages.  -EHOSTDOWN when the server is down (backed
  * off), -ETIMEDOUT when this search alone was slow, -EIO for another failure. */
-static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *what,
-		      const char *base, int scope, const char *filter, char **attrs, int limit,
-		      LDAPMessage **ret_msg, bool *cut)
+static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *what, const char *base,
+		      int scope, const char *filter, char **attrs, int limit, LDAPMessage **ret_msg,
+		      bool *cut)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
 	bool slow;
@@ -379,8 +380,7 @@ static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *what
 static int search(struct ldap_data *d, struct ldap_slot *s, const char *what, const char *base,
 		  const char *filter, char **attrs, LDAPMessage **ret_msg)
 {
-	return search_ext(d, s, what, base, LDAP_SCOPE_SUBTREE, filter, attrs, 16, ret_msg,
-			  NULL);
+	return search_ext(d, s, what, base, LDAP_SCOPE_SUBTREE, filter, attrs, 16, ret_msg, NULL);
 }
 
 static int first_value(LDAP *ld, LDAPMessage *e, const char *attr, char *buf, size_t size)
@@ -529,8 +529,8 @@ static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 	if (!dn)
 		return -ENOMEM;
 	if (c->groups == LDAP_GROUPS_TOKEN_GROUPS) {
-		r = search_ext(d, s, "tokenGroups", dn, LDAP_SCOPE_BASE, "(objectClass=*)", attrs, 1,
-			       &msg, NULL);
+		r = search_ext(d, s, "tokenGroups", dn, LDAP_SCOPE_BASE, "(objectClass=*)", attrs,
+			       1, &msg, NULL);
 		if (r < 0) {
 			ldap_memfree(dn);
 			return r;
@@ -610,8 +610,8 @@ static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 			return -ENOMEM;
 	}
 	/* one entry more than fits, the primary group's among them, tells "more" */
-	r = search_ext(d, s, "group membership", c->group_base, LDAP_SCOPE_SUBTREE, filter,
-		       gattrs, NFSKEYS_IDMAP_GROUPS_MAX + 1, &gm, &cut);
+	r = search_ext(d, s, "group membership", c->group_base, LDAP_SCOPE_SUBTREE, filter, gattrs,
+		       NFSKEYS_IDMAP_GROUPS_MAX + 1, &gm, &cut);
 	free(filter);
 	if (r < 0)
 		return c->groups == LDAP_GROUPS_MEMBER_UID ? 0 : r;
