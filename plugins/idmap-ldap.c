@@ -50,7 +50,7 @@ struct ldap_data {
 	unsigned pool_size;
 	struct ldap_slot *slots;
 	/* the server's state, shared by all connections: one failure backs them all off */
-	time_t retry_at;
+	int64_t retry_at; /* mono_ms(); 0: not backed off */
 	int backoff;
 	char last_error[320];
 	struct ldap_live live; /* its last reply on any connection; slow searches */
@@ -59,12 +59,14 @@ struct ldap_data {
 	bool tg_unreadable_said;
 };
 
-static int64_t mono_now(void)
+/* Milliseconds: failures of the connections a moment apart fall in one backoff, even
+ * across a second's boundary. */
+static int64_t mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void ldap_done(void *data)
@@ -172,9 +174,9 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 	pthread_mutex_lock(&d->lock);
 	/* connections failing together (a server gone under several searches) back off
 	 * once, and say so once, not once each */
-	if (!d->retry_at || mono_now() >= d->retry_at) {
+	if (!d->retry_at || mono_ms() >= d->retry_at) {
 		d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
-		d->retry_at = mono_now() + d->backoff;
+		d->retry_at = mono_ms() + (int64_t)d->backoff * 1000;
 		said = true;
 	}
 	backoff = d->backoff;
@@ -223,7 +225,7 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 	if (s->ld)
 		return 0;
 	pthread_mutex_lock(&d->lock);
-	down = d->retry_at && mono_now() < d->retry_at;
+	down = d->retry_at && mono_ms() < d->retry_at;
 	if (down)
 		memcpy(s->last_error, d->last_error, sizeof(s->last_error));
 	pthread_mutex_unlock(&d->lock);
