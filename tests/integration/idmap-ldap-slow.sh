@@ -2,15 +2,16 @@
 # One slow search on a live directory fails alone; a silent directory backs the ldap
 # backend off, said once.  A real slapd behind the fault proxy (tcp-proxy.py), the ldap
 # backend with a pool of 4 connections in nfskeys-idmapd (4 workers):
-#  1. hold-match: the proxy holds every request naming one user (sloth, then slug) on its
+#  1. slapd stopped (SIGSTOP): 4 lookups at once time out with every connection silent:
+#     the backoff is logged once, not once per connection, a lookup after them fails
+#     with "Host is down", and no search is taken for a slow one.
+#  2. hold-match: the proxy holds every request naming one user (sloth, then slug) on its
 #     connection while the others pass.  While that search waits, other names are looked
 #     up (replies on other connections); its Search-Timeout then fails that lookup alone
 #     ("Connection timed out", not "Host is down"), the next new name is answered, no
 #     backoff is logged ("next try in"), the slow search is logged once (a second one
 #     within the minute is not logged again), and the name resolves once the proxy lets
 #     its searches pass.
-#  2. slapd stopped (SIGSTOP): 4 lookups at once time out with every connection silent:
-#     "Host is down", and the backoff is logged once, not once per connection.
 # No time is asserted: the proxy's record says a search was held, every wait is a hang
 # guard (GUARD).
 . "$top_srcdir/tests/harness/lib.sh"
@@ -25,12 +26,12 @@ t_idmapd_slapd_users $(seq 0 99)
 } >"$T_TMP/slow.ldif"
 t_slapd_load "$T_TMP/slow.ldif" || fail_all "ldapadd of sloth and slug failed"
 t_proxy_start "$SLAPD_PORT" || skip_all "the TCP proxy did not start (python3)"
-plan 16
+plan 19
 GUARD=120
 
 t_idmapd_conf "[General]" "Domain = ldap.test" "[Translation]" "Method = ldap" \
 	"[LDAP]" "URI = ldap://127.0.0.1:$PROXY_PORT/" "Base = $S" "User-Base = ou=people,$S" \
-	"Timeout = 3" "Search-Timeout = 3" "Pool-Size = 4" "Backoff-Max = 60" \
+	"Timeout = 5" "Search-Timeout = 5" "Pool-Size = 4" "Backoff-Max = 60" \
 	"[Idmapd]" "Workers = 4" "Refresh-Ahead = 0" "Stale-TTL = 1"
 t_idmapd_start || { sed 's/^/# /' "$T_TMP/idmapd.log"; fail_all "idmapd did not start"; }
 LOG="$T_TMP/idmapd.log"
@@ -46,6 +47,33 @@ log_count() { tail -n +$((LOG_MARK + 1)) "$LOG" | grep -c -F -- "$1"; }
 check_contains "through the proxy: user0 -> 10000" 10000 "$(look user0)"
 NEXT=1 # the next userN never looked up: a search of its own
 
+# 1. slapd stopped: 4 lookups at once, all silent (the search on the warm connection,
+# binds on the others)
+pid=$(cat "$SLAPD_DIR/slapd.pid")
+log_mark
+kill -STOP "$pid"
+t_on_exit "kill -CONT $pid"
+FAILED='backend_failures_total{backend="failed"}'
+f0=$(t_idmapd_stat "$FAILED")
+# (one client, 4 threads started together: the timeouts fall within the first backoff)
+python3 "$top_srcdir/tests/harness/idmapd-stress.py" "$IDMAPD_SOCK" parallel 4 $NEXT 4 \
+	ldap.test >"$T_TMP/down.out" 2>&1
+f1=$(t_idmapd_stat "$FAILED")
+backoffs=$(log_count 'next try in') slows=$(log_count 'took longer than [LDAP] Search-Timeout')
+a=$(look user$((NEXT + 4)))
+kill -CONT "$pid"
+check_eq "slapd stopped: the 4 lookups at once all failed (the daemon's count)" 4 \
+	$((${f1:-0} - ${f0:-0}))
+check_eq "... the backend backed off, logged once (not once per connection)" 1 "$backoffs"
+check_eq "... no search was taken for a slow one" 0 "$slows"
+check_contains "... a lookup after them: the server is down" "Host is down" "$a"
+NEXT=$((NEXT + 5))
+# slapd back: the backend tries again after its backoff (1 s, then 2 s)
+t_wait_for "look user$NEXT | grep -q $((10000 + NEXT))" $GUARD
+check_contains "slapd back: the backend answers again" $((10000 + NEXT)) "$(look user$NEXT)"
+NEXT=$((NEXT + 1))
+
+# 2. one search slow, the server answering the others
 # slow_round NAME: the proxy holds the searches naming NAME; NAME is looked up in the
 # background and, while it waits, new names one after the other (each a reply on another
 # connection after NAME's search went out).  Sets SLOW (NAME's answer), OTHERS (how many
@@ -100,22 +128,6 @@ t_proxy_mode forward
 t_wait_for "look sloth | grep -q 10500" $GUARD
 check_contains "with the delay gone, sloth resolves" 10500 "$(look sloth)"
 
-# 2. slapd stopped: 4 lookups at once, on the pool's connections, all silent
-pid=$(cat "$SLAPD_DIR/slapd.pid")
-log_mark
-kill -STOP "$pid"
-t_on_exit "kill -CONT $pid"
-pids=
-for i in 0 1 2 3; do
-	look user$((NEXT + i)) >"$T_TMP/down.$i" &
-	pids="$pids $!"
-done
-for p in $pids; do wait "$p"; done
-kill -CONT "$pid"
-check_eq "slapd stopped: the 4 lookups at once all failed as the server down" 4 \
-	"$(cat "$T_TMP"/down.[0-3] | grep -c 'Host is down')"
-check_eq "... the backend backed off, logged once (not once per connection)" 1 \
-	"$(log_count 'next try in')"
 if [ "$TAP_FAILED" -gt 0 ]; then
 	diag "the daemon's ldap messages:"
 	grep -F 'idmap ldap' "$LOG" | sed 's/^/#   /'
