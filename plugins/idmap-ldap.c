@@ -586,7 +586,9 @@ static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 /* The supplementary gids of a principal after ret->groups[0], its primary gid: at most
  * NFSKEYS_IDMAP_GROUPS_MAX in all, a log and NFSKEYS_IDMAP_ANSWER_TRUNCATED when the user
  * is in more.  Schema = ad: AD's membership (ad_groups_filter); else the groups whose
- * Member-Attr is the user's name (the user name attribute of entry e). */
+ * Member-Attr is the user's name (the user name attribute of entry e).  A server down
+ * or a search timed out fails the lookup: the primary gid alone would be a wrong
+ * answer, cached as a right one. */
 static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessage *e,
 			    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
 {
@@ -615,8 +617,10 @@ static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 	r = search_ext(d, s, "group membership", c->group_base, LDAP_SCOPE_SUBTREE, filter, gattrs,
 		       NFSKEYS_IDMAP_GROUPS_MAX + 1, &gm, &cut);
 	free(filter);
-	if (r < 0)
-		return c->groups == LDAP_GROUPS_MEMBER_UID ? 0 : r;
+	if (r == -EHOSTDOWN || r == -ETIMEDOUT || (r < 0 && c->groups != LDAP_GROUPS_MEMBER_UID))
+		return r;
+	if (r < 0) /* member-uid, another failure (-EIO): the primary gid alone, as before */
+		return 0;
 	for (LDAPMessage *g = gm ? ldap_first_entry(s->ld, gm) : NULL; g;
 	     g = ldap_next_entry(s->ld, g)) {
 		uint32_t gid;

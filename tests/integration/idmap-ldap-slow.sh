@@ -12,6 +12,8 @@
 #     backoff is logged ("next try in"), the slow search is logged once (a second one
 #     within the minute is not logged again), and the name resolves once the proxy lets
 #     its searches pass.
+#  3. a principal's group search (memberUid) held: the lookup fails rather than answer
+#     with the primary gid alone, and has its group once the proxy lets it pass.
 # No time is asserted: the proxy's record says a search was held, every wait is a hang
 # guard (GUARD).
 . "$top_srcdir/tests/harness/lib.sh"
@@ -23,23 +25,27 @@ t_idmapd_slapd_users $(seq 0 99)
 {
 	t_ldif_posix_user sloth 10500
 	t_ldif_posix_user slug 10501
+	t_ldif_ou groups
+	printf 'dn: cn=herd,ou=groups,%s\nobjectClass: posixGroup\ncn: herd\n' "$S"
+	printf 'gidNumber: 20009\nmemberUid: sloth\n\n'
 } >"$T_TMP/slow.ldif"
-t_slapd_load "$T_TMP/slow.ldif" || fail_all "ldapadd of sloth and slug failed"
+t_slapd_load "$T_TMP/slow.ldif" || fail_all "ldapadd of sloth, slug and their group failed"
 t_proxy_start "$SLAPD_PORT" || skip_all "the TCP proxy did not start (python3)"
-plan 19
+plan 21
 GUARD=120
 
-t_idmapd_conf "[General]" "Domain = ldap.test" "[Translation]" "Method = ldap" \
-	"[LDAP]" "URI = ldap://127.0.0.1:$PROXY_PORT/" "Base = $S" "User-Base = ou=people,$S" \
+t_idmapd_conf "[General]" "Domain = ldap.test" "Local-Realms = LDAP.TEST" "[Translation]" \
+	"Method = ldap" "[LDAP]" "URI = ldap://127.0.0.1:$PROXY_PORT/" "Base = $S" \
+	"User-Base = ou=people,$S" "Group-Base = ou=groups,$S" \
 	"Timeout = 5" "Search-Timeout = 5" "Pool-Size = 4" "Backoff-Max = 60" \
 	"[Idmapd]" "Workers = 4" "Refresh-Ahead = 0" "Stale-TTL = 1"
 t_idmapd_start || { sed 's/^/# /' "$T_TMP/idmapd.log"; fail_all "idmapd did not start"; }
 LOG="$T_TMP/idmapd.log"
 
-# look NAME: the daemon's answer for name-to-uid NAME@ldap.test (the uid, or the error)
-look() {
-	timeout $GUARD "$NFSKEYS" -c "$IDMAPD_CONF" idmapd lookup name-to-uid "$1@ldap.test" 2>&1
-}
+# ask [--json] KIND KEY: the daemon's answer (or the error); look NAME: name-to-uid
+# NAME@ldap.test
+ask() { timeout $GUARD "$NFSKEYS" -c "$IDMAPD_CONF" idmapd lookup "$@" 2>&1; }
+look() { ask name-to-uid "$1@ldap.test"; }
 # log_count TEXT: lines of the daemon's log holding TEXT since the mark (log_mark)
 log_mark() { LOG_MARK=$(wc -l <"$LOG"); }
 log_count() { tail -n +$((LOG_MARK + 1)) "$LOG" | grep -c -F -- "$1"; }
@@ -74,13 +80,14 @@ check_contains "slapd back: the backend answers again" $((10000 + NEXT)) "$(look
 NEXT=$((NEXT + 1))
 
 # 2. one search slow, the server answering the others
-# slow_round NAME: the proxy holds the searches naming NAME; NAME is looked up in the
-# background and, while it waits, new names one after the other (each a reply on another
-# connection after NAME's search went out).  Sets SLOW (NAME's answer), OTHERS (how many
-# others were asked) and WRONG (users answered with anything but their uid).
+# slow_round TEXT KIND KEY: the proxy holds the searches holding TEXT; KIND KEY is looked
+# up in the background and, while it waits, new names one after the other (each a reply
+# on another connection after the held search went out).  Sets SLOW (KEY's answer),
+# OTHERS (how many others were asked) and WRONG (users answered with anything but their
+# uid).
 slow_round() {
 	t_proxy_mode hold-match "$1"
-	look "$1" >"$T_TMP/slow.out" &
+	ask "$2" "$3" >"$T_TMP/slow.out" &
 	_pid=$!
 	t_wait_for "[ \$(t_proxy_count held-match) -ge 1 ]" $GUARD
 	OTHERS=0 WRONG=0
@@ -102,7 +109,7 @@ slow_round() {
 }
 
 log_mark
-slow_round sloth
+slow_round sloth name-to-uid sloth@ldap.test
 check "sloth's search was held on its connection ($(t_proxy_count held-match) held)" \
 	test "$(t_proxy_count held-match)" -ge 1
 check_eq "while it waited, the other names were answered right ($OTHERS asked)" 0 "$WRONG"
@@ -116,7 +123,7 @@ check_eq "... naming the kind of search, not the name" 0 "$(log_count sloth)"
 check_contains "... saying the server was not backed off" "the server is not backed off" \
 	"$(grep -F 'Search-Timeout' "$LOG" | tail -n 1)"
 
-slow_round slug
+slow_round slug name-to-uid slug@ldap.test
 check_contains "a second slow search (slug) fails alone too" "Connection timed out" "$SLOW"
 check_eq "... and is not logged again within the minute" 1 \
 	"$(log_count 'took longer than [LDAP] Search-Timeout')"
@@ -127,6 +134,18 @@ check_eq "... still no backoff" 0 "$(log_count 'next try in')"
 t_proxy_mode forward
 t_wait_for "look sloth | grep -q 10500" $GUARD
 check_contains "with the delay gone, sloth resolves" 10500 "$(look sloth)"
+
+# 3. a principal whose group search (memberUid) is the slow one: the lookup fails, not
+# answered with the primary gid alone (a wrong answer the cache would keep)
+slow_round memberUid principal-to-ids sloth@LDAP.TEST
+check_contains "principal whose group search is slow: the lookup fails" \
+	"Connection timed out" "$SLOW"
+t_proxy_mode forward
+groups() {
+	ask --json principal-to-ids sloth@LDAP.TEST | sed -n 's/.*"groups":\(\[[^]]*\]\).*/\1/p'
+}
+t_wait_for '[ "$(groups)" = "[20000,20009]" ]' $GUARD
+check_eq "with the delay gone, the principal has its groups" "[20000,20009]" "$(groups)"
 
 if [ "$TAP_FAILED" -gt 0 ]; then
 	diag "the daemon's ldap messages:"
