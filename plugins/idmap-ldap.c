@@ -305,9 +305,10 @@ static int escape(const char *value, char **ret)
 /* Notices of slow searches: the first, then one a minute at most with the count. */
 #define SLOW_NOTICE_INTERVAL 60
 
-/* A search of kind what ("name", "id", ...: never the filter, which holds the name asked
- * for) timed out on s while the server answered others: it fails alone.  Its connection
- * is closed (what it still holds is unknown), the backend is not backed off. */
+/* A search of kind what ("user name", "uid", ...: never the filter, which holds the name
+ * asked for) timed out on s while the server answered others: it fails alone.  libldap
+ * abandoned it; its connection is closed (what it still holds is unknown), the backend
+ * is not backed off. */
 static int fail_slow(struct ldap_data *d, struct ldap_slot *s, const char *what)
 {
 	uint64_t n, total;
