@@ -5,9 +5,11 @@
  * searches of concurrent lookups run in parallel; connect and search timeouts; after a
  * failure the server is not retried until a backoff (1 s doubling to Backoff-Max)
  * passes, so a dead server costs callers a bounded, immediate -EHOSTDOWN instead of a
- * timeout each.  Filters are escaped with ldap_bv2escaped_filter_value().  TLS
- * (StartTLS, ldaps://, the CA, no bind password in clear) is common/ldap-tls.c, shared
- * with nfskeys-attrd's fleet sync; the keytab's SASL GSSAPI bind is ldap-gss.c.  Names:
+ * timeout each.  A search that times out while the server answers others (a slow one,
+ * common/ldap-live.c) fails its own lookup alone (-ETIMEDOUT), with no backoff.
+ * Filters are escaped with ldap_bv2escaped_filter_value().  TLS (StartTLS, ldaps://, the
+ * CA, no bind password in clear) is common/ldap-tls.c, shared with nfskeys-attrd's
+ * fleet sync; the keytab's SASL GSSAPI bind is ldap-gss.c.  Names:
  * the NFSv4-name attribute always; the user/group name attribute for name@our-domain
  * (the NFSv4 domain, Name-Domain, a Local-Realms realm), and for a bare name (no
  * @domain) only with [Translation] No-Strip, as the nsswitch backend and nfsidmap.  Ids
@@ -17,6 +19,7 @@
  * instead of two.  A principal's groups ([LDAP] Group-Membership): memberUid, or in AD
  * the user's tokenGroups or its nested member (principal_groups). */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ldap.h>
 #include <pthread.h>
 #include <strings.h>
@@ -24,6 +27,7 @@
 
 #include "idmap-ldap.h"
 #include "ldap-gss.h"
+#include "ldap-live.h"
 #include "ldap-tls.h"
 #include "ldap-values.h"
 
@@ -46,20 +50,23 @@ struct ldap_data {
 	unsigned pool_size;
 	struct ldap_slot *slots;
 	/* the server's state, shared by all connections: one failure backs them all off */
-	time_t retry_at;
+	int64_t retry_at; /* mono_ms(); 0: not backed off */
 	int backoff;
 	char last_error[320];
+	struct ldap_live live; /* its last reply on any connection; slow searches */
 	/* the notice that a user's tokenGroups cannot be read was logged, and no lookup has
 	 * read tokenGroups since (atomic) */
 	bool tg_unreadable_said;
 };
 
-static int64_t mono_now(void)
+/* Milliseconds: failures of the connections a moment apart fall in one backoff, even
+ * across a second's boundary. */
+static int64_t mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void ldap_done(void *data)
@@ -153,6 +160,7 @@ static int read_password(struct ldap_data *d, struct nfskeys_secret **ret)
 
 static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const char *what)
 {
+	bool said = false;
 	int backoff;
 
 	/* libldap's text and the server's diagnostic, or the certificate named when a TLS
@@ -165,15 +173,18 @@ static int fail_down(struct ldap_data *d, struct ldap_slot *s, int err, const ch
 	}
 	pthread_mutex_lock(&d->lock);
 	/* connections failing together (a server gone under several searches) back off
-	 * once, not once each */
-	if (!d->retry_at || mono_now() >= d->retry_at) {
+	 * once, and say so once, not once each */
+	if (!d->retry_at || mono_ms() >= d->retry_at) {
 		d->backoff = d->backoff ? MIN(d->backoff * 2, d->c.backoff_max) : 1;
-		d->retry_at = mono_now() + d->backoff;
+		d->retry_at = mono_ms() + (int64_t)d->backoff * 1000;
+		said = true;
 	}
 	backoff = d->backoff;
 	memcpy(d->last_error, s->last_error, sizeof(d->last_error));
 	pthread_mutex_unlock(&d->lock);
-	plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", s->last_error, backoff);
+	if (said)
+		plog(d->ctx, LOG_WARNING, "idmap ldap: %s (next try in %d s)", s->last_error,
+		     backoff);
 	return -EHOSTDOWN;
 }
 
@@ -214,7 +225,7 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 	if (s->ld)
 		return 0;
 	pthread_mutex_lock(&d->lock);
-	down = d->retry_at && mono_now() < d->retry_at;
+	down = d->retry_at && mono_ms() < d->retry_at;
 	if (down)
 		memcpy(s->last_error, d->last_error, sizeof(s->last_error));
 	pthread_mutex_unlock(&d->lock);
@@ -265,6 +276,7 @@ static int ensure_connected(struct ldap_data *d, struct ldap_slot *s)
 			return fail_down(d, s, r, "anonymous bind");
 	}
 	sockbuf_readahead(s->ld);
+	ldap_live_replied(&d->live);
 	pthread_mutex_lock(&d->lock);
 	d->backoff = 0;
 	d->retry_at = 0;
@@ -290,12 +302,42 @@ static int escape(const char *value, char **ret)
 	return 0;
 }
 
+/* Notices of slow searches: the first, then one a minute at most with the count. */
+#define SLOW_NOTICE_INTERVAL 60
+
+/* A search of kind what ("user name", "uid", ...: never the filter, which holds the name
+ * asked for) timed out on s while the server answered others: it fails alone.  libldap
+ * abandoned it; its connection is closed (what it still holds is unknown), the backend
+ * is not backed off. */
+static int fail_slow(struct ldap_data *d, struct ldap_slot *s, const char *what)
+{
+	uint64_t n, total;
+
+	ldap_unbind_ext_s(s->ld, NULL, NULL);
+	s->ld = NULL;
+	snprintf(s->last_error, sizeof(s->last_error),
+		 "%s: a %s search took longer than [LDAP] Search-Timeout (%d s) while the "
+		 "server answered others",
+		 d->c.uri, what, d->c.search_timeout);
+	if (ldap_live_slow_due(&d->live, SLOW_NOTICE_INTERVAL, &n, &total))
+		plog(d->ctx, LOG_WARNING,
+		     "idmap ldap: %s: that lookup failed, the server is not backed off (%" PRIu64
+		     " slow search%s since the last notice, %" PRIu64 " in all; next notice in "
+		     "%d s at the earliest)",
+		     s->last_error, n, n == 1 ? "" : "es", total, SLOW_NOTICE_INTERVAL);
+	return -ETIMEDOUT;
+}
+
 /* Run one search of scope, at most limit entries (retrying once on a dropped connection);
- * *ret_msg on success, and *cut (when not NULL) whether the server had more entries. */
-static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *base, int scope,
-		      const char *filter, char **attrs, int limit, LDAPMessage **ret_msg, bool *cut)
+ * *ret_msg on success, and *cut (when not NULL) whether the server had more entries.
+ * what names the kind of search in messages.  -EHOSTDOWN when the server is down (backed
+ * off), -ETIMEDOUT when this search alone was slow, -EIO for another failure. */
+static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *what, const char *base,
+		      int scope, const char *filter, char **attrs, int limit, LDAPMessage **ret_msg,
+		      bool *cut)
 {
 	struct timeval tv = { .tv_sec = d->c.search_timeout };
+	bool slow;
 	int r;
 
 	if (cut)
@@ -306,8 +348,8 @@ static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *base
 		r = ensure_connected(d, s);
 		if (r < 0)
 			return r;
-		r = ldap_search_ext_s(s->ld, base, scope, filter, attrs, 0, NULL, NULL, &tv, limit,
-				      &msg);
+		r = ldap_live_search(&d->live, s->ld, base, scope, filter, attrs, &tv, limit, &msg,
+				     &slow);
 		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED) {
 			if (cut)
 				*cut = r == LDAP_SIZELIMIT_EXCEEDED;
@@ -320,12 +362,16 @@ static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *base
 			*ret_msg = NULL;
 			return 0;
 		}
+		/* slow, not gone: another connection had a reply since this search went */
+		if (r == LDAP_TIMEOUT && slow)
+			return fail_slow(d, s, what);
 		if (!server_gone(r)) {
 			snprintf(s->last_error, sizeof(s->last_error), "search %s: %s", filter,
 				 ldap_err2string(r));
 			return -EIO;
 		}
-		/* a stale persistent connection: reconnect once now */
+		/* a stale persistent connection: reconnect once now; a timeout with every
+		 * connection silent since the search went: the server is gone or stopped */
 		ldap_unbind_ext_s(s->ld, NULL, NULL);
 		s->ld = NULL;
 		if (attempt == 1 || r == LDAP_TIMEOUT)
@@ -334,10 +380,10 @@ static int search_ext(struct ldap_data *d, struct ldap_slot *s, const char *base
 	return -EHOSTDOWN;
 }
 
-static int search(struct ldap_data *d, struct ldap_slot *s, const char *base, const char *filter,
-		  char **attrs, LDAPMessage **ret_msg)
+static int search(struct ldap_data *d, struct ldap_slot *s, const char *what, const char *base,
+		  const char *filter, char **attrs, LDAPMessage **ret_msg)
 {
-	return search_ext(d, s, base, LDAP_SCOPE_SUBTREE, filter, attrs, 16, ret_msg, NULL);
+	return search_ext(d, s, what, base, LDAP_SCOPE_SUBTREE, filter, attrs, 16, ret_msg, NULL);
 }
 
 static int first_value(LDAP *ld, LDAPMessage *e, const char *attr, char *buf, size_t size)
@@ -486,7 +532,8 @@ static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 	if (!dn)
 		return -ENOMEM;
 	if (c->groups == LDAP_GROUPS_TOKEN_GROUPS) {
-		r = search_ext(d, s, dn, LDAP_SCOPE_BASE, "(objectClass=*)", attrs, 1, &msg, NULL);
+		r = search_ext(d, s, "tokenGroups", dn, LDAP_SCOPE_BASE, "(objectClass=*)", attrs,
+			       1, &msg, NULL);
 		if (r < 0) {
 			ldap_memfree(dn);
 			return r;
@@ -540,7 +587,9 @@ static int ad_groups_filter(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 /* The supplementary gids of a principal after ret->groups[0], its primary gid: at most
  * NFSKEYS_IDMAP_GROUPS_MAX in all, a log and NFSKEYS_IDMAP_ANSWER_TRUNCATED when the user
  * is in more.  Schema = ad: AD's membership (ad_groups_filter); else the groups whose
- * Member-Attr is the user's name (the user name attribute of entry e). */
+ * Member-Attr is the user's name (the user name attribute of entry e).  A server down
+ * or a search timed out fails the lookup: the primary gid alone would be a wrong
+ * answer, cached as a right one. */
 static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessage *e,
 			    struct nfskeys_idmap_request *req, struct nfskeys_idmap_answer *ret)
 {
@@ -566,11 +615,13 @@ static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 			return -ENOMEM;
 	}
 	/* one entry more than fits, the primary group's among them, tells "more" */
-	r = search_ext(d, s, c->group_base, LDAP_SCOPE_SUBTREE, filter, gattrs,
+	r = search_ext(d, s, "group membership", c->group_base, LDAP_SCOPE_SUBTREE, filter, gattrs,
 		       NFSKEYS_IDMAP_GROUPS_MAX + 1, &gm, &cut);
 	free(filter);
-	if (r < 0)
-		return c->groups == LDAP_GROUPS_MEMBER_UID ? 0 : r;
+	if (r == -EHOSTDOWN || r == -ETIMEDOUT || (r < 0 && c->groups != LDAP_GROUPS_MEMBER_UID))
+		return r;
+	if (r < 0) /* member-uid, another failure (-EIO): the primary gid alone, as before */
+		return 0;
 	for (LDAPMessage *g = gm ? ldap_first_entry(s->ld, gm) : NULL; g;
 	     g = ldap_next_entry(s->ld, g)) {
 		uint32_t gid;
@@ -596,6 +647,25 @@ static int principal_groups(struct ldap_data *d, struct ldap_slot *s, LDAPMessag
 		     req->key, NFSKEYS_IDMAP_GROUPS_MAX, c->gidnum_attr);
 	}
 	return 0;
+}
+
+/* The kind of a lookup's search, for messages. */
+static const char *kind_what(enum nfskeys_idmap_kind kind)
+{
+	switch (kind) {
+	case NFSKEYS_IDMAP_NAME_TO_UID:
+		return "user name";
+	case NFSKEYS_IDMAP_GROUP_TO_GID:
+		return "group name";
+	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
+		return "principal";
+	case NFSKEYS_IDMAP_UID_TO_NAME:
+		return "uid";
+	case NFSKEYS_IDMAP_GID_TO_GROUP:
+		return "gid";
+	default:
+		return "";
+	}
 }
 
 /* One lookup on connection s.  rev: also the reverse answer from the entry found, rev->kind 0
@@ -659,9 +729,9 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 		return -ENOENT;
 	}
 
-	r = search(d, s, base, filter, attrs, &msg);
+	r = search(d, s, kind_what(req->kind), base, filter, attrs, &msg);
 	if (r < 0) {
-		if (r == -EHOSTDOWN)
+		if (r == -EHOSTDOWN || r == -ETIMEDOUT)
 			util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", s->last_error);
 		return r;
 	}
@@ -715,7 +785,7 @@ static int lookup_on(struct ldap_data *d, struct ldap_slot *s, struct nfskeys_id
 			ret->groups[0] = ret->gid;
 			ret->n_groups = 1;
 			r = principal_groups(d, s, e, req, ret);
-			if (r == -EHOSTDOWN)
+			if (r == -EHOSTDOWN || r == -ETIMEDOUT)
 				util_reason(req, IDMAP_CAUSE_BACKEND_DOWN, "%s", s->last_error);
 		}
 		break;

@@ -6,11 +6,12 @@
 #   t_proxy_start TARGET_PORT   start it on a free 127.0.0.1 port; sets PROXY_PORT,
 #                               PROXY_PID; stopped at exit
 #   t_proxy_mode MODE           forward | delay MS | hang | refuse (new connections, and the
-#                               next chunk on open ones)
+#                               next chunk on open ones) | hold-match TEXT (a request
+#                               holding TEXT stalls its connection until the mode changes)
 #   t_proxy_stop                stop it (the port then refuses connections)
-#   t_proxy_count EVENT         how many EVENT lines ("accept hang", "delayed", "refused";
-#                               tcp-proxy.py) the proxy wrote since the last t_proxy_mode:
-#                               that a fault was in the path, without a clock
+#   t_proxy_count EVENT         how many EVENT lines ("accept hang", "delayed", "refused",
+#                               "held-match"; tcp-proxy.py) the proxy wrote since the last
+#                               t_proxy_mode: that a fault was in the path, without a clock
 #   t_proxy_most_held           the most chunks the proxy held at once in delay mode since
 #                               the last t_proxy_mode (requests in flight together)
 # t_upcall_wrapper FILE: write FILE, a request-key helper running the built nfskeys-upcall

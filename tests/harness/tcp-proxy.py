@@ -6,6 +6,9 @@
 #   delay MS    hold every chunk MS milliseconds, then pass it on
 #   hang        accept and read, never answer (open connections stop passing data)
 #   refuse      close new connections at once (open ones are closed at their next chunk)
+#   hold-match TEXT  forward, but hold a chunk from the client that contains TEXT (e.g.
+#               the value of one search filter) until the mode changes: that connection
+#               alone stalls, the others pass
 # Usage: tcp-proxy.py TARGET_HOST TARGET_PORT MODE_FILE PORT_FILE
 # It listens on a free 127.0.0.1 port, writes the port to PORT_FILE and runs until killed.
 # What it did goes to stdout, one line an event, so that a test can tell that a fault was
@@ -13,7 +16,7 @@
 # forward, delay, hang or refuse), "delayed N" for each chunk it holds in delay mode (N:
 # how many chunks it holds at that moment, this one included: searches that overlap),
 # "held" for each chunk it keeps back in hang mode, "refused" for each chunk that closed
-# a connection.
+# a connection, "held-match" for each chunk it keeps back in hold-match mode.
 import os
 import socket
 import sys
@@ -34,6 +37,8 @@ def mode():
         return ("forward", 0)
     if words[0] == "delay":
         return ("delay", int(words[1]) / 1000.0)
+    if words[0] == "hold-match":
+        return ("hold-match", " ".join(words[1:]).encode())
     return (words[0], 0)
 
 
@@ -59,7 +64,7 @@ def close(*socks):
             pass
 
 
-def pump(src, dst, peer):
+def pump(src, dst, peer, upstream):
     global holding
     try:
         while True:
@@ -67,6 +72,12 @@ def pump(src, dst, peer):
             if not data:
                 break
             m, arg = mode()
+            if m == "hold-match" and upstream and arg and arg in data:
+                event("held-match")
+                held = (m, arg)
+                while (m, arg) == held:
+                    time.sleep(0.05)
+                    m, arg = mode()
             if m == "hang":
                 event("held")
             while m == "hang":
@@ -113,8 +124,8 @@ def serve(c):
     except OSError:
         close(c)
         return
-    threading.Thread(target=pump, args=(c, s, c), daemon=True).start()
-    threading.Thread(target=pump, args=(s, c, s), daemon=True).start()
+    threading.Thread(target=pump, args=(c, s, c, True), daemon=True).start()
+    threading.Thread(target=pump, args=(s, c, s, False), daemon=True).start()
 
 
 def main():

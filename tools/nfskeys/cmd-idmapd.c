@@ -185,8 +185,8 @@ static int parse_kind(const char *s, enum nfskeys_idmap_kind *ret)
 	return 0;
 }
 
-/* lookup --json: {"kind","key", then "name", "sid" or "id" (and "gid" for a principal),
- * "ttl","backend","cached","stale","nobody"} */
+/* lookup --json: {"kind","key", then "name", "sid" or "id" (and "gid" and "groups" for a
+ * principal), "ttl","backend","cached","stale","nobody"} */
 static int print_lookup_json(enum nfskeys_idmap_kind kind, const char *key,
 			     const struct nfskeys_idmap_answer *a, unsigned aflags)
 {
@@ -208,7 +208,10 @@ static int print_lookup_json(enum nfskeys_idmap_kind kind, const char *key,
 		print_json_str(sid);
 		break;
 	case NFSKEYS_IDMAP_PRINCIPAL_TO_IDS:
-		printf(",\"id\":%u,\"gid\":%u", a->id, a->gid);
+		printf(",\"id\":%u,\"gid\":%u,\"groups\":[", a->id, a->gid);
+		for (uint32_t i = 0; i < a->n_groups; i++)
+			printf("%s%u", i ? "," : "", a->groups[i]);
+		printf("]");
 		break;
 	default:
 		printf(",\"id\":%u", a->id);
