@@ -2,15 +2,27 @@
  * pointer that a rwlock guards only for reading the pointer and searching; a rebuild
  * reads the files with no lock readers take, then swaps the pointer under the write lock
  * for an instant.  Anything nss_files would parse differently than a plain
- * name:x:id:... line makes the whole file unindexed (then NSS is always asked). */
+ * name:x:id:... line makes the whole file unindexed (then NSS is always asked).
+ *
+ * Whether the snapshot still matches the files: inotify watches on the directory and on
+ * both files, and /proc/self/mountinfo for mounts over them, all in one epoll set; a
+ * lookup asks that set once (epoll_wait, no wait) and compares the files' identities
+ * (stat) only after it reported something.  Where a watch cannot see every change (a
+ * symbolic link on the way, a network file system, no inotify or no watch left) each
+ * lookup stat()s the two files instead. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "nss-files-index.h"
@@ -39,11 +51,19 @@ struct snap {
 
 struct nfi {
 	enum nfi_db db;
-	char file_path[4096], conf_path[4096];
+	char file_path[4096], conf_path[4096], dir_path[4096];
 	pthread_rwlock_t lock; /* guards cur: read to search, write only to swap */
 	pthread_mutex_t build; /* one rebuild at a time (held while reading files) */
 	struct snap *cur;
 	unsigned builds;
+	/* the watches (see watch_*), all under watch */
+	pthread_mutex_t watch;
+	bool watch_tried;        /* watch_start ran (it is not retried after a failure) */
+	int epfd, ino_fd, mnt_fd; /* epfd < 0: no watching, stat() every lookup */
+	int wd_file, wd_conf;    /* -1: absent (the directory's watch sees it come) */
+	unsigned long changes;   /* how often the set reported something */
+	bool verified;           /* the snapshot of build number verified_build matched */
+	unsigned verified_build; /* the files after the last report was taken */
 };
 
 struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
@@ -57,8 +77,12 @@ struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 	snprintf(x->file_path, sizeof(x->file_path), "%s/%s", dir,
 		 db == NFI_GROUP ? "group" : "passwd");
 	snprintf(x->conf_path, sizeof(x->conf_path), "%s/nsswitch.conf", dir);
+	snprintf(x->dir_path, sizeof(x->dir_path), "%s", dir);
 	pthread_rwlock_init(&x->lock, NULL);
 	pthread_mutex_init(&x->build, NULL);
+	pthread_mutex_init(&x->watch, NULL);
+	x->epfd = x->ino_fd = x->mnt_fd = -1;
+	x->wd_file = x->wd_conf = -1;
 	return x;
 }
 
@@ -72,13 +96,148 @@ static void snap_free(struct snap *s)
 	free(s);
 }
 
+/* Every change to a file (the directory: a name replaced, created, removed; the files'
+ * inodes: written, truncated, their links changed); never what reading them causes. */
+#define DIR_MASK                                                                            \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | \
+	 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+#define FILE_MASK \
+	(IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW)
+
+/* Is path on a file system whose every change goes through this kernel (so inotify sees
+ * it)?  Not NFS, CIFS, 9p, FUSE and the like: another host or a daemon changes those. */
+static bool fs_local(const char *path)
+{
+	static const uint32_t local[] = {
+		EXT4_SUPER_MAGIC,      XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC,
+		F2FS_SUPER_MAGIC,      TMPFS_MAGIC,	RAMFS_MAGIC,
+		OVERLAYFS_SUPER_MAGIC, SQUASHFS_MAGIC,	EROFS_SUPER_MAGIC_V1,
+	};
+	struct statfs st;
+
+	if (statfs(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((uint32_t)st.f_type == local[i])
+			return true;
+	return false;
+}
+
+/* Back to stat() on every lookup. */
+static void watch_stop(struct nfi *x)
+{
+	if (x->epfd >= 0)
+		close(x->epfd);
+	if (x->ino_fd >= 0)
+		close(x->ino_fd);
+	if (x->mnt_fd >= 0)
+		close(x->mnt_fd);
+	x->epfd = x->ino_fd = x->mnt_fd = -1;
+	x->wd_file = x->wd_conf = -1;
+	x->verified = false;
+}
+
+/* The set: inotify (the directory's watch here, the files' in watch_rearm) and the mount
+ * table, which reports EPOLLPRI once per change of this mount namespace.  Only for a
+ * directory named by its real path (no symbolic link, no ..) on a local file system;
+ * anything failing (no inotify, EMFILE, ENOSPC: no watch left) leaves stat(). */
+static void watch_start(struct nfi *x)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char real[PATH_MAX];
+
+	x->watch_tried = true;
+	if (!realpath(x->dir_path, real) || strcmp(real, x->dir_path) != 0 ||
+	    !fs_local(x->dir_path))
+		return;
+	x->epfd = epoll_create1(EPOLL_CLOEXEC);
+	x->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	x->mnt_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (x->epfd < 0 || x->ino_fd < 0 || x->mnt_fd < 0 ||
+	    inotify_add_watch(x->ino_fd, x->dir_path, DIR_MASK) < 0 ||
+	    epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->ino_fd, &ev) < 0)
+		goto fail;
+	ev.events = EPOLLPRI;
+	if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->mnt_fd, &ev) < 0)
+		goto fail;
+	return;
+fail:
+	watch_stop(x);
+}
+
+/* Watch the inode at path (a file replaced is a new inode: the old watch goes); absent,
+ * the directory's watch sees it come.  False when it cannot be watched soundly. */
+static bool file_watch(struct nfi *x, const char *path, int *wd, int other)
+{
+	struct stat st;
+	int w = -1;
+
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return false;
+	} else {
+		/* a link's target may change where no watch of ours sees it */
+		if (S_ISLNK(st.st_mode) || !fs_local(path))
+			return false;
+		w = inotify_add_watch(x->ino_fd, path, FILE_MASK);
+		if (w < 0 && errno != ENOENT)
+			return false;
+	}
+	if (*wd >= 0 && *wd != w && *wd != other)
+		inotify_rm_watch(x->ino_fd, *wd); /* EINVAL when its inode is gone: fine */
+	*wd = w;
+	return true;
+}
+
+/* Take what the set reported (read the inotify queue empty; epoll_wait polls the mount
+ * table, which takes its report) and watch the files as they are now: any change after
+ * this is reported.  Under watch. */
+static void watch_rearm(struct nfi *x)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct epoll_event ev[2];
+	ssize_t n;
+
+	if (x->epfd < 0)
+		return;
+	if (epoll_wait(x->epfd, ev, 2, 0) != 0)
+		x->changes++;
+	while ((n = read(x->ino_fd, buf, sizeof(buf))) > 0)
+		x->changes++;
+	if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+	    !file_watch(x, x->file_path, &x->wd_file, x->wd_conf) ||
+	    !file_watch(x, x->conf_path, &x->wd_conf, x->wd_file))
+		watch_stop(x);
+}
+
+/* Has the set reported nothing since the snapshot the caller holds the read lock on was
+ * found to match the files?  One epoll_wait, no waiting. */
+static bool watch_quiet(struct nfi *x)
+{
+	struct epoll_event ev;
+	bool quiet = false;
+
+	pthread_mutex_lock(&x->watch);
+	if (x->epfd >= 0 && x->verified && x->verified_build == x->builds) {
+		quiet = epoll_wait(x->epfd, &ev, 1, 0) == 0;
+		if (!quiet) {
+			x->verified = false; /* (the mount table's report is taken now) */
+			x->changes++;
+		}
+	}
+	pthread_mutex_unlock(&x->watch);
+	return quiet;
+}
+
 void nfi_free(struct nfi *x)
 {
 	if (!x)
 		return;
 	snap_free(x->cur);
+	watch_stop(x);
 	pthread_rwlock_destroy(&x->lock);
 	pthread_mutex_destroy(&x->build);
+	pthread_mutex_destroy(&x->watch);
 	free(x);
 }
 
@@ -355,31 +514,76 @@ static bool snap_fresh(const struct nfi *x, const struct snap *s)
 	return ident_eq(&conf, &s->conf) && ident_eq(&file, &s->file);
 }
 
+/* Does s (x->cur, the caller holds the read lock) match the files?  Nothing reported since
+ * it last did: yes, with no stat; else the reports are taken, the watches re-armed, and
+ * the files stat()ed (then, matching, it is known to match until the next report). */
+static bool snap_current(struct nfi *x, const struct snap *s)
+{
+	bool fresh;
+
+	if (!s)
+		return false;
+	if (watch_quiet(x))
+		return true;
+	pthread_mutex_lock(&x->watch);
+	if (x->epfd < 0) {
+		pthread_mutex_unlock(&x->watch);
+		return snap_fresh(x, s);
+	}
+	watch_rearm(x);
+	fresh = snap_fresh(x, s);
+	if (fresh && x->epfd >= 0) {
+		x->verified = true;
+		x->verified_build = x->builds;
+	}
+	pthread_mutex_unlock(&x->watch);
+	return fresh;
+}
+
 /* Make x->cur match the files (reading them aside, no reader waits on that). */
 static void refresh(struct nfi *x)
 {
-	struct snap *s, *old = NULL;
+	struct snap *s = NULL, *old = NULL;
+	unsigned long changes;
+	struct epoll_event ev;
 	bool fresh;
 
 	pthread_rwlock_rdlock(&x->lock);
-	fresh = snap_fresh(x, x->cur);
+	fresh = snap_current(x, x->cur);
 	pthread_rwlock_unlock(&x->lock);
 	if (fresh)
 		return;
 	pthread_mutex_lock(&x->build);
 	pthread_rwlock_rdlock(&x->lock);
-	fresh = snap_fresh(x, x->cur); /* another thread may have rebuilt it meanwhile */
+	fresh = snap_current(x, x->cur); /* another thread may have rebuilt it meanwhile */
 	pthread_rwlock_unlock(&x->lock);
-	if (!fresh) {
-		s = snap_build(x);
-		if (s) {
-			pthread_rwlock_wrlock(&x->lock);
-			old = x->cur;
-			x->cur = s;
-			x->builds++;
-			pthread_rwlock_unlock(&x->lock);
-		}
+	if (fresh)
+		goto out;
+	/* armed before the files are read: a change while they are is reported */
+	pthread_mutex_lock(&x->watch);
+	if (!x->watch_tried)
+		watch_start(x);
+	watch_rearm(x);
+	changes = x->changes;
+	pthread_mutex_unlock(&x->watch);
+	s = snap_build(x);
+	if (!s)
+		goto out;
+	pthread_rwlock_wrlock(&x->lock);
+	old = x->cur;
+	x->cur = s;
+	x->builds++;
+	pthread_rwlock_unlock(&x->lock);
+	/* (the builds count only changes under the build mutex, held here) */
+	pthread_mutex_lock(&x->watch);
+	if (x->epfd >= 0 && x->changes == changes) {
+		x->verified = epoll_wait(x->epfd, &ev, 1, 0) == 0;
+		x->verified_build = x->builds;
+		if (!x->verified)
+			x->changes++;
 	}
+	pthread_mutex_unlock(&x->watch);
+out:
 	pthread_mutex_unlock(&x->build);
 	snap_free(old);
 }
@@ -390,7 +594,7 @@ static const struct snap *snap_get(struct nfi *x, bool nowait)
 	if (!nowait)
 		refresh(x);
 	pthread_rwlock_rdlock(&x->lock);
-	if (x->cur && x->cur->usable && (!nowait || snap_fresh(x, x->cur)))
+	if (x->cur && x->cur->usable && (!nowait || snap_current(x, x->cur)))
 		return x->cur;
 	pthread_rwlock_unlock(&x->lock);
 	return NULL;
