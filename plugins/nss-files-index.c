@@ -56,15 +56,33 @@ struct nfi {
 	pthread_mutex_t build; /* one rebuild at a time (held while reading files) */
 	struct snap *cur;
 	unsigned builds;
-	/* the watches (see watch_*), all under watch */
-	pthread_mutex_t watch;
-	bool watch_tried;        /* watch_start ran (it is not retried after a failure) */
-	int epfd, ino_fd, mnt_fd; /* epfd < 0: no watching, stat() every lookup */
-	int wd_file, wd_conf;    /* -1: absent (the directory's watch sees it come) */
-	unsigned long changes;   /* how often the set reported something */
-	bool verified;           /* the snapshot of build number verified_build matched */
-	unsigned verified_build; /* the files after the last report was taken */
+	/* the watches (see watch_*), all under watch_lock */
+	struct watcher *w;	 /* NULL: no watching, stat() every lookup */
+	bool watch_tried;	 /* watch_start ran (it is not retried after a failure) */
+	bool verified;		 /* the snapshot of build number verified_build matched */
+	unsigned verified_build; /* the files when w's report count was verified_gen */
+	unsigned long verified_gen;
 };
+
+/* One set of watches per directory in the process, shared by all its indexes (both
+ * databases, every context): an inotify instance is a resource of the user (128 by
+ * default), not one to take per index.  Each index drains what the set reported when it
+ * looks, so gen counts the reports taken: an index whose verification is older than the
+ * last report taken stat()s the files again. */
+enum { W_PASSWD, W_GROUP, W_CONF, W_FILES };
+
+struct watcher {
+	struct watcher *next;
+	unsigned refs;
+	bool broken; /* its queue could not be read: every index stat()s */
+	int epfd, ino_fd, mnt_fd;
+	int wd[W_FILES]; /* -1: not watched (absent: the directory's watch sees it come) */
+	unsigned long gen;
+	char dir[4096];
+};
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watcher *watchers;
 
 struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 {
@@ -80,9 +98,6 @@ struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 	snprintf(x->dir_path, sizeof(x->dir_path), "%s", dir);
 	pthread_rwlock_init(&x->lock, NULL);
 	pthread_mutex_init(&x->build, NULL);
-	pthread_mutex_init(&x->watch, NULL);
-	x->epfd = x->ino_fd = x->mnt_fd = -1;
-	x->wd_file = x->wd_conf = -1;
 	return x;
 }
 
@@ -123,54 +138,82 @@ static bool fs_local(const char *path)
 	return false;
 }
 
-/* Back to stat() on every lookup. */
-static void watch_stop(struct nfi *x)
+static void watcher_free(struct watcher *w)
 {
-	if (x->epfd >= 0)
-		close(x->epfd);
-	if (x->ino_fd >= 0)
-		close(x->ino_fd);
-	if (x->mnt_fd >= 0)
-		close(x->mnt_fd);
-	x->epfd = x->ino_fd = x->mnt_fd = -1;
-	x->wd_file = x->wd_conf = -1;
-	x->verified = false;
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->ino_fd >= 0)
+		close(w->ino_fd);
+	if (w->mnt_fd >= 0)
+		close(w->mnt_fd);
+	free(w);
 }
 
-/* The set: inotify (the directory's watch here, the files' in watch_rearm) and the mount
- * table, which reports EPOLLPRI once per change of this mount namespace.  Only for a
- * directory named by its real path (no symbolic link, no ..) on a local file system;
- * anything failing (no inotify, EMFILE, ENOSPC: no watch left) leaves stat(). */
+/* This index back to stat() on every lookup.  Under watch_lock. */
+static void watch_put(struct nfi *x)
+{
+	struct watcher *w = x->w, **pp;
+
+	x->w = NULL;
+	x->verified = false;
+	if (!w || --w->refs > 0)
+		return;
+	for (pp = &watchers; *pp != w; pp = &(*pp)->next)
+		;
+	*pp = w->next;
+	watcher_free(w);
+}
+
+/* The directory's set: inotify (the directory's watch here, the files' in watch_rearm)
+ * and the mount table, which reports EPOLLPRI once per change of this mount namespace.
+ * Only for a directory named by its real path (no symbolic link, no ..) on a local file
+ * system; anything failing (no inotify, EMFILE, ENOSPC: no watch left) leaves stat().
+ * Under watch_lock. */
 static void watch_start(struct nfi *x)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	char real[PATH_MAX];
+	struct watcher *w;
 
 	x->watch_tried = true;
+	for (w = watchers; w; w = w->next)
+		if (!w->broken && strcmp(w->dir, x->dir_path) == 0) {
+			w->refs++;
+			x->w = w;
+			return;
+		}
 	if (!realpath(x->dir_path, real) || strcmp(real, x->dir_path) != 0 ||
-	    !fs_local(x->dir_path))
+	    !fs_local(x->dir_path) || !(w = calloc(1, sizeof(*w))))
 		return;
-	x->epfd = epoll_create1(EPOLL_CLOEXEC);
-	x->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	x->mnt_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (x->epfd < 0 || x->ino_fd < 0 || x->mnt_fd < 0 ||
-	    inotify_add_watch(x->ino_fd, x->dir_path, DIR_MASK) < 0 ||
-	    epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->ino_fd, &ev) < 0)
+	snprintf(w->dir, sizeof(w->dir), "%s", x->dir_path);
+	for (int i = 0; i < W_FILES; i++)
+		w->wd[i] = -1;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->mnt_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (w->epfd < 0 || w->ino_fd < 0 || w->mnt_fd < 0 ||
+	    inotify_add_watch(w->ino_fd, w->dir, DIR_MASK) < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ino_fd, &ev) < 0)
 		goto fail;
 	ev.events = EPOLLPRI;
-	if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->mnt_fd, &ev) < 0)
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->mnt_fd, &ev) < 0)
 		goto fail;
+	w->refs = 1;
+	w->next = watchers;
+	watchers = w;
+	x->w = w;
 	return;
 fail:
-	watch_stop(x);
+	watcher_free(w);
 }
 
-/* Watch the inode at path (a file replaced is a new inode: the old watch goes); absent,
- * the directory's watch sees it come.  False when it cannot be watched soundly. */
-static bool file_watch(struct nfi *x, const char *path, int *wd, int other)
+/* Watch the inode at path, the set's file i (a file replaced is a new inode: the old
+ * watch goes); absent, the directory's watch sees it come.  False when it cannot be
+ * watched soundly. */
+static bool file_watch(struct watcher *w, int i, const char *path)
 {
 	struct stat st;
-	int w = -1;
+	int wd = -1;
 
 	if (lstat(path, &st) < 0) {
 		if (errno != ENOENT)
@@ -179,35 +222,48 @@ static bool file_watch(struct nfi *x, const char *path, int *wd, int other)
 		/* a link's target may change where no watch of ours sees it */
 		if (S_ISLNK(st.st_mode) || !fs_local(path))
 			return false;
-		w = inotify_add_watch(x->ino_fd, path, FILE_MASK);
-		if (w < 0 && errno != ENOENT)
+		wd = inotify_add_watch(w->ino_fd, path, FILE_MASK);
+		if (wd < 0 && errno != ENOENT)
 			return false;
 	}
-	if (*wd >= 0 && *wd != w && *wd != other)
-		inotify_rm_watch(x->ino_fd, *wd); /* EINVAL when its inode is gone: fine */
-	*wd = w;
+	if (w->wd[i] >= 0 && w->wd[i] != wd) {
+		bool shared = false;
+
+		for (int j = 0; j < W_FILES; j++)
+			shared |= j != i && w->wd[j] == w->wd[i];
+		if (!shared)
+			inotify_rm_watch(w->ino_fd, w->wd[i]); /* EINVAL when its inode is gone */
+	}
+	w->wd[i] = wd;
 	return true;
 }
 
 /* Take what the set reported (read the inotify queue empty; epoll_wait polls the mount
- * table, which takes its report) and watch the files as they are now: any change after
- * this is reported.  Under watch. */
+ * table, which takes its report) and watch this index's files as they are now: any
+ * change after this is reported.  Under watch_lock. */
 static void watch_rearm(struct nfi *x)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct watcher *w = x->w;
 	struct epoll_event ev[2];
+	bool taken = false;
 	ssize_t n;
 
-	if (x->epfd < 0)
+	if (!w)
 		return;
-	if (epoll_wait(x->epfd, ev, 2, 0) != 0)
-		x->changes++;
-	while ((n = read(x->ino_fd, buf, sizeof(buf))) > 0)
-		x->changes++;
-	if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
-	    !file_watch(x, x->file_path, &x->wd_file, x->wd_conf) ||
-	    !file_watch(x, x->conf_path, &x->wd_conf, x->wd_file))
-		watch_stop(x);
+	if (epoll_wait(w->epfd, ev, 2, 0) != 0)
+		taken = true;
+	while ((n = read(w->ino_fd, buf, sizeof(buf))) > 0)
+		taken = true;
+	if (taken)
+		w->gen++;
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		w->broken = true;
+		w->gen++;
+	}
+	if (w->broken || !file_watch(w, x->db == NFI_GROUP ? W_GROUP : W_PASSWD, x->file_path) ||
+	    !file_watch(w, W_CONF, x->conf_path))
+		watch_put(x);
 }
 
 /* Has the set reported nothing since the snapshot the caller holds the read lock on was
@@ -215,17 +271,18 @@ static void watch_rearm(struct nfi *x)
 static bool watch_quiet(struct nfi *x)
 {
 	struct epoll_event ev;
+	struct watcher *w;
 	bool quiet = false;
 
-	pthread_mutex_lock(&x->watch);
-	if (x->epfd >= 0 && x->verified && x->verified_build == x->builds) {
-		quiet = epoll_wait(x->epfd, &ev, 1, 0) == 0;
-		if (!quiet) {
-			x->verified = false; /* (the mount table's report is taken now) */
-			x->changes++;
-		}
+	pthread_mutex_lock(&watch_lock);
+	w = x->w;
+	if (w && !w->broken && x->verified && x->verified_build == x->builds &&
+	    x->verified_gen == w->gen) {
+		quiet = epoll_wait(w->epfd, &ev, 1, 0) == 0;
+		if (!quiet)
+			w->gen++; /* (the mount table's report is taken now) */
 	}
-	pthread_mutex_unlock(&x->watch);
+	pthread_mutex_unlock(&watch_lock);
 	return quiet;
 }
 
@@ -234,10 +291,11 @@ void nfi_free(struct nfi *x)
 	if (!x)
 		return;
 	snap_free(x->cur);
-	watch_stop(x);
+	pthread_mutex_lock(&watch_lock);
+	watch_put(x);
+	pthread_mutex_unlock(&watch_lock);
 	pthread_rwlock_destroy(&x->lock);
 	pthread_mutex_destroy(&x->build);
-	pthread_mutex_destroy(&x->watch);
 	free(x);
 }
 
@@ -525,18 +583,19 @@ static bool snap_current(struct nfi *x, const struct snap *s)
 		return false;
 	if (watch_quiet(x))
 		return true;
-	pthread_mutex_lock(&x->watch);
-	if (x->epfd < 0) {
-		pthread_mutex_unlock(&x->watch);
+	pthread_mutex_lock(&watch_lock);
+	watch_rearm(x);
+	if (!x->w) {
+		pthread_mutex_unlock(&watch_lock);
 		return snap_fresh(x, s);
 	}
-	watch_rearm(x);
 	fresh = snap_fresh(x, s);
-	if (fresh && x->epfd >= 0) {
+	if (fresh) {
 		x->verified = true;
 		x->verified_build = x->builds;
+		x->verified_gen = x->w->gen;
 	}
-	pthread_mutex_unlock(&x->watch);
+	pthread_mutex_unlock(&watch_lock);
 	return fresh;
 }
 
@@ -544,7 +603,7 @@ static bool snap_current(struct nfi *x, const struct snap *s)
 static void refresh(struct nfi *x)
 {
 	struct snap *s = NULL, *old = NULL;
-	unsigned long changes;
+	unsigned long gen = 0;
 	struct epoll_event ev;
 	bool fresh;
 
@@ -560,12 +619,13 @@ static void refresh(struct nfi *x)
 	if (fresh)
 		goto out;
 	/* armed before the files are read: a change while they are is reported */
-	pthread_mutex_lock(&x->watch);
+	pthread_mutex_lock(&watch_lock);
 	if (!x->watch_tried)
 		watch_start(x);
 	watch_rearm(x);
-	changes = x->changes;
-	pthread_mutex_unlock(&x->watch);
+	if (x->w)
+		gen = x->w->gen;
+	pthread_mutex_unlock(&watch_lock);
 	s = snap_build(x);
 	if (!s)
 		goto out;
@@ -575,14 +635,15 @@ static void refresh(struct nfi *x)
 	x->builds++;
 	pthread_rwlock_unlock(&x->lock);
 	/* (the builds count only changes under the build mutex, held here) */
-	pthread_mutex_lock(&x->watch);
-	if (x->epfd >= 0 && x->changes == changes) {
-		x->verified = epoll_wait(x->epfd, &ev, 1, 0) == 0;
+	pthread_mutex_lock(&watch_lock);
+	if (x->w && !x->w->broken && x->w->gen == gen) {
+		x->verified = epoll_wait(x->w->epfd, &ev, 1, 0) == 0;
 		x->verified_build = x->builds;
+		x->verified_gen = gen;
 		if (!x->verified)
-			x->changes++;
+			x->w->gen++;
 	}
-	pthread_mutex_unlock(&x->watch);
+	pthread_mutex_unlock(&watch_lock);
 out:
 	pthread_mutex_unlock(&x->build);
 	snap_free(old);

@@ -552,6 +552,42 @@ static void test_change_mount(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* One set of watches serves every index of a directory (passwd and group, every
+ * context): a report one index takes is not lost to the others. */
+static void test_shared_watch(void **state)
+{
+	struct nfskeys_ctx *a, *b;
+	struct nfskeys_idmap_answer ans;
+	char path[4200];
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4501:1::/:/bin/sh\n");
+	put("group", "zgrp:x:5501:\n");
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	a = ctx_nss();
+	b = ctx_nss();
+	expect_uid(a, 4501);
+	expect_uid(b, 4501);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5501);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	put_in_place(path, 4502);
+	/* the group index takes the report (its file did not change) */
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5501);
+	expect_uid(b, 4502);
+	expect_uid(a, 4502);
+	/* the same the other way: b's passwd index takes the report of a group change */
+	put("group", "zgrp:x:5502:\n");
+	expect_uid(b, 4502);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", NOWAIT, &ans),
+			 -EWOULDBLOCK);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5502);
+	nfskeys_ctx_unref(a);
+	nfskeys_ctx_unref(b);
+}
+
 /* No descriptor left for inotify when the index is first built: each lookup compares the
  * files (stat) instead, and still sees every change. */
 static void test_no_inotify(void **state)
@@ -602,6 +638,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_change_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_change_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_inotify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_watch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
