@@ -5,11 +5,11 @@
  * name:x:id:... line makes the whole file unindexed (then NSS is always asked).
  *
  * Whether the snapshot still matches the files: inotify watches on the directory and on
- * both files, and /proc/self/mountinfo for mounts over them, all in one epoll set; a
- * lookup asks that set once (epoll_wait, no wait) and compares the files' identities
- * (stat) only after it reported something.  Where a watch cannot see every change (a
- * symbolic link on the way, a network file system, no inotify or no watch left) each
- * lookup stat()s the two files instead. */
+ * both files, and /proc/self/mountinfo for mounts over them, all in one epoll set that
+ * the process's indexes of the directory share; a lookup asks that set once (epoll_wait,
+ * no wait) and compares the files' identities (stat) only after it reported something.
+ * Where a watch cannot see every change (a symbolic link on the way, a network file
+ * system, no inotify or no watch left) each lookup stat()s the two files instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
