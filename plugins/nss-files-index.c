@@ -83,6 +83,31 @@ struct watcher {
 
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watcher *watchers;
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+/* A child of fork() shares the sets' inotify queues with its parent: were it to drain
+ * them, the parent would miss those reports.  The child's indexes stat() instead. */
+static void watch_fork_prepare(void)
+{
+	pthread_mutex_lock(&watch_lock);
+}
+
+static void watch_fork_parent(void)
+{
+	pthread_mutex_unlock(&watch_lock);
+}
+
+static void watch_fork_child(void)
+{
+	for (struct watcher *w = watchers; w; w = w->next)
+		w->broken = true;
+	pthread_mutex_unlock(&watch_lock);
+}
+
+static void watch_once_init(void)
+{
+	pthread_atfork(watch_fork_prepare, watch_fork_parent, watch_fork_child);
+}
 
 struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 {
@@ -176,6 +201,7 @@ static void watch_start(struct nfi *x)
 	struct watcher *w;
 
 	x->watch_tried = true;
+	pthread_once(&watch_once, watch_once_init);
 	for (w = watchers; w; w = w->next)
 		if (!w->broken && strcmp(w->dir, x->dir_path) == 0) {
 			w->refs++;
@@ -251,6 +277,10 @@ static void watch_rearm(struct nfi *x)
 
 	if (!w)
 		return;
+	if (w->broken) {
+		watch_put(x);
+		return;
+	}
 	if (epoll_wait(w->epfd, ev, 2, 0) != 0)
 		taken = true;
 	while ((n = read(w->ino_fd, buf, sizeof(buf))) > 0)

@@ -627,6 +627,39 @@ static void test_no_inotify(void **state)
 	nfskeys_ctx_unref(ctx);
 }
 
+/* A child of fork() that looks names up after a change does not take the parent's
+ * report (they share the inotify queue): the parent still sees the change. */
+static void test_fork_child(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[4200];
+	int status;
+	pid_t pid;
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4601:1::/:/bin/sh\n");
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	ctx = ctx_nss();
+	expect_uid(ctx, 4601);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct nfskeys_idmap_answer a;
+
+		put_in_place(path, 4602);
+		if (lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a) != 0 ||
+		    a.id != 4602)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	expect_uid(ctx, 4602);
+	nfskeys_ctx_unref(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -639,6 +672,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_change_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_inotify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
