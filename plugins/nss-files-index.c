@@ -2,15 +2,27 @@
  * pointer that a rwlock guards only for reading the pointer and searching; a rebuild
  * reads the files with no lock readers take, then swaps the pointer under the write lock
  * for an instant.  Anything nss_files would parse differently than a plain
- * name:x:id:... line makes the whole file unindexed (then NSS is always asked). */
+ * name:x:id:... line makes the whole file unindexed (then NSS is always asked).
+ *
+ * Whether the snapshot still matches the files: inotify watches on the directory and on
+ * both files, and /proc/self/mountinfo for mounts over them, all in one epoll set that
+ * the process's indexes of the directory share; a lookup asks that set once (epoll_wait,
+ * no wait) and compares the files' identities (stat) only after it reported something.
+ * Where a watch cannot see every change (a symbolic link on the way, a network file
+ * system, no inotify or no watch left) each lookup stat()s the two files instead. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "nss-files-index.h"
@@ -39,12 +51,63 @@ struct snap {
 
 struct nfi {
 	enum nfi_db db;
-	char file_path[4096], conf_path[4096];
+	char file_path[4096], conf_path[4096], dir_path[4096];
 	pthread_rwlock_t lock; /* guards cur: read to search, write only to swap */
 	pthread_mutex_t build; /* one rebuild at a time (held while reading files) */
 	struct snap *cur;
 	unsigned builds;
+	/* the watches (see watch_*), all under watch_lock */
+	struct watcher *w;	 /* NULL: no watching, stat() every lookup */
+	bool watch_tried;	 /* watch_start ran (it is not retried after a failure) */
+	bool verified;		 /* the snapshot of build number verified_build matched */
+	unsigned verified_build; /* the files when w's report count was verified_gen */
+	unsigned long verified_gen;
 };
+
+/* One set of watches per directory in the process, shared by all its indexes (both
+ * databases, every context): an inotify instance is a resource of the user (128 by
+ * default), not one to take per index.  Each index drains what the set reported when it
+ * looks, so gen counts the reports taken: an index whose verification is older than the
+ * last report taken stat()s the files again. */
+enum { W_PASSWD, W_GROUP, W_CONF, W_FILES };
+
+struct watcher {
+	struct watcher *next;
+	unsigned refs;
+	bool broken; /* its queue could not be read: every index stat()s */
+	int epfd, ino_fd, mnt_fd;
+	int wd[W_FILES]; /* -1: not watched (absent: the directory's watch sees it come) */
+	unsigned long gen;
+	char dir[4096];
+};
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watcher *watchers;
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+/* A child of fork() shares the sets' inotify queues with its parent: were it to drain
+ * them, the parent would miss those reports.  The child's indexes stat() instead. */
+static void watch_fork_prepare(void)
+{
+	pthread_mutex_lock(&watch_lock);
+}
+
+static void watch_fork_parent(void)
+{
+	pthread_mutex_unlock(&watch_lock);
+}
+
+static void watch_fork_child(void)
+{
+	for (struct watcher *w = watchers; w; w = w->next)
+		w->broken = true;
+	pthread_mutex_unlock(&watch_lock);
+}
+
+static void watch_once_init(void)
+{
+	pthread_atfork(watch_fork_prepare, watch_fork_parent, watch_fork_child);
+}
 
 struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 {
@@ -57,6 +120,7 @@ struct nfi *nfi_new(enum nfi_db db, const char *etc_dir)
 	snprintf(x->file_path, sizeof(x->file_path), "%s/%s", dir,
 		 db == NFI_GROUP ? "group" : "passwd");
 	snprintf(x->conf_path, sizeof(x->conf_path), "%s/nsswitch.conf", dir);
+	snprintf(x->dir_path, sizeof(x->dir_path), "%s", dir);
 	pthread_rwlock_init(&x->lock, NULL);
 	pthread_mutex_init(&x->build, NULL);
 	return x;
@@ -72,11 +136,194 @@ static void snap_free(struct snap *s)
 	free(s);
 }
 
+/* Every change to a file (the directory: a name replaced, created, removed; the files'
+ * inodes: written, truncated, their links changed); never what reading them causes. */
+#define DIR_MASK                                                                            \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | \
+	 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+#define FILE_MASK \
+	(IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW)
+
+/* Is path on a file system whose every change goes through this kernel (so inotify sees
+ * it)?  Not NFS, CIFS, 9p, FUSE and the like: another host or a daemon changes those. */
+static bool fs_local(const char *path)
+{
+	static const uint32_t local[] = {
+		EXT4_SUPER_MAGIC,      XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC,
+		F2FS_SUPER_MAGIC,      TMPFS_MAGIC,	RAMFS_MAGIC,
+		OVERLAYFS_SUPER_MAGIC, SQUASHFS_MAGIC,	EROFS_SUPER_MAGIC_V1,
+	};
+	struct statfs st;
+
+	if (statfs(path, &st) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((uint32_t)st.f_type == local[i])
+			return true;
+	return false;
+}
+
+static void watcher_free(struct watcher *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->ino_fd >= 0)
+		close(w->ino_fd);
+	if (w->mnt_fd >= 0)
+		close(w->mnt_fd);
+	free(w);
+}
+
+/* This index back to stat() on every lookup.  Under watch_lock. */
+static void watch_put(struct nfi *x)
+{
+	struct watcher *w = x->w, **pp;
+
+	x->w = NULL;
+	x->verified = false;
+	if (!w || --w->refs > 0)
+		return;
+	for (pp = &watchers; *pp != w; pp = &(*pp)->next)
+		;
+	*pp = w->next;
+	watcher_free(w);
+}
+
+/* The directory's set: inotify (the directory's watch here, the files' in watch_rearm)
+ * and the mount table, which reports EPOLLPRI once per change of this mount namespace.
+ * Only for a directory named by its real path (no symbolic link, no ..) on a local file
+ * system; anything failing (no inotify, EMFILE, ENOSPC: no watch left) leaves stat().
+ * Under watch_lock. */
+static void watch_start(struct nfi *x)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char real[PATH_MAX];
+	struct watcher *w;
+
+	x->watch_tried = true;
+	pthread_once(&watch_once, watch_once_init);
+	for (w = watchers; w; w = w->next)
+		if (!w->broken && strcmp(w->dir, x->dir_path) == 0) {
+			w->refs++;
+			x->w = w;
+			return;
+		}
+	if (!realpath(x->dir_path, real) || strcmp(real, x->dir_path) != 0 ||
+	    !fs_local(x->dir_path) || !(w = calloc(1, sizeof(*w))))
+		return;
+	snprintf(w->dir, sizeof(w->dir), "%s", x->dir_path);
+	for (int i = 0; i < W_FILES; i++)
+		w->wd[i] = -1;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->mnt_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (w->epfd < 0 || w->ino_fd < 0 || w->mnt_fd < 0 ||
+	    inotify_add_watch(w->ino_fd, w->dir, DIR_MASK) < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->ino_fd, &ev) < 0)
+		goto fail;
+	ev.events = EPOLLPRI;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->mnt_fd, &ev) < 0)
+		goto fail;
+	w->refs = 1;
+	w->next = watchers;
+	watchers = w;
+	x->w = w;
+	return;
+fail:
+	watcher_free(w);
+}
+
+/* Watch the inode at path, the set's file i (a file replaced is a new inode: the old
+ * watch goes); absent, the directory's watch sees it come.  False when it cannot be
+ * watched soundly. */
+static bool file_watch(struct watcher *w, int i, const char *path)
+{
+	struct stat st;
+	int wd = -1;
+
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return false;
+	} else {
+		/* a link's target may change where no watch of ours sees it */
+		if (S_ISLNK(st.st_mode) || !fs_local(path))
+			return false;
+		wd = inotify_add_watch(w->ino_fd, path, FILE_MASK);
+		if (wd < 0 && errno != ENOENT)
+			return false;
+	}
+	if (w->wd[i] >= 0 && w->wd[i] != wd) {
+		bool shared = false;
+
+		for (int j = 0; j < W_FILES; j++)
+			shared |= j != i && w->wd[j] == w->wd[i];
+		if (!shared)
+			inotify_rm_watch(w->ino_fd, w->wd[i]); /* EINVAL when its inode is gone */
+	}
+	w->wd[i] = wd;
+	return true;
+}
+
+/* Take what the set reported (read the inotify queue empty; epoll_wait polls the mount
+ * table, which takes its report) and watch this index's files as they are now: any
+ * change after this is reported.  Under watch_lock. */
+static void watch_rearm(struct nfi *x)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct watcher *w = x->w;
+	struct epoll_event ev[2];
+	bool taken = false;
+	ssize_t n;
+
+	if (!w)
+		return;
+	if (w->broken) {
+		watch_put(x);
+		return;
+	}
+	if (epoll_wait(w->epfd, ev, 2, 0) != 0)
+		taken = true;
+	while ((n = read(w->ino_fd, buf, sizeof(buf))) > 0)
+		taken = true;
+	if (taken)
+		w->gen++;
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		w->broken = true;
+		w->gen++;
+	}
+	if (w->broken || !file_watch(w, x->db == NFI_GROUP ? W_GROUP : W_PASSWD, x->file_path) ||
+	    !file_watch(w, W_CONF, x->conf_path))
+		watch_put(x);
+}
+
+/* Has the set reported nothing since the snapshot the caller holds the read lock on was
+ * found to match the files?  One epoll_wait, no waiting. */
+static bool watch_quiet(struct nfi *x)
+{
+	struct epoll_event ev;
+	struct watcher *w;
+	bool quiet = false;
+
+	pthread_mutex_lock(&watch_lock);
+	w = x->w;
+	if (w && !w->broken && x->verified && x->verified_build == x->builds &&
+	    x->verified_gen == w->gen) {
+		quiet = epoll_wait(w->epfd, &ev, 1, 0) == 0;
+		if (!quiet)
+			w->gen++; /* (the mount table's report is taken now) */
+	}
+	pthread_mutex_unlock(&watch_lock);
+	return quiet;
+}
+
 void nfi_free(struct nfi *x)
 {
 	if (!x)
 		return;
 	snap_free(x->cur);
+	pthread_mutex_lock(&watch_lock);
+	watch_put(x);
+	pthread_mutex_unlock(&watch_lock);
 	pthread_rwlock_destroy(&x->lock);
 	pthread_mutex_destroy(&x->build);
 	free(x);
@@ -355,31 +602,79 @@ static bool snap_fresh(const struct nfi *x, const struct snap *s)
 	return ident_eq(&conf, &s->conf) && ident_eq(&file, &s->file);
 }
 
+/* Does s (x->cur, the caller holds the read lock) match the files?  Nothing reported since
+ * it last did: yes, with no stat; else the reports are taken, the watches re-armed, and
+ * the files stat()ed (then, matching, it is known to match until the next report). */
+static bool snap_current(struct nfi *x, const struct snap *s)
+{
+	bool fresh;
+
+	if (!s)
+		return false;
+	if (watch_quiet(x))
+		return true;
+	pthread_mutex_lock(&watch_lock);
+	watch_rearm(x);
+	if (!x->w) {
+		pthread_mutex_unlock(&watch_lock);
+		return snap_fresh(x, s);
+	}
+	fresh = snap_fresh(x, s);
+	if (fresh) {
+		x->verified = true;
+		x->verified_build = x->builds;
+		x->verified_gen = x->w->gen;
+	}
+	pthread_mutex_unlock(&watch_lock);
+	return fresh;
+}
+
 /* Make x->cur match the files (reading them aside, no reader waits on that). */
 static void refresh(struct nfi *x)
 {
-	struct snap *s, *old = NULL;
+	struct snap *s = NULL, *old = NULL;
+	unsigned long gen = 0;
+	struct epoll_event ev;
 	bool fresh;
 
 	pthread_rwlock_rdlock(&x->lock);
-	fresh = snap_fresh(x, x->cur);
+	fresh = snap_current(x, x->cur);
 	pthread_rwlock_unlock(&x->lock);
 	if (fresh)
 		return;
 	pthread_mutex_lock(&x->build);
 	pthread_rwlock_rdlock(&x->lock);
-	fresh = snap_fresh(x, x->cur); /* another thread may have rebuilt it meanwhile */
+	fresh = snap_current(x, x->cur); /* another thread may have rebuilt it meanwhile */
 	pthread_rwlock_unlock(&x->lock);
-	if (!fresh) {
-		s = snap_build(x);
-		if (s) {
-			pthread_rwlock_wrlock(&x->lock);
-			old = x->cur;
-			x->cur = s;
-			x->builds++;
-			pthread_rwlock_unlock(&x->lock);
-		}
+	if (fresh)
+		goto out;
+	/* armed before the files are read: a change while they are is reported */
+	pthread_mutex_lock(&watch_lock);
+	if (!x->watch_tried)
+		watch_start(x);
+	watch_rearm(x);
+	if (x->w)
+		gen = x->w->gen;
+	pthread_mutex_unlock(&watch_lock);
+	s = snap_build(x);
+	if (!s)
+		goto out;
+	pthread_rwlock_wrlock(&x->lock);
+	old = x->cur;
+	x->cur = s;
+	x->builds++;
+	pthread_rwlock_unlock(&x->lock);
+	/* (the builds count only changes under the build mutex, held here) */
+	pthread_mutex_lock(&watch_lock);
+	if (x->w && !x->w->broken && x->w->gen == gen) {
+		x->verified = epoll_wait(x->w->epfd, &ev, 1, 0) == 0;
+		x->verified_build = x->builds;
+		x->verified_gen = gen;
+		if (!x->verified)
+			x->w->gen++;
 	}
+	pthread_mutex_unlock(&watch_lock);
+out:
 	pthread_mutex_unlock(&x->build);
 	snap_free(old);
 }
@@ -390,7 +685,7 @@ static const struct snap *snap_get(struct nfi *x, bool nowait)
 	if (!nowait)
 		refresh(x);
 	pthread_rwlock_rdlock(&x->lock);
-	if (x->cur && x->cur->usable && (!nowait || snap_fresh(x, x->cur)))
+	if (x->cur && x->cur->usable && (!nowait || snap_current(x, x->cur)))
 		return x->cur;
 	pthread_rwlock_unlock(&x->lock);
 	return NULL;

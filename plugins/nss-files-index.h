@@ -22,7 +22,8 @@ void nfi_free(struct nfi *x);
  * (a later NSS source may know it), no usable index (nsswitch.conf's first source is not
  * files, compat lines, a file too large or not parsed exactly as nss_files would), or,
  * with nowait, an index that is not built or no longer matches the files (nowait never
- * reads a file: it only stat()s them; without nowait the index is rebuilt first).
+ * reads a file; without nowait the index is rebuilt first).  Whether the files changed:
+ * inotify says, or where it cannot see every change, stat() on each lookup.
  * id_to_name: -ENAMETOOLONG when the name does not fit size.  Thread-safe; readers
  * never wait for a rebuild's reading (it builds aside and swaps a pointer). */
 int nfi_name_to_id(struct nfi *x, const char *name, bool nowait, uint32_t *ret_id);

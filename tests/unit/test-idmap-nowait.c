@@ -4,7 +4,10 @@
  * named by NFSKEYS_TEST_ETC_DIR, never the real /etc) is seen at once; compat lines, a
  * non-files first source or a file nss_files would read otherwise leave no index ("would
  * block"); a chain that would have to ask a backend that may block says -EWOULDBLOCK;
- * concurrent lookups while the file is replaced always see one whole version. */
+ * concurrent lookups while the file is replaced always see one whole version.  The index
+ * learns of changes from inotify: every way of changing the files (in place, through a
+ * hard link elsewhere, a symbolic link's target, a mount over it) is seen at once, and
+ * without inotify (no descriptor left) each lookup still compares the files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +16,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <pwd.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "libnfskeys-private.h"
 #include "test-util.h"
@@ -425,6 +431,235 @@ static void test_concurrent(void **state)
 	nfskeys_ctx_unref(rc.ctx);
 }
 
+/* zed's uid as NOWAIT and then a blocking lookup see it: NOWAIT must never answer the
+ * old uid (it may say "would block" once: it reads no file). */
+static void expect_uid(struct nfskeys_ctx *ctx, uint32_t uid)
+{
+	struct nfskeys_idmap_answer a;
+	int r = lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", NOWAIT, &a);
+
+	assert_true(r == -EWOULDBLOCK || (r == 0 && a.id == uid));
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a), 0);
+	assert_int_equal(a.id, uid);
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", NOWAIT, &a), 0);
+	assert_int_equal(a.id, uid);
+}
+
+static void put_in_place(const char *path, uint32_t uid)
+{
+	tu_write_file(path, "zed:x:%u:1::/:/bin/sh\n", uid);
+}
+
+/* The changes a watch of the directory alone would miss, or that come by another path. */
+static void test_change_ways(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_idmap_answer a;
+	char path[4200], other[4200], cur[4200], tmp[4300];
+
+	put("nsswitch.conf", CONF_FILES);
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	ctx = ctx_nss();
+	/* passwd absent, then created */
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a),
+			 -ENOENT);
+	put("passwd", "zed:x:4001:1::/:/bin/sh\n");
+	expect_uid(ctx, 4001);
+
+	/* nsswitch.conf edited in place: no index, then files first again */
+	snprintf(path, sizeof(path), "%s/nsswitch.conf", etc);
+	tu_write_file(path, "passwd: sss files\ngroup: files\n");
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", NOWAIT, &a),
+			 -EWOULDBLOCK);
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a),
+			 -ENOENT);
+	tu_write_file(path, "%s", CONF_FILES);
+	expect_uid(ctx, 4001);
+
+	/* written through a hard link in another directory (the same inode) */
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	tu_path(other, sizeof(other), "passwd-link");
+	assert_int_equal(link(path, other), 0);
+	put_in_place(other, 4002);
+	expect_uid(ctx, 4002);
+	put_in_place(other, 4003);
+	expect_uid(ctx, 4003);
+	unlink(other);
+	nfskeys_ctx_unref(ctx);
+
+	/* passwd a symbolic link to cur/passwd, cur a link to v1 then v2 (changed where
+	 * the directory's watch does not look) */
+	tu_path(other, sizeof(other), "v1");
+	mkdir(other, 0755);
+	strcat(other, "/passwd");
+	put_in_place(other, 4101);
+	tu_path(other, sizeof(other), "v2");
+	mkdir(other, 0755);
+	strcat(other, "/passwd");
+	put_in_place(other, 4102);
+	tu_path(cur, sizeof(cur), "cur");
+	assert_int_equal(symlink("v1", cur), 0);
+	unlink(path);
+	strcat(cur, "/passwd");
+	assert_int_equal(symlink(cur, path), 0);
+	ctx = ctx_nss();
+	expect_uid(ctx, 4101);
+	tu_path(cur, sizeof(cur), "cur");
+	snprintf(tmp, sizeof(tmp), "%s.new", cur);
+	assert_int_equal(symlink("v2", tmp), 0);
+	assert_int_equal(rename(tmp, cur), 0);
+	expect_uid(ctx, 4102);
+	put_in_place(other, 4103); /* the target written in place */
+	expect_uid(ctx, 4103);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* A file mounted over passwd (a mount changes no file: the mount table tells).  In a
+ * child with its own mount namespace; skipped where mounts are not allowed. */
+static void test_change_mount(void **state)
+{
+	char path[4200], other[4200];
+	int status;
+	pid_t pid;
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4201:1::/:/bin/sh\n");
+	tu_path(other, sizeof(other), "passwd-mounted");
+	put_in_place(other, 4202);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct nfskeys_ctx *ctx;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			_exit(77);
+		ctx = ctx_nss();
+		expect_uid(ctx, 4201);
+		if (mount(other, path, NULL, MS_BIND, NULL) < 0)
+			_exit(77);
+		expect_uid(ctx, 4202);
+		assert_int_equal(umount(path), 0);
+		expect_uid(ctx, 4201);
+		nfskeys_ctx_unref(ctx);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* One set of watches serves every index of a directory (passwd and group, every
+ * context): a report one index takes is not lost to the others. */
+static void test_shared_watch(void **state)
+{
+	struct nfskeys_ctx *a, *b;
+	struct nfskeys_idmap_answer ans;
+	char path[4200];
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4501:1::/:/bin/sh\n");
+	put("group", "zgrp:x:5501:\n");
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	a = ctx_nss();
+	b = ctx_nss();
+	expect_uid(a, 4501);
+	expect_uid(b, 4501);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5501);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	put_in_place(path, 4502);
+	/* the group index takes the report (its file did not change) */
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5501);
+	expect_uid(b, 4502);
+	expect_uid(a, 4502);
+	/* the same the other way: b's passwd index takes the report of a group change */
+	put("group", "zgrp:x:5502:\n");
+	expect_uid(b, 4502);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", NOWAIT, &ans),
+			 -EWOULDBLOCK);
+	assert_int_equal(lookup(a, NFSKEYS_IDMAP_GROUP_TO_GID, "zgrp@example.org", BLOCK, &ans), 0);
+	assert_int_equal(ans.id, 5502);
+	nfskeys_ctx_unref(a);
+	nfskeys_ctx_unref(b);
+}
+
+/* No descriptor left for inotify when the index is first built: each lookup compares the
+ * files (stat) instead, and still sees every change. */
+static void test_no_inotify(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	struct nfskeys_idmap_answer a;
+	struct rlimit lim, one;
+	char path[4200];
+	int fd;
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4301:1::/:/bin/sh\n");
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	ctx = ctx_nss();
+	/* the lowest free descriptor is the only one left: the index's reading takes it,
+	 * its epoll set took it first and then inotify found none (EMFILE) */
+	fd = dup(0);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &lim), 0);
+	one = lim;
+	one.rlim_cur = (rlim_t)fd + 1;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &one), 0);
+	assert_int_equal(lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	assert_int_equal(a.id, 4301);
+	fd = dup(0); /* nothing of the index's kept open */
+	assert_int_equal(fd, one.rlim_cur - 1);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	for (uint32_t uid = 4302; uid < 4305; uid++) {
+		put_in_place(path, uid);
+		expect_uid(ctx, uid);
+	}
+	put("passwd", "zed:x:4399:1::/:/bin/sh\n");
+	expect_uid(ctx, 4399);
+	nfskeys_ctx_unref(ctx);
+}
+
+/* A child of fork() that looks names up after a change does not take the parent's
+ * report (they share the inotify queue): the parent still sees the change. */
+static void test_fork_child(void **state)
+{
+	struct nfskeys_ctx *ctx;
+	char path[4200];
+	int status;
+	pid_t pid;
+
+	put("nsswitch.conf", CONF_FILES);
+	put("passwd", "zed:x:4601:1::/:/bin/sh\n");
+	setenv("NFSKEYS_TEST_ETC_DIR", etc, 1);
+	ctx = ctx_nss();
+	expect_uid(ctx, 4601);
+	snprintf(path, sizeof(path), "%s/passwd", etc);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct nfskeys_idmap_answer a;
+
+		put_in_place(path, 4602);
+		if (lookup(ctx, NFSKEYS_IDMAP_NAME_TO_UID, "zed@example.org", BLOCK, &a) != 0 ||
+		    a.id != 4602)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	expect_uid(ctx, 4602);
+	nfskeys_ctx_unref(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +668,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_indexed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_ways, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_inotify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
