@@ -28,10 +28,20 @@ t_exit_handler() {
 trap t_exit_handler EXIT
 trap 'exit 130' INT TERM
 
-plan() { TAP_PLANNED=$1; echo "1..$1"; }
-ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; }
-not_ok() { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; }
-skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; }
+# T_TAP_TIMES=FILE: each result's number after the seconds since boot (/proc/uptime, read
+# without a fork), to see where a test spends its time (tests/kernel/guest-lib.sh sets it)
+T_TAP_TIMES=
+t_tap_time() {
+	[ -n "$T_TAP_TIMES" ] && read -r _tt_up _tt_idle </proc/uptime &&
+		echo "$_tt_up $TAP_N" >>"$T_TAP_TIMES"
+	return 0
+}
+plan() { TAP_PLANNED=$1; echo "1..$1"; t_tap_time; }
+ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $*"; t_tap_time; }
+not_ok() {
+	TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $TAP_N - $*"; t_tap_time
+}
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N # SKIP $*"; t_tap_time; }
 skip_all() { echo "1..0 # SKIP $*"; TAP_PLANNED=0; exit 0; }
 diag() { printf '# %s\n' "$@"; }
 # fail_all REASON: the test cannot go on because of the project's own failure (a shipped

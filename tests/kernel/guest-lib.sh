@@ -6,6 +6,8 @@
 . "$top_srcdir/tests/harness/lib.sh"
 
 KT_RESULTS=${KT_RESULTS:-/nfskeys-results}
+# each result's guest uptime, in tap-times of the results (where the time goes)
+T_TAP_TIMES=$KT_RESULTS/tap-times
 # the programs as installed (not the build tree's libtool wrappers); prefix, sysconfdir,
 # sbindir, pkgdatadir come from the host (vm-run writes them to $KT_RESULTS/env)
 . "$KT_RESULTS/env"
