@@ -11,6 +11,7 @@
 #include "evloop.h"
 #include "macros.h"
 #include "nfskeys-attr-daemon.h"
+#include "thread-util.h"
 #include "time-util.h"
 
 /* A job that waits this long on the kernel is worth a word in the log (once). */
@@ -349,8 +350,6 @@ static void on_slow(struct evloop *loop, struct evtimer *t, void *userdata)
 static int job_start(struct attrd_mounts *m, const char *server)
 {
 	struct mjob *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t t;
 	int r;
 
 	if (!j)
@@ -369,14 +368,7 @@ static int job_start(struct attrd_mounts *m, const char *server)
 		job_free(j);
 		return r;
 	}
-	/* detached: a thread stuck on a dead server is never waited for */
-	r = -pthread_attr_init(&attr);
-	if (r == 0) {
-		r = -pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (r == 0)
-			r = -pthread_create(&t, &attr, worker_main, j);
-		pthread_attr_destroy(&attr);
-	}
+	r = thread_start_detached(worker_main, j);
 	if (r < 0) {
 		job_free(j);
 		return r;

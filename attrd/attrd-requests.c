@@ -8,6 +8,7 @@
 #include "attrd-mounts.h"
 #include "attrd-wb.h"
 #include "rpc-args.h"
+#include "thread-util.h"
 #include "time-util.h"
 /* after macros.h: <rpc/rpc.h> redefines MIN/MAX in its system header */
 #include "attr.h"
@@ -277,8 +278,6 @@ static int place_start(struct change *c, struct attr_id_check *check)
 {
 	struct attrd *d = c->d;
 	struct place *p;
-	pthread_attr_t attr;
-	pthread_t t;
 	unsigned mine = 0;
 	int r;
 
@@ -302,14 +301,7 @@ static int place_start(struct change *c, struct attr_id_check *check)
 	p->loop = d->loop;
 	p->check = check;
 	p->c = c;
-	/* detached: a thread waiting on a dead server is never waited for */
-	r = -pthread_attr_init(&attr);
-	if (r == 0) {
-		r = -pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (r == 0)
-			r = -pthread_create(&t, &attr, place_main, p);
-		pthread_attr_destroy(&attr);
-	}
+	r = thread_start_detached(place_main, p);
 	if (r < 0) {
 		place_free(p);
 		snprintf(c->msg, sizeof(c->msg), "cannot place the directory: %s", strerror(-r));
