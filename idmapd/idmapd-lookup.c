@@ -16,7 +16,7 @@ static bool is_backend_failure(int r, const struct nfskeys_idmap_answer *a)
 {
 	int e = r < 0 ? r : ((a->flags & NFSKEYS_IDMAP_ANSWER_NOBODY) ? a->error : 0);
 
-	return e < 0 && e != -ENOENT && e != -EINVAL && e != -EOPNOTSUPP && e != -ENOMEM;
+	return e < 0 && !kquery_status_definitive(e) && e != -ENOMEM;
 }
 
 static void answer_to_wire(const struct nfskeys_idmap_answer *a, idmapd_answer *w,

@@ -318,6 +318,7 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 	bool positive = status == 0 && ans && !(ans->flags & NFSKEYS_IDMAP_ANSWER_NOBODY);
 	char line[KNFSD_LINE_MAX], safe[KNFSD_LINE_MAX];
 	int64_t expiry;
+	unsigned life;
 	int len;
 
 	if (q->prime) {
@@ -325,8 +326,17 @@ void kpaths_channel_answer(struct kquery *q, int status, const struct nfskeys_id
 		return;
 	}
 	/* nfsd: a negative nametoid is NFS4ERR_BADOWNER, a negative idtoname sends the
-	 * number; never a made-up owner (doc/KERNEL-INTERFACES.md §2) */
-	expiry = (int64_t)time(NULL) + (positive ? (ttl ? ttl : 1) : kp->cfg.negative_ttl);
+	 * number; never a made-up owner (doc/KERNEL-INTERFACES.md §2).  "No such owner" is
+	 * kept for Negative-TTL; a lookup that failed (directory down or slow, queue full)
+	 * only as long as the daemon keeps the failure, so that nfsd asks again when the
+	 * daemon retries instead of refusing the owner for a whole Negative-TTL. */
+	if (positive)
+		life = ttl ? ttl : 1;
+	else if (kquery_status_definitive(status))
+		life = kp->cfg.negative_ttl;
+	else
+		life = MIN(ttl ? ttl : 1, kp->cfg.negative_ttl);
+	expiry = (int64_t)time(NULL) + life;
 	len = knfsd_format_reply(req, expiry, !positive, positive ? ans->name : NULL,
 				 positive ? ans->id : 0, line, sizeof(line));
 	if (len < 0 && positive) {

@@ -4,6 +4,7 @@
  * daemon resolves each query through the same engine and cache as its socket callers. */
 #pragma once
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,8 +71,16 @@ int kpaths_flush_server(struct kpaths *kp);
 /* One line saying what is served, e.g. "knfsd channels, client pipes (3 open) in /run/rpc_pipefs". */
 void kpaths_describe(const struct kpaths *kp, char *buf, size_t size);
 
-/* The answer for q: status 0 with ans, or -errno (unknown / failed).  ttl in seconds for a
- * positive answer.  Frees q. */
+/* Whether a lookup's status says something of the owner (found; no such owner; a key
+ * that is malformed or of an unsupported kind), not that finding out failed (directory
+ * down or slow, out of memory, queue full): a failure is tried again, never kept long. */
+static inline bool kquery_status_definitive(int status)
+{
+	return status == 0 || status == -ENOENT || status == -EINVAL || status == -EOPNOTSUPP;
+}
+
+/* The answer for q: status 0 with ans, or -errno (unknown / failed).  ttl in seconds: how
+ * long the answer holds (the daemon keeps a failure for Stale-TTL at most).  Frees q. */
 void kquery_answer(struct kquery *q, int status, const struct nfskeys_idmap_answer *ans,
 		   unsigned ttl);
 enum kpath_src kquery_source(const struct kquery *q);

@@ -5,7 +5,7 @@
 # the kernel's formats (doc/KERNEL-INTERFACES.md §1-2); the real kernel's run is in tests/kernel/.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 56
+plan 61
 
 RPC="$T_TMP/rpc"
 PIPEFS="$T_TMP/pipefs"
@@ -214,6 +214,49 @@ check_eq "workers' path: alice and staff primed into idtoname as before" \
 	"$(awk '$1 ~ /^P/ { sub(/^P[0-9]+ [a-z]+ /, ""); $4 = "EXP"; printf "%s%s", sep, $0; sep = " " }' "$T_TMP/out3")"
 check_eq "... the reverse fetched in the name's job (2), the primes answered from the cache (2 hits, 2 misses)" \
 	"2 2 2" "$(st reverse_prefetched_total) $(st 'lookups_total{result="hit"}') $(st 'lookups_total{result="miss"}')"
+t_idmapd_stop
+
+# A lookup that failed (the directory down) is kept by knfsd only as long as the daemon
+# keeps the failure (Stale-TTL, 7 s here), not for [Kernel] Negative-TTL (45 s): nfsd asks
+# again when the daemon tries again, instead of refusing the owner (BADOWNER) for a minute.
+# The directory: LDAP on a port nobody listens on, so every search fails at once.
+RPC4="$T_TMP/rpc4"
+mkdir -p "$RPC4"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$IDMAPD_CONF" <<CONF
+[General]
+Domain = example.test
+[Translation]
+Method = static,ldap
+[LDAP]
+URI = ldap://127.0.0.1:$port
+Base = dc=example,dc=test
+[Idmapd]
+Socket = $IDMAPD_SOCK
+Kernel-Keyrings = nfskeys-test-none-$$
+Stale-TTL = 7
+[Static]
+alice@example.test = 2001
+[Kernel]
+Server-Channels = yes
+Client-Pipe = no
+Channel-Dir = $RPC4
+Negative-TTL = 45
+CONF
+now=$(date +%s)
+fk_run 4 'chan nametoid * user bob@example.test\n' 'chan idtoname * group 4242\n' \
+	'chan nametoid * user alice@example.test\n'
+now_end=$(date +%s)
+# f4 N: answer N with its expiry as EXP; e4 N: that expiry
+f4() { awk -v n="$1" '$1 == n { sub(/^[0-9]+ /, ""); sub(/^[0-9]+/, "EXP", $4); print }' "$T_TMP/out4"; }
+e4() { awk -v n="$1" '$1 == n { sub(/[^0-9].*$/, "", $5); print $5 }' "$T_TMP/out4"; }
+check_eq "directory down: nametoid answered negative" "'* user bob@example.test EXP\n'" "$(f4 1)"
+check "... kept for the daemon's Stale-TTL (7 s), not Negative-TTL (45 s)" in_window "$(e4 1)" 7
+check_eq "directory down: idtoname answered negative (nfsd sends the number)" \
+	"'* group 4242 EXP\n'" "$(f4 2)"
+check "... kept for the daemon's Stale-TTL (7 s) too" in_window "$(e4 2)" 7
+check_eq "a name the static map knows is answered as ever" \
+	"'* user alice@example.test EXP 2001\n'" "$(f4 3)"
 t_idmapd_stop
 
 # a bad [Kernel] value is refused at start, naming key and value
