@@ -132,7 +132,7 @@ void *ctx_ext_get(const struct nfskeys_ctx *ctx, enum ctx_ext_slot slot)
 {
 	if (!ctx || slot >= _CTX_EXT_MAX)
 		return NULL;
-	return ctx->ext[slot].data;
+	return __atomic_load_n(&ctx->ext[slot].data, __ATOMIC_ACQUIRE);
 }
 
 void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
@@ -142,6 +142,6 @@ void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 		return;
 	if (ctx->ext[slot].data && ctx->ext[slot].free_fn && ctx->ext[slot].data != data)
 		ctx->ext[slot].free_fn(ctx->ext[slot].data);
-	ctx->ext[slot].data = data;
 	ctx->ext[slot].free_fn = free_fn;
+	__atomic_store_n(&ctx->ext[slot].data, data, __ATOMIC_RELEASE);
 }

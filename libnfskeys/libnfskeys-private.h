@@ -15,9 +15,12 @@ enum ctx_ext_slot {
 	_CTX_EXT_MAX,
 };
 
+/* The slot's data: an acquire load, so a thread that sees the pointer another thread
+ * published (idmap_state_get's unlocked first look) sees the data it points to whole. */
 void *ctx_ext_get(const struct nfskeys_ctx *ctx, enum ctx_ext_slot slot);
 /* Attach data with its destructor (called at the last unref); replaces and frees any
- * previous data in the slot. */
+ * previous data in the slot.  Published with a release store; callers that may race to
+ * set a slot serialize among themselves (the old data is freed here). */
 void ctx_ext_set(struct nfskeys_ctx *ctx, enum ctx_ext_slot slot, void *data,
 		 void (*free_fn)(void *data));
 
