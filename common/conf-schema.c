@@ -160,7 +160,9 @@ static const struct conf_key_def schema[] = {
 	{ "SID", "AD-StartTLS", TEXT(CONF_BOOL), NULL, "no", "use StartTLS on ldap://" },
 	{ "SID", "AD-Allow-Cleartext-Bind", TEXT(CONF_BOOL), NULL, "no",
 	  "allow a bind password over plain ldap://" },
-	{ "SID", "AD-Timeout", DUR_S(1, 3600), NULL, "5", "connect, bind and search timeout" },
+	{ "SID", "AD-Timeout", DUR_S(1, 3600), NULL, "5",
+	  "connect, bind and search timeout; a directory that misses it is not asked again "
+	  "for 1 s, doubling to 30 s" },
 	{ "Idmap", "Positive-TTL", DUR_S(0, 7 * 86400), NULL, "600",
 	  "how long a mapping is cached" },
 	{ "Idmap", "Negative-TTL", DUR_S(0, 86400), NULL, "60",

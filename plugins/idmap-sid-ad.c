@@ -23,6 +23,8 @@
 #include "idmap-util.h"
 #include "ldap-gss.h"
 #include "ldap-tls.h"
+#include "macros.h"
+#include "time-util.h"
 
 #define UF_USERS "(|(sAMAccountType=805306368)(sAMAccountType=805306369)(sAMAccountType=805306370))"
 #define UF_GROUPS                                                                          \
@@ -42,7 +44,15 @@ struct sid_ad {
 	int timeout;
 	struct ldap_tls tls;
 	LDAP *ld;
+	/* After the directory failed (no connection, or a search that timed out): searches
+	 * fail at once until down_until (CLOCK_MONOTONIC ns), backoff_s doubling per failure */
+	uint64_t down_until;
+	unsigned backoff_s;
 };
+
+/* The longest wait between tries while the directory fails, as [LDAP] Backoff-Max's
+ * default. */
+#define AD_BACKOFF_MAX_S 30
 
 /* A decimal number below 2^32 at *p (after blanks); *p moves past it and the blanks. */
 static bool parse_u32(const char **p, uint32_t *ret)
@@ -290,25 +300,34 @@ static int connect_ad(struct nfskeys_ctx *ctx, struct sid_ad *a, char *err, size
 	return 0;
 }
 
-/* The first entry for filter in *ret_msg (NULL entry: none); a reconnect and one more
- * try when the server went away.  a->lock held. */
+/* The first entry for filter in *ret_msg (NULL entry: none).  A connection the server
+ * closed is made again and the search sent once more; a directory that cannot be reached
+ * or leaves a search unanswered for AD-Timeout backs the range off: its searches fail at
+ * once for 1 s, then 2, 4 ... up to AD_BACKOFF_MAX_S, logged once per failure, so lookups
+ * queued behind the range's lock never wait AD-Timeout each.  a->lock held. */
 static int search(struct nfskeys_ctx *ctx, struct sid_ad *a, const char *filter, char **attrs,
 		  LDAPMessage **ret_msg, char *err, size_t size)
 {
 	struct timeval tv = { .tv_sec = a->timeout };
+	uint64_t now = mono_nsec();
 	int r = 0;
 
+	*ret_msg = NULL;
+	if (now < a->down_until) {
+		snprintf(err, size, "%s failed; next try in %u s", a->uri,
+			 (unsigned)((a->down_until - now + 999999999) / 1000000000));
+		return -EHOSTDOWN;
+	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		*ret_msg = NULL;
-		if ((r = connect_ad(ctx, a, err, size)) < 0) {
-			if (r != -EHOSTDOWN)
-				break; /* the password file: logged */
-			continue;
-		}
+		if ((r = connect_ad(ctx, a, err, size)) < 0)
+			break; /* no second try: it just failed (the password file: logged) */
 		r = ldap_search_ext_s(a->ld, a->base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL,
 				      NULL, &tv, 2, ret_msg);
-		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED)
+		if (r == LDAP_SUCCESS || r == LDAP_SIZELIMIT_EXCEEDED) {
+			a->backoff_s = 0;
 			return 0;
+		}
 		ldap_msgfree(*ret_msg);
 		*ret_msg = NULL;
 		ldap_tls_error(&a->tls, a->ld, "search", r, err, size);
@@ -318,10 +337,19 @@ static int search(struct nfskeys_ctx *ctx, struct sid_ad *a, const char *filter,
 		}
 		ldap_unbind_ext_s(a->ld, NULL, NULL);
 		a->ld = NULL;
+		if (r == LDAP_TIMEOUT) {
+			r = -EHOSTDOWN;
+			break; /* a second try would cost AD-Timeout again */
+		}
 		r = -EHOSTDOWN;
 	}
-	if (r == -EHOSTDOWN || r == -EIO)
+	if (r == -EHOSTDOWN) {
+		a->backoff_s = a->backoff_s ? MIN(2 * a->backoff_s, AD_BACKOFF_MAX_S) : 1;
+		a->down_until = mono_nsec() + (uint64_t)a->backoff_s * 1000000000;
+		plog(ctx, LOG_WARNING, "idmap sid ad: %s; next try in %u s", err, a->backoff_s);
+	} else if (r == -EIO) {
 		plog(ctx, LOG_WARNING, "idmap sid ad: %s", err);
+	}
 	return r;
 }
 
