@@ -55,3 +55,14 @@ static inline int idmap_desc_split(const char *type, const char *description,
 	}
 	return -EINVAL;
 }
+
+/* Whether the kernel's key of this kind gets the nobody id when no backend maps its key:
+ * an id_resolver name does (nfsidmap answers nobody, and the NFS client shows it); a
+ * cifs.idmap SID does not: the key is rejected and the CIFS client shows the mount's uid=
+ * or gid= (fs/smb/client/cifsacl.c, sid_to_id), as it does for cifs-utils' cifs.idmap,
+ * whose plugins (winbind's, SSSD's) fail such a SID.  The flag for the lookup:
+ * NFSKEYS_IDMAP_LOOKUP_NOBODY and IDMAPD_LOOKUP_NOBODY, or none. */
+static inline bool idmap_desc_nobody(unsigned kind)
+{
+	return kind != NFSKEYS_IDMAP_SID_TO_UID && kind != NFSKEYS_IDMAP_SID_TO_GID;
+}

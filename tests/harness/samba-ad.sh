@@ -530,8 +530,10 @@ t_samba_winbind_start() {
 	setsid nsenter -t "$SAMBA_MEMBER_NS_PID" --net --mount env KRB5_CONFIG="$_m/krb5.conf" \
 		winbindd -F --no-process-group -s "$_m/smb.conf" >"$_m/winbindd.out" 2>&1 </dev/null &
 	SAMBA_WINBINDD_PID=$!
-	# up, and its connection to the DC (netlogon) works
-	if ! _samba_wait "t_wbinfo -p && t_wbinfo -P" 30; then
+	# up (its socket there: a shell test, no program taking the CPU it starts with under
+	# TCG), and its connection to the DC (netlogon) works (wbinfo -P waits for it)
+	if ! _samba_wait "[ -S '$_m/run/winbindd/pipe' ]" 30 ||
+		! _samba_wait "t_wbinfo -P" 30; then
 		tail -n 20 "$_m/winbindd.out" "$_m/log.winbindd" >&2
 		return 1
 	fi

@@ -123,6 +123,12 @@ expect_payload "oi:UID -> 68-byte binary SID" "oi:686201000" \
 	"$(python3 -c 'import struct; s=bytes([1,5,0,0,0,0,0,5])+struct.pack("<5I",21,1,2,3,1000); print((s+bytes(68-len(s))).hex())')"
 expect_payload "gs:SID -> its gid, 4 bytes (libsss_idmap's figure)" "gs:S-1-5-21-1-2-3-513" \
 	"$(u32 686200513)"
+# a SID no backend maps (BUILTIN: not the sssd algorithm's) is rejected, no nobody id: the
+# kernel shows the mount's uid=/gid=, as with cifs.idmap, whose plugins fail it
+expect_reject "os:SID no backend maps is rejected (not nobody)" "os:S-1-5-32-544" \
+	"Required key not available"
+expect_reject "gs:SID no backend maps is rejected (not nobody)" "gs:S-1-5-32-544" \
+	"Required key not available"
 
 # bad descriptions
 expect_payload "no user part -> nobody, as nfsidmap" "uid:@example.test" "$(t_hex "$nobody")00"

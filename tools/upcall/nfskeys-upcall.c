@@ -145,7 +145,7 @@ int main(int argc, char *argv[])
 	const char *config, *type, *key = NULL;
 	char kdesc[512], ktype[64]; /* kdesc: "type;uid;gid;perm;" + the longest description */
 	char sock[PATH_MAX];
-	idmapd_lookup_args args = { .flags = IDMAPD_LOOKUP_NOBODY };
+	idmapd_lookup_args args = {};
 	idmapd_lookup_res res = {};
 	struct rpc_client *client = NULL;
 	uint8_t buf[NFSKEYS_IDMAP_NAME_MAX + NFSKEYS_SID_BINARY_MAX];
@@ -201,6 +201,7 @@ int main(int argc, char *argv[])
 
 	args.kind = kind;
 	args.key = (char *)key;
+	args.flags = idmap_desc_nobody(kind) ? IDMAPD_LOOKUP_NOBODY : 0;
 	r = rpc_client_new(socket_path_pick(conf.socket, conf.runtime_dir, "idmapd.sock",
 					    IDMAPD_SOCKET_DEFAULT, sock, sizeof(sock)),
 			   NFSKEYS_IDMAPD_PROG, NFSKEYS_IDMAPD_V1,

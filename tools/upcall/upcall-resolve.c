@@ -4,6 +4,7 @@
 #include <syslog.h>
 
 #include "conf-get.h"
+#include "idmap-desc.h"
 #include "idmapd-client.h"
 #include "macros.h"
 #include "upcall.h"
@@ -31,7 +32,8 @@ static int ask_daemon(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, con
 	r = idmapd_client_new(idmapd_socket_path(ctx, NULL), (int)timeout, &c);
 	if (r < 0)
 		return r;
-	r = idmapd_client_lookup(c, kind, key, IDMAPD_LOOKUP_NOBODY, answer, NULL, ret_transport);
+	r = idmapd_client_lookup(c, kind, key, idmap_desc_nobody(kind) ? IDMAPD_LOOKUP_NOBODY : 0,
+				 answer, NULL, ret_transport);
 	rpc_client_free(c);
 	return r;
 }
@@ -42,6 +44,7 @@ int upcall_resolve(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const 
 		   struct nfskeys_idmap_answer *answer)
 {
 	bool transport = true;
+	unsigned flags;
 	int r = -ENOTCONN;
 
 	if (!upcall_no_daemon)
@@ -52,5 +55,6 @@ int upcall_resolve(struct nfskeys_ctx *ctx, enum nfskeys_idmap_kind kind, const 
 		return r;
 	nfskeys_ctx_log(ctx, LOG_DEBUG, __FILE__, __LINE__, __func__,
 			"nfskeys-idmapd not reachable (%s); resolving in-process", strerror(-r));
-	return nfskeys_idmap_lookup_full(ctx, kind, key, NFSKEYS_IDMAP_LOOKUP_NOBODY, answer);
+	flags = idmap_desc_nobody(kind) ? NFSKEYS_IDMAP_LOOKUP_NOBODY : 0;
+	return nfskeys_idmap_lookup_full(ctx, kind, key, flags, answer);
 }

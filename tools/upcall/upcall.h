@@ -4,8 +4,9 @@
 
 #include "nfskeys.h"
 
-/* Resolve key of the given kind into answer; 0 or a negative errno.  Name and SID kinds
- * fall back to nobody (short TTL); id kinds fail when no backend knows the id. */
+/* Resolve key of the given kind into answer; 0 or a negative errno.  Name kinds fall
+ * back to nobody (short TTL); SID and id kinds fail when no backend knows the key
+ * (idmap_desc_nobody). */
 /* Set by --no-daemon (the lean nfskeys-upcall found the daemon unreachable): resolve
  * in-process at once. */
 extern bool upcall_no_daemon;
