@@ -166,7 +166,11 @@ _public_ int nfskeys_idmap_explain(struct nfskeys_ctx *ctx, enum nfskeys_idmap_k
 				  r == -ENOENT ? "no backend knows it" :
 				  r == -EHOSTDOWN ? "a backend could not be asked" : strerror(-r);
 
-		if (kind_has_nobody(kind))
+		if (kind_is_sid(kind))
+			/* the cifs.idmap upcall asks for no nobody fallback (idmap-desc.h) */
+			idmap_trace_add(&t, "result: no mapping (the cifs.idmap key is rejected: a "
+					"cifsacl mount shows its uid= or gid=): %s\n", why);
+		else if (kind_has_nobody(kind))
 			idmap_trace_add(&t, "result: nobody (%" PRIu32 ", ttl %us): %s\n",
 					kind_is_group(kind) ? st->nobody_gid : st->nobody_uid,
 					st->nobody_ttl, why);

@@ -2,7 +2,7 @@
 # `nfskeys idmap`: lookups, reverse, SIDs, explain's causes and advice, import-conf of an
 # idmapd.conf, enable-upcalls into a scratch request-key.d, flush, and exit codes.
 . "$top_srcdir/tests/harness/lib.sh"
-plan 51
+plan 52
 
 cat >"$T_TMP/nfskeys.conf" <<CONF
 [General]
@@ -87,6 +87,9 @@ check_contains "explain: the line to change" "set [General] Domain = example.com
 out=$(nk idmap explain root)
 check_contains "explain: a bare name points at No-Strip" "set [Translation] No-Strip = both" "$out"
 check_contains "explain: a mapped name" "result: 0 (backend nsswitch" "$(nk idmap explain root@cli.test)"
+check_contains "explain: a SID no backend maps is no nobody (the cifs.idmap key is rejected)" \
+	"result: no mapping (the cifs.idmap key is rejected: a cifsacl mount shows its uid= or gid=)" \
+	"$(nk idmap explain S-1-5-32-544)"
 # a name with control bytes (here from argv; a directory's answer the same way) reaches the
 # terminal escaped, in explain's text and in lookup's answer line
 esc=$(printf 'evil\033[31m\nx@cli.test')
