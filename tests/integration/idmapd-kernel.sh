@@ -222,7 +222,8 @@ t_idmapd_stop
 # The directory: LDAP on a port nobody listens on, so every search fails at once.
 RPC4="$T_TMP/rpc4"
 mkdir -p "$RPC4"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
 cat >"$IDMAPD_CONF" <<CONF
 [General]
 Domain = example.test
@@ -248,7 +249,10 @@ fk_run 4 'chan nametoid * user bob@example.test\n' 'chan idtoname * group 4242\n
 	'chan nametoid * user alice@example.test\n'
 now_end=$(date +%s)
 # f4 N: answer N with its expiry as EXP; e4 N: that expiry
-f4() { awk -v n="$1" '$1 == n { sub(/^[0-9]+ /, ""); sub(/^[0-9]+/, "EXP", $4); print }' "$T_TMP/out4"; }
+f4() {
+	awk -v n="$1" '$1 == n { sub(/^[0-9]+ /, ""); sub(/^[0-9]+/, "EXP", $4); print }' \
+		"$T_TMP/out4"
+}
 e4() { awk -v n="$1" '$1 == n { sub(/[^0-9].*$/, "", $5); print $5 }' "$T_TMP/out4"; }
 check_eq "directory down: nametoid answered negative" "'* user bob@example.test EXP\n'" "$(f4 1)"
 check "... kept for the daemon's Stale-TTL (7 s), not Negative-TTL (45 s)" in_window "$(e4 1)" 7
