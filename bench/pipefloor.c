@@ -9,8 +9,9 @@
  *
  *   pipefloor [-n NOBODY-ID] DOMAIN RPC_PIPEFS
  *
- * Runs until killed; inotify tells it of clients that come (their pipe appears after
- * their directory) and go (their pipe hangs up). */
+ * Runs until SIGTERM or SIGINT, then prints how many upcalls it answered; inotify tells
+ * it of clients that come (their pipe appears after their directory) and go (their pipe
+ * hangs up). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <linux/nfs_idmap.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +56,14 @@ static char nfs_dir[4096];
 static uint32_t nobody = 65534;
 static int ino_fd, nfs_wd;
 static bool changed = true; /* the set of open pipes: poll's array to rebuild */
+static volatile sig_atomic_t stopping;
+static unsigned long long answered; /* upcalls answered */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -299,8 +309,11 @@ int main(int argc, char *argv[])
 	closedir(dir);
 	fprintf(stderr, "pipefloor: %zu users and %zu groups, serving %s\n", users.n, groups.n,
 		nfs_dir);
+	/* no SA_RESTART: poll returns EINTR and the loop ends */
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = on_stop }, NULL);
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = on_stop }, NULL);
 	pfd[0] = (struct pollfd){ .fd = ino_fd, .events = POLLIN };
-	for (;;) {
+	while (!stopping) {
 		if (changed) {
 			n = 1;
 			for (int i = 0; i < CLIENTS_MAX; i++)
@@ -334,8 +347,12 @@ int main(int argc, char *argv[])
 			answer(&im);
 			if (write(pfd[i].fd, &im, sizeof(im)) != sizeof(im))
 				client_drop(pc[i]);
+			else
+				answered++;
 		}
 		if (pfd[0].revents)
 			inotify_drain();
 	}
+	fprintf(stderr, "pipefloor: %llu upcalls answered\n", answered);
+	return 0;
 }
