@@ -44,6 +44,19 @@ static void answer_to_wire(const struct nfskeys_idmap_answer *a, idmapd_answer *
 	}
 }
 
+/* What a lookup counts as, from the status its caller gets: "no such owner" (-ENOENT, also
+ * a nobody answer for a caller that asked for none) is an answer, a miss when fetched and a
+ * negative_hit when it came from the cache; error is a lookup that failed (a backend down,
+ * a malformed key), for an admin's alert. */
+static enum lres lookup_result(int status, enum lres result)
+{
+	if (status == 0 || result == LR_NEGATIVE_HIT)
+		return result;
+	if (status != -ENOENT)
+		return LR_ERROR;
+	return result == LR_HIT ? LR_NEGATIVE_HIT : result;
+}
+
 /* Answer a kernel query (knfsd channel, client pipe) from an entry's current state. */
 static void answer_kernel(struct idmapd *d, struct idmapd_entry *e, struct kquery *kq,
 			  unsigned lflags, enum lres result)
@@ -57,8 +70,7 @@ static void answer_kernel(struct idmapd *d, struct idmapd_entry *e, struct kquer
 		status = e->ans.error < 0 ? e->ans.error : -ENOENT;
 	if (status == 0 && (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY))
 		result = result == LR_STALE ? LR_STALE : LR_NOBODY;
-	else if (status < 0 && result != LR_NEGATIVE_HIT)
-		result = LR_ERROR;
+	result = lookup_result(status, result);
 	d->st.lookups[result]++;
 	ttl = e->m.stale ? d->set.stale_ttl
 		       : left > 0 ? (unsigned)((left + USEC_PER_SEC - 1) / USEC_PER_SEC) : 1;
@@ -102,9 +114,8 @@ static void answer_waiter(struct idmapd *d, struct idmapd_entry *e, struct rpc_r
 		}
 		if (e->ans.flags & NFSKEYS_IDMAP_ANSWER_NOBODY)
 			result = result == LR_STALE ? LR_STALE : LR_NOBODY;
-	} else if (result != LR_NEGATIVE_HIT) {
-		result = LR_ERROR;
 	}
+	result = lookup_result(res.status, result);
 	d->st.lookups[result]++;
 	if (daemon_log_level() >= LOG_DEBUG)
 		daemon_log(LOG_DEBUG, "lookup %s %s for pid %d uid %u: %s (%s)",

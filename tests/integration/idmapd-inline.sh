@@ -6,7 +6,7 @@
 # /etc (NFSKEYS_TEST_ETC_DIR) whose passwd and group hold names the real one does not.
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/idmapd.sh"
-plan 9
+plan 11
 
 ETC="$T_TMP/etc"
 mkdir -p "$ETC"
@@ -39,6 +39,17 @@ w0=$(stat_of 'backend_requests_total{backend="nobody"}')
 NK idmapd lookup name-to-uid nosuchinl@example.test >/dev/null 2>&1
 check_eq "a name not in the files goes to the workers (inline count unchanged)" "$n1" \
 	"$(stat_of inline_lookups_total)"
+# no such owner is an answer, not a failure: a miss, then a negative hit; error stays 0 (an
+# admin's alert) until a lookup fails: here a uid that is no number
+lr() { stat_of "lookups_total{result=\"$1\"}"; }
+m0=$(lr miss) h0=$(lr negative_hit)
+NK idmapd lookup name-to-uid nosuchinl@example.test >/dev/null 2>&1
+NK idmapd lookup uid-to-name 47999 >/dev/null 2>&1
+NK idmapd lookup uid-to-name 47999 >/dev/null 2>&1
+check_eq "an unknown name and id: misses, then a negative_hit, no error" \
+	"$((m0 + 1)) $((h0 + 2)) 0" "$(lr miss) $(lr negative_hit) $(lr error)"
+NK idmapd lookup uid-to-name 47x99 >"$T_TMP/bad.out" 2>&1
+check_eq "a malformed uid is an error ($(cat "$T_TMP/bad.out"))" 1 "$(lr error)"
 # files changed: NOWAIT sees it by stat() and sends the lookup to a worker, which rebuilds
 printf 'inl3:x:47013:47011::/:/bin/sh\n' >>"$ETC/passwd"
 touch -d '+2 seconds' "$ETC/passwd"
