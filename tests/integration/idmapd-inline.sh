@@ -49,7 +49,9 @@ NK idmapd lookup uid-to-name 47999 >/dev/null 2>&1
 check_eq "an unknown name and id: misses, then a negative_hit, no error" \
 	"$((m0 + 1)) $((h0 + 2)) 0" "$(lr miss) $(lr negative_hit) $(lr error)"
 NK idmapd lookup uid-to-name 47x99 >"$T_TMP/bad.out" 2>&1
-check_eq "a malformed uid is an error ($(cat "$T_TMP/bad.out"))" 1 "$(lr error)"
+msg="nfskeys: lookup uid-to-name 47x99: the daemon refused the key as malformed"
+check_eq "a malformed uid is an error, and the client names it" \
+	"1 $msg for uid-to-name" "$(lr error) $(cat "$T_TMP/bad.out")"
 # files changed: NOWAIT sees it by stat() and sends the lookup to a worker, which rebuilds
 printf 'inl3:x:47013:47011::/:/bin/sh\n' >>"$ETC/passwd"
 touch -d '+2 seconds' "$ETC/passwd"

@@ -262,6 +262,9 @@ static int lookup_cmd(struct rpc_client *c, const char *path, int argc, char *ar
 	if (r < 0) {
 		if (r == -ENOENT && access(path, F_OK) == 0)
 			return tool_error("lookup %s %s: no mapping", kind_s, key);
+		if (r == -EINVAL)
+			return tool_error("lookup %s %s: the daemon refused the key as malformed"
+					  " for %s", kind_s, key, kind_s);
 		return daemon_error("lookup", path, r);
 	}
 	if (json)
