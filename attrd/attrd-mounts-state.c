@@ -235,7 +235,9 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb, bool adopting
 				(void)mounts_server_of(mnt_fs_get_fs_options(fs),
 						       mnt_fs_get_source(fs), &e->server);
 		}
-		if (keep < e->n_ids && keep == 0)
+		/* the options recorded are the top mount's: with it gone, those of the one
+		 * below are not known (ids[n_ids - 1] is left as it was when dropped) */
+		if (keep < e->n_ids && (keep == 0 || e->ids[keep - 1] != e->ids[e->n_ids - 1]))
 			mounts_set_str(&e->applied, NULL);
 		e->n_ids = keep;
 		if (keep && !e->parent_mp)
