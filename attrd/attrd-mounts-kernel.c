@@ -40,12 +40,18 @@ int mounts_ids_push(struct mentry *e, unsigned id)
 	return 0;
 }
 
-static bool ids_has(const struct mentry *e, unsigned id)
+/* How many of e's mounts lie at or below id in its stack: 0 when id is none of them. */
+static size_t ids_upto(const struct mentry *e, unsigned id)
 {
 	for (size_t i = 0; i < e->n_ids; i++)
 		if (e->ids[i] == id)
-			return true;
-	return false;
+			return i + 1;
+	return 0;
+}
+
+static bool ids_has(const struct mentry *e, unsigned id)
+{
+	return ids_upto(e, id) > 0;
 }
 
 /* ---------------------------------------------------------------- kernel helpers */
@@ -66,6 +72,22 @@ static int openat2_dir(int dirfd, const char *path, uint64_t resolve)
 	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Is mount id in the mount table, anywhere?  Read from /proc/self/mountinfo: no server is
+ * asked.  Cannot tell: yes. */
+static bool id_mounted(unsigned id)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+
+	if (!f)
+		return true;
+	while (getline(&line, &size, f) > 0)
+		if (strtoul(line, NULL, 10) == id)
+			return true;
+	return false;
 }
 
 /* Is mount id one the table v made (at any target)? */
@@ -327,8 +349,9 @@ static int fs_options(int fsfd, const char *opts, char *msg, size_t msg_size)
 	return 0;
 }
 
-/* A new mount of e's source with its options, attached on the directory open as at. */
-static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
+/* A new mount of e's source with its options, attached on the directory open as at, on
+ * top of the below mounts of e there. */
+static int mount_new(struct mset *m, struct mentry *e, int at, size_t below, char *msg,
 		     size_t msg_size)
 {
 	_cleanup_close_ int fsfd = -1, mfd = -1;
@@ -391,11 +414,16 @@ static int mount_new(struct mset *m, struct mentry *e, int at, char *msg,
 		return r;
 	}
 	id = fd_mnt_id(mfd);
+	/* ids are unique among mounts: one recorded with the new mount's id has gone, and
+	 * the kernel gave its id to this one */
+	for (size_t i = 0; i < e->n_ids; i++)
+		if (e->ids[i] == id)
+			memmove(&e->ids[i], &e->ids[i + 1], (--e->n_ids - i) * sizeof(*e->ids));
 	r = mounts_ids_push(e, id);
 	if (r < 0)
 		return r;
 	log_notice(m->ctx, "mounted %s on %s (mount id %u, layer %zu) with %s", e->source,
-		   e->target, id, e->n_ids, opts);
+		   e->target, id, below + 1, opts);
 	mounts_set_str(&e->applied, e->options);
 	return 0;
 }
@@ -422,6 +450,29 @@ static int remount(struct mset *m, struct mentry *e, int at)
 	log_notice(m->ctx, "remounted %s with %s", e->target, e->options);
 	mounts_set_str(&e->applied, e->options);
 	return 0;
+}
+
+/* e's mounts recorded above top, the mount its target shows (all of them when that is none
+ * of e's), went away while a job held e, out of the loop's sight (mounts_prune()):
+ * unmounted from outside, or moved along with their renamed directory.  Those the mount
+ * table no longer has are forgotten, so they count as no layer; a moved one is the loop's
+ * to find when the job is back. */
+static void forget_gone(struct mset *m, struct mentry *e, unsigned top)
+{
+	size_t keep = ids_upto(e, top), n = e->n_ids;
+
+	for (size_t i = keep; i < n; i++) {
+		if (id_mounted(e->ids[i])) {
+			e->ids[keep++] = e->ids[i];
+			continue;
+		}
+		log_notice(m->ctx, "mount id %u at %s is gone (unmounted outside nfskeys-attrd)",
+			   e->ids[i], e->target);
+		/* the options recorded were the top one's */
+		if (i + 1 == n)
+			mounts_set_str(&e->applied, NULL);
+	}
+	e->n_ids = keep;
 }
 
 /* At most this many of our mounts are stacked at one target (each policy change that the
@@ -458,6 +509,7 @@ void mounts_ensure(struct mset *m, struct mentry *e)
 		set_state(m, e, MS_FAILED, msg);
 		return;
 	}
+	forget_gone(m, e, top);
 	if (ids_has(e, top) && e->applied && streq(e->applied, e->options)) {
 		set_state(m, e, MS_APPLIED, NULL);
 		close(fd);
@@ -482,7 +534,7 @@ void mounts_ensure(struct mset *m, struct mentry *e)
 		}
 	}
 	if (r < 0)
-		r = mount_new(m, e, fd, msg, sizeof(msg));
+		r = mount_new(m, e, fd, ids_upto(e, top), msg, sizeof(msg));
 	close(fd);
 	if (r < 0)
 		set_state(m, e, MS_FAILED, msg);

@@ -195,4 +195,4 @@ int mounts_setters_check(const char *setters, uid_t owner, bool (*is_admin)(uid_
 /* attrd-mounts-state.c */
 void mounts_state_save(struct attrd_mounts *m);
 void mounts_state_load(struct attrd_mounts *m);
-void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb);
+void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb, bool adopting);

@@ -172,10 +172,24 @@ static void adopt_moved(struct attrd_mounts *m, struct libmnt_table *tb, const c
 		adopt_parent(m, tb, o);
 }
 
+/* Why prune drops id of e, in the log: a mount of the state file not adopted (fs: the
+ * mount with that id, NULL when none), or one of ours that went away. */
+static void log_dropped(struct attrd_mounts *m, const struct mentry *e, unsigned id,
+			struct libmnt_fs *fs, bool adopting)
+{
+	if (adopting)
+		log_notice(m->ctx, "mount id %u at %s in %s: %s, not adopted", id, e->target,
+			   m->state_path, fs ? "not a sub-mount of ours" : "no longer mounted");
+	else if (!fs)
+		log_notice(m->ctx, "mount id %u at %s is gone (unmounted outside nfskeys-attrd)",
+			   id, e->target);
+}
+
 /* Forget mount ids the table no longer has at the entry's target (unmounted by someone,
  * or gone with their parent); one that moved elsewhere goes to an orphan entry there, to
- * be unmounted.  Entries a running job holds are the job's to update. */
-void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
+ * be unmounted.  Entries a running job holds are the job's to update.  adopting: the ids
+ * were just read from the state file, and each one kept is said to be adopted. */
+void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb, bool adopting)
 {
 	struct moved {
 		char *from;
@@ -196,8 +210,10 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 			 * recorded place: a stale file (a persistent Runtime-Dir across a reboot
 			 * recycles mount ids) must not make someone else's mount ours, to be
 			 * unmounted */
-			if (!fs || !could_be_ours(e, fs))
+			if (!fs || !could_be_ours(e, fs)) {
+				log_dropped(m, e, e->ids[j], fs, adopting);
 				continue;
+			}
 			if (!streq(mnt_fs_get_target(fs), e->target)) {
 				struct moved *n = realloc(mv, (n_mv + 1) * sizeof(*n));
 
@@ -211,12 +227,17 @@ void mounts_prune(struct attrd_mounts *m, struct libmnt_table *tb)
 				continue;
 			}
 			e->ids[keep++] = e->ids[j];
+			if (adopting)
+				log_notice(m->ctx, "adopted %s on %s (mount id %u, layer %zu)",
+					   mnt_fs_get_source(fs), e->target, e->ids[j], keep);
 			/* adopted: its server (for its job) is the one it talks to */
 			if (!e->server)
 				(void)mounts_server_of(mnt_fs_get_fs_options(fs),
 						       mnt_fs_get_source(fs), &e->server);
 		}
-		if (keep < e->n_ids && keep == 0)
+		/* the options recorded are the top mount's: with it gone, those of the one
+		 * below are not known (ids[n_ids - 1] is left as it was when dropped) */
+		if (keep < e->n_ids && (keep == 0 || e->ids[keep - 1] != e->ids[e->n_ids - 1]))
 			mounts_set_str(&e->applied, NULL);
 		e->n_ids = keep;
 		if (keep && !e->parent_mp)

@@ -315,6 +315,7 @@ static void mounts_refresh(struct attrd_mounts *m)
 	struct libmnt_iter *it;
 	struct libmnt_fs *fs;
 	size_t keep = 0;
+	bool adopting = false;
 
 	tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	it = mnt_new_iter(MNT_ITER_FORWARD);
@@ -324,9 +325,9 @@ static void mounts_refresh(struct attrd_mounts *m)
 	}
 	if (!m->loaded) {
 		mounts_state_load(m);
-		m->loaded = true;
+		m->loaded = adopting = true;
 	}
-	mounts_prune(m, tb);
+	mounts_prune(m, tb, adopting);
 	for (size_t i = 0; i < m->n; i++)
 		m->v[i].wanted = false;
 	if (m->enabled) {

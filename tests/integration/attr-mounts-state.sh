@@ -4,7 +4,7 @@
 # value refused with the key named, `nfsattr status` and --json when off and when on with
 # nothing to do, and a stale or forged state file (RUNDIR/attrd-mounts): garbage lines are
 # ignored and a listed mount that is not an NFS nosharecache mount of ours (here a tmpfs,
-# with its real mount id and place) is never adopted, so never unmounted.
+# with its real mount id and place) is never adopted, so never unmounted (the log says so).
 . "$top_srcdir/tests/harness/lib.sh"
 . "$top_srcdir/tests/harness/attrd.sh"
 
@@ -15,7 +15,7 @@ fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (a tmpfs mount in a private mount namespace)"
 [ -n "${NFSKEYS_ATTR_NS:-}" ] || skip_all "unshare -m is not available"
 
-plan 13
+plan 14
 
 CONF="$T_TMP/nfskeys.conf"
 RUN="$T_TMP/run"
@@ -57,6 +57,9 @@ t_attrd_start || fail_all "nfskeys-attrd starts with Apply-Mounts = yes"
 check "with a garbage and forged state file the daemon runs and answers" t_attrd_alive
 check_eq "the tmpfs named in the state file is still mounted (never adopted)" "$id" \
 	"$(awk -v t="$T_TMP/m" '$5 == t { print $1 }' /proc/self/mountinfo)"
+check_contains "the log says why it was not adopted" \
+	"mount id $id at $T_TMP/m in $RUN/attrd-mounts: not a sub-mount of ours, not adopted" \
+	"$(cat "$ATTRD_LOG")"
 check_contains "status with nothing to do says so" "no sub-mounts" "$(NA status 2>&1)"
 NA status --json >"$T_TMP/status.json" 2>&1
 check_eq "status --json: valid JSON, apply_mounts true, no mounts" "True 0 0" \
